@@ -1,0 +1,3 @@
+module stampede/apps/go
+
+go 1.22

@@ -1,0 +1,53 @@
+// Checks the pure computations against apps/CONTRACT.md's test vectors and
+// its rules for integers in paths.
+package main
+
+import "testing"
+
+func TestXorshiftMatchesContractVectors(t *testing.T) {
+	vectors := map[uint64]uint64{
+		0:      11400714819323198485,
+		1:      15860402102123842989,
+		2:      7273575876580499574,
+		10:     10344392119048899982,
+		1000:   6248290529083013365,
+		100000: 16046154385989997852,
+	}
+	for iters, want := range vectors {
+		if got := xorshift(iters); got != want {
+			t.Errorf("xorshift(%d) = %d, want %d", iters, got, want)
+		}
+	}
+}
+
+func TestFib90EndsAboveDoublePrecision(t *testing.T) {
+	list := fib(90)
+	if len(list) != 90 || list[0] != 0 || list[1] != 1 || list[89] != 1779979416004714189 {
+		t.Fatalf("fib(90) = %v", list)
+	}
+	if len(fib(0)) != 0 {
+		t.Fatal("fib(0) is not empty")
+	}
+}
+
+func TestParsePathInt(t *testing.T) {
+	const max = 2147483647
+	good := map[string]uint64{"0": 0, "5": 5, "007": 7, "2147483647": max, "0002147483647": max}
+	for s, want := range good {
+		if got, ok := parsePathInt(s, max); !ok || got != want {
+			t.Errorf("parsePathInt(%q) = %d, %v; want %d", s, got, ok, want)
+		}
+	}
+	bad := []string{"", "-1", "+1", "1a", " 1", "1.0", "0x10", "2147483648",
+		"18446744073709551616", "99999999999999999999999"}
+	for _, s := range bad {
+		if got, ok := parsePathInt(s, max); ok {
+			t.Errorf("parsePathInt(%q) = %d, accepted", s, got)
+		}
+	}
+}
+
+func TestChurnRuns(t *testing.T) {
+	churn(0)
+	churn(64)
+}

@@ -1,0 +1,60 @@
+"""Unit tests for the Python server's work and routing against the vectors
+and rules in apps/CONTRACT.md, runnable without uvicorn or a server:
+
+    cd apps/python && python3 -m unittest
+"""
+
+import asyncio
+import unittest
+
+import app
+import work
+
+VECTORS = {
+    0: "11400714819323198485",
+    1: "15860402102123842989",
+    2: "7273575876580499574",
+    10: "10344392119048899982",
+    1000: "6248290529083013365",
+    100000: "16046154385989997852",
+}
+
+
+def answer(path: str) -> tuple[int, bytes, bytes]:
+    return asyncio.run(app.route(path))
+
+
+class WorkTest(unittest.TestCase):
+    def test_xorshift_matches_the_contract_vectors(self):
+        for iters, expected in VECTORS.items():
+            self.assertEqual(work.xorshift(iters), expected)
+            self.assertEqual(work.locked_xorshift(iters), expected)
+
+    def test_fib_is_exact_beyond_2_53(self):
+        self.assertEqual(work.fib(0), [])
+        self.assertEqual(work.fib(90)[-2:], [1100087778366101931, 1779979416004714189])
+
+    def test_allocate_makes_kib_of_256_byte_chunks(self):
+        self.assertEqual(work.allocate(0), 0)
+        self.assertEqual(work.allocate(64), 256)
+
+
+class RouteTest(unittest.TestCase):
+    def test_path_integers_are_ascii_digits_within_range(self):
+        self.assertEqual(app.path_integer("007", 10), 7)
+        self.assertEqual(app.path_integer("2147483647", 2_147_483_647), 2_147_483_647)
+        for bad in ["-1", "+1", "1a", " 1", "1_0", "1.0", "0x1", "\u0661", "2147483648", "9" * 5000]:
+            self.assertIsNone(app.path_integer(bad, 2_147_483_647), bad)
+
+    def test_routes_answer_400_and_404_per_the_contract(self):
+        self.assertEqual(answer("/values/5")[2], b"5")
+        self.assertEqual(answer("/values/-1")[0], 400)
+        self.assertEqual(answer("/values/")[0], 404)
+        self.assertEqual(answer("/values/5/6")[0], 404)
+        self.assertEqual(answer("/api/count/0")[2], b"[]")
+        self.assertEqual(answer("/api/fib/91")[0], 400)
+        self.assertEqual(answer("/sleep/0")[2], b'{"slept_ms":0}')
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,145 @@
+//! Stampede's Rust reference server: the benchmark contract (apps/CONTRACT.md)
+//! served by hyper 1.x on tokio, written the way a Rust user would write it, so
+//! that numbers measured against it describe hyper and tokio. This file reads
+//! the environment and builds the tokio runtime; `server` owns the sockets and
+//! shutdown, `routes` the HTTP answers, `work` the computations.
+//!
+//! Run it by hand from apps/rust:
+//!
+//! ```text
+//! CARGO_TARGET_DIR=target cargo build --release
+//! PORT=9009 ./target/release/stampede-app-rust
+//! curl -si http://127.0.0.1:9009/plaintext
+//! ```
+//!
+//! Environment: `PORT` (default 9009), `THREADS` (tokio worker threads; unset or
+//! empty keeps tokio's default of one per CPU) and `TOKIO_FLAVOR` (`multi`, the
+//! default, or `current` for a single-threaded runtime, which ignores THREADS).
+
+mod routes;
+mod server;
+mod work;
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use tokio::net::TcpListener;
+use tokio::runtime::{Builder, Runtime};
+
+/// Which tokio scheduler runs the server (the manifest's `runtime` knob).
+#[derive(Debug, PartialEq)]
+enum Flavor {
+    MultiThread { worker_threads: Option<usize> },
+    CurrentThread,
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("stampede-app-rust: error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
+    let port = port_from(std::env::var("PORT").ok().as_deref())?;
+    let flavor = flavor_from(
+        std::env::var("TOKIO_FLAVOR").ok().as_deref(),
+        std::env::var("THREADS").ok().as_deref(),
+    )?;
+    let runtime = build_runtime(&flavor)?;
+    runtime.block_on(async {
+        let addr = SocketAddr::from(([0, 0, 0, 0], port));
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("cannot listen on {addr} (set PORT to a free port): {e}"))?;
+        server::serve(listener)
+            .await
+            .map_err(|e| format!("serving on {addr}: {e}"))
+    })
+    // Dropping the runtime here cancels any request still running after the
+    // shutdown grace period and joins every worker thread.
+}
+
+fn port_from(value: Option<&str>) -> Result<u16, String> {
+    match value {
+        None | Some("") => Ok(9009),
+        Some(s) => s
+            .parse()
+            .map_err(|_| format!("PORT={s:?} is not a TCP port number (1-65535)")),
+    }
+}
+
+fn flavor_from(flavor: Option<&str>, threads: Option<&str>) -> Result<Flavor, String> {
+    match flavor.unwrap_or("") {
+        "" | "multi" => {}
+        "current" => return Ok(Flavor::CurrentThread),
+        other => {
+            return Err(format!(
+                "TOKIO_FLAVOR={other:?} is unknown (use `multi` or `current`)"
+            ))
+        }
+    }
+    let worker_threads = match threads.unwrap_or("") {
+        "" => None,
+        s => match s.parse::<usize>() {
+            Ok(n) if n >= 1 => Some(n),
+            _ => {
+                return Err(format!(
+                    "THREADS={s:?} is not a positive integer (unset it for tokio's default)"
+                ))
+            }
+        },
+    };
+    Ok(Flavor::MultiThread { worker_threads })
+}
+
+fn build_runtime(flavor: &Flavor) -> Result<Runtime, String> {
+    let mut builder = match flavor {
+        Flavor::CurrentThread => Builder::new_current_thread(),
+        Flavor::MultiThread { worker_threads } => {
+            let mut builder = Builder::new_multi_thread();
+            if let Some(n) = worker_threads {
+                builder.worker_threads(*n);
+            }
+            builder
+        }
+    };
+    builder
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the tokio runtime: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environment_defaults_follow_the_contract() {
+        assert_eq!(port_from(None), Ok(9009));
+        assert_eq!(port_from(Some("")), Ok(9009));
+        assert_eq!(port_from(Some("8080")), Ok(8080));
+        assert!(port_from(Some("http")).is_err());
+        assert_eq!(
+            flavor_from(None, None),
+            Ok(Flavor::MultiThread {
+                worker_threads: None
+            })
+        );
+        assert_eq!(
+            flavor_from(Some("multi"), Some("2")),
+            Ok(Flavor::MultiThread {
+                worker_threads: Some(2)
+            })
+        );
+        assert_eq!(
+            flavor_from(Some("current"), Some("4")),
+            Ok(Flavor::CurrentThread)
+        );
+        assert!(flavor_from(None, Some("0")).is_err());
+        assert!(flavor_from(Some("single"), None).is_err());
+    }
+}

@@ -1,0 +1,277 @@
+//! The "every response" rules of the contract: `Server`, `Date`, `Content-Type`,
+//! body framing and the HTTP version, judged on every response the check
+//! received, errors (400, 404) included. A server often gets these right on
+//! its happy path and wrong in a hand-written error branch, so each rule looks
+//! at all responses and shows the first that breaks it.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::client::{Exchange, Framing, Response};
+use crate::report::RuleResult;
+
+/// How far the server's `Date` may be from the checker's clock.
+pub const DATE_TOLERANCE: Duration = Duration::from_secs(2);
+
+/// What one rule says about one response.
+enum Verdict {
+    Pass,
+    Fail(String),
+    /// The rule cannot be judged on this response (another rule covers why).
+    NotApplicable,
+}
+
+type Judge = fn(&Response) -> Verdict;
+
+const RULES: &[(&str, &str, Judge)] = &[
+    (
+        "header-server",
+        "every response carries a non-empty Server header",
+        server,
+    ),
+    (
+        "header-date",
+        "every response carries one Date header, an IMF-fixdate",
+        date_format,
+    ),
+    (
+        "date-clock",
+        "every Date is within 2 s of the checker's clock",
+        date_clock,
+    ),
+    (
+        "header-content-type",
+        "every response carries a Content-Type header",
+        content_type,
+    ),
+    (
+        "framing",
+        "every body is framed by Content-Length or Transfer-Encoding: chunked",
+        framing,
+    ),
+    ("http-version", "every response is HTTP/1.1", http_version),
+];
+
+/// Judges every response in `exchanges` by every header rule.
+pub fn rules(exchanges: &[Exchange]) -> Vec<RuleResult> {
+    RULES
+        .iter()
+        .map(|(id, description, judge)| aggregate(id, description, *judge, exchanges))
+        .collect()
+}
+
+fn aggregate(
+    id: &'static str,
+    description: &str,
+    judge: Judge,
+    exchanges: &[Exchange],
+) -> RuleResult {
+    let mut judged = 0;
+    let mut failed: Vec<(&Exchange, String)> = Vec::new();
+    for exchange in exchanges {
+        let Some(response) = exchange.response() else {
+            continue;
+        };
+        match judge(response) {
+            Verdict::Pass => judged += 1,
+            Verdict::Fail(reason) => {
+                judged += 1;
+                failed.push((exchange, reason));
+            }
+            Verdict::NotApplicable => {}
+        }
+    }
+    if judged == 0 {
+        let reason = "no response could be judged by this rule (see the rules above)".to_string();
+        return RuleResult::fail(id, description, reason, exchanges.first());
+    }
+    match failed.first() {
+        None => RuleResult::pass(id, description),
+        Some((exchange, reason)) => {
+            let reason = format!(
+                "{reason} ({} of {judged} responses fail; the first is shown)",
+                failed.len()
+            );
+            RuleResult::fail(id, description, reason, Some(exchange))
+        }
+    }
+}
+
+fn server(r: &Response) -> Verdict {
+    let values: Vec<&[u8]> = r.header_values("server").collect();
+    if values.is_empty() {
+        Verdict::Fail("no Server header".into())
+    } else if values.iter().all(|v| v.trim_ascii().is_empty()) {
+        Verdict::Fail("the Server header is empty".into())
+    } else {
+        Verdict::Pass
+    }
+}
+
+/// The one `Date` value as a time, if it is an IMF-fixdate.
+pub fn parse_date(r: &Response) -> Result<SystemTime, String> {
+    let values: Vec<&[u8]> = r.header_values("date").collect();
+    let value = match values.as_slice() {
+        [] => return Err("no Date header".into()),
+        [one] => String::from_utf8_lossy(one).trim().to_string(),
+        _ => return Err(format!("{} Date headers, expected one", values.len())),
+    };
+    // httpdate also accepts the obsolete RFC 850 and asctime forms; formatting
+    // the parsed time back and comparing keeps only IMF-fixdate.
+    match httpdate::parse_http_date(&value) {
+        Ok(time) if httpdate::fmt_http_date(time) == value => Ok(time),
+        _ => Err(format!(
+            "Date {value:?} is not an IMF-fixdate such as \"Sun, 06 Nov 1994 08:49:37 GMT\""
+        )),
+    }
+}
+
+fn date_format(r: &Response) -> Verdict {
+    match parse_date(r) {
+        Ok(_) => Verdict::Pass,
+        Err(reason) => Verdict::Fail(reason),
+    }
+}
+
+fn date_clock(r: &Response) -> Verdict {
+    let Ok(date) = parse_date(r) else {
+        return Verdict::NotApplicable;
+    };
+    // The server stamped the response between sending and receiving, and a
+    // Date has whole seconds, so the earliest honest value is the sending
+    // second, truncated.
+    let sent_s = r
+        .sent_at
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let earliest = UNIX_EPOCH + Duration::from_secs(sent_s) - DATE_TOLERANCE;
+    let latest = r.received_at + DATE_TOLERANCE;
+    let value = r.header("date").unwrap_or_default();
+    if date < earliest {
+        let behind = r.sent_at.duration_since(date).unwrap_or_default().as_secs();
+        Verdict::Fail(format!(
+            "Date {value:?} is {} behind the checker's clock",
+            human_seconds(behind)
+        ))
+    } else if date > latest {
+        let ahead = date
+            .duration_since(r.received_at)
+            .unwrap_or_default()
+            .as_secs();
+        Verdict::Fail(format!(
+            "Date {value:?} is {} ahead of the checker's clock",
+            human_seconds(ahead)
+        ))
+    } else {
+        Verdict::Pass
+    }
+}
+
+fn human_seconds(s: u64) -> String {
+    match s {
+        0..=119 => format!("{s} s"),
+        120..=7199 => format!("{} min", s / 60),
+        7200..=172_799 => format!("{} h", s / 3600),
+        _ => format!("{} days", s / 86_400),
+    }
+}
+
+fn content_type(r: &Response) -> Verdict {
+    match r.header_values("content-type").next() {
+        None => Verdict::Fail("no Content-Type header".into()),
+        Some(v) if v.trim_ascii().is_empty() => {
+            Verdict::Fail("the Content-Type header is empty".into())
+        }
+        Some(_) => Verdict::Pass,
+    }
+}
+
+fn framing(r: &Response) -> Verdict {
+    match &r.framing {
+        Framing::Length(_) | Framing::Chunked => Verdict::Pass,
+        Framing::NoBody => Verdict::NotApplicable,
+        Framing::Unframed => Verdict::Fail(
+            "neither Content-Length nor Transfer-Encoding: chunked; the body ends only when the connection closes".into(),
+        ),
+        Framing::Invalid(reason) => Verdict::Fail(reason.clone()),
+    }
+}
+
+fn http_version(r: &Response) -> Verdict {
+    if r.version_minor == 1 {
+        Verdict::Pass
+    } else {
+        Verdict::Fail(format!("answered {}", r.status_line()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(headers: &[(&str, &str)]) -> Response {
+        let now = SystemTime::now();
+        Response {
+            version_minor: 1,
+            status: 404,
+            reason: "Not Found".into(),
+            headers: headers
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec()))
+                .collect(),
+            body: vec![],
+            framing: Framing::Length(0),
+            sent_at: now,
+            received_at: now,
+            elapsed: Duration::ZERO,
+            reused_connection: false,
+        }
+    }
+
+    #[test]
+    fn only_imf_fixdate_is_accepted() {
+        let ok = response(&[("Date", "Sun, 06 Nov 1994 08:49:37 GMT")]);
+        assert!(parse_date(&ok).is_ok());
+        for bad in [
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+            "1994-11-06T08:49:37Z",
+            "",
+        ] {
+            assert!(parse_date(&response(&[("Date", bad)])).is_err(), "{bad}");
+        }
+        assert!(parse_date(&response(&[])).unwrap_err().contains("no Date"));
+    }
+
+    #[test]
+    fn date_must_be_near_the_local_clock() {
+        let now = httpdate::fmt_http_date(SystemTime::now());
+        assert!(matches!(
+            date_clock(&response(&[("Date", &now)])),
+            Verdict::Pass
+        ));
+        let stale = response(&[("Date", "Sun, 06 Nov 1994 08:49:37 GMT")]);
+        let Verdict::Fail(reason) = date_clock(&stale) else {
+            panic!("a 1994 date passed")
+        };
+        assert!(reason.contains("days behind"), "{reason}");
+        let future = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(5));
+        assert!(matches!(
+            date_clock(&response(&[("Date", &future)])),
+            Verdict::Fail(_)
+        ));
+    }
+
+    #[test]
+    fn server_must_be_present_and_non_empty() {
+        assert!(matches!(
+            server(&response(&[("server", "x")])),
+            Verdict::Pass
+        ));
+        assert!(matches!(
+            server(&response(&[("Server", "  ")])),
+            Verdict::Fail(_)
+        ));
+        assert!(matches!(server(&response(&[])), Verdict::Fail(_)));
+    }
+}

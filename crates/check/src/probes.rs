@@ -1,0 +1,117 @@
+//! Rules that need more than one request to judge: that a connection serves a
+//! second request (keep-alive), and that `Date` moves on from one second to
+//! the next (a server that caches its `Date` forever passes every single
+//! response's check but fails this one).
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::client::{Client, Exchange};
+use crate::headers::parse_date;
+use crate::report::RuleResult;
+use crate::target::Target;
+
+/// Slack after a second boundary before asking again, for clock jitter.
+const SECOND_MARGIN: Duration = Duration::from_millis(150);
+/// Second boundaries to wait across: the first catches a server that formats
+/// the date per request, the second one that refreshes a cached date on its
+/// own timer, whose phase is unknown.
+const TICK_ATTEMPTS: u32 = 2;
+
+/// Two requests on one new connection: the second must reuse it.
+pub fn keep_alive(target: &Target, timeout: Duration, log: &mut Vec<Exchange>) -> RuleResult {
+    const ID: &str = "keep-alive";
+    const DESCRIPTION: &str =
+        "a connection stays open for a second request (persistent connections)";
+    let mut client = Client::new(target.clone(), timeout);
+    let first = client.get("/plaintext");
+    let second = client.get("/plaintext");
+    let result = match (first.response(), second.response()) {
+        (None, _) => RuleResult::fail(ID, DESCRIPTION, "the first request got no response".into(), Some(&first)),
+        (Some(r), _) if !r.keeps_alive() => RuleResult::fail(
+            ID,
+            DESCRIPTION,
+            "the first response ends the connection (Connection: close, HTTP/1.0 without keep-alive, or an unframed body)"
+                .into(),
+            Some(&first),
+        ),
+        (_, None) => RuleResult::fail(ID, DESCRIPTION, "the second request got no response".into(), Some(&second)),
+        (_, Some(r)) if !r.reused_connection => RuleResult::fail(
+            ID,
+            DESCRIPTION,
+            "the server closed the connection after the first response without saying so".into(),
+            Some(&first),
+        ),
+        _ => RuleResult::pass(ID, DESCRIPTION),
+    };
+    log.push(first);
+    log.push(second);
+    result
+}
+
+/// `Date` read now must differ from `Date` read after the next second boundary.
+pub fn date_ticks(client: &mut Client, log: &mut Vec<Exchange>) -> RuleResult {
+    const ID: &str = "date-ticks";
+    const DESCRIPTION: &str = "Date changes from one second to the next";
+    let first = client.get("/plaintext");
+    let start = match first.response().map(parse_date) {
+        Some(Ok(date)) => date,
+        Some(Err(reason)) => {
+            let result = RuleResult::fail(
+                ID,
+                DESCRIPTION,
+                format!("cannot compare dates: {reason}"),
+                Some(&first),
+            );
+            log.push(first);
+            return result;
+        }
+        None => {
+            let result = RuleResult::fail(
+                ID,
+                DESCRIPTION,
+                "the request got no response".into(),
+                Some(&first),
+            );
+            log.push(first);
+            return result;
+        }
+    };
+    let start_text = first
+        .response()
+        .and_then(|r| r.header("date"))
+        .unwrap_or_default();
+    log.push(first);
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        sleep_past_next_second();
+        let later = client.get("/plaintext");
+        let verdict = match later.response().map(parse_date) {
+            Some(Ok(date)) if date > start => Ok(()),
+            Some(Ok(date)) if date < start => {
+                Err(format!("Date went backwards from {start_text:?}"))
+            }
+            Some(Ok(_)) if attempt < TICK_ATTEMPTS => {
+                log.push(later);
+                continue;
+            }
+            Some(Ok(_)) => Err(format!(
+                "Date stayed {start_text:?} across {TICK_ATTEMPTS} second boundaries"
+            )),
+            Some(Err(reason)) => Err(format!("cannot compare dates: {reason}")),
+            None => Err("the request got no response".into()),
+        };
+        let result = RuleResult::judged(ID, DESCRIPTION, verdict, &later);
+        log.push(later);
+        return result;
+    }
+}
+
+/// Sleeps until just after the next whole second of the local clock.
+fn sleep_past_next_second() {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let to_boundary = Duration::from_secs(1) - Duration::from_nanos(u64::from(now.subsec_nanos()));
+    std::thread::sleep(to_boundary + SECOND_MARGIN);
+}

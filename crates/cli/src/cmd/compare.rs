@@ -1,0 +1,86 @@
+//! `stampede compare`: says which differences between two results files are
+//! real. Pairs runs by app, knobs and profile, compares medians with a seeded
+//! bootstrap confidence interval, and exits 1 when a `--fail-if` rule is
+//! broken, for CI. The statistics live in `stampede_report::compare`.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use stampede_report::compare::{self, Bootstrap, FailIf, DEFAULT_SEED};
+use stampede_report::Results;
+
+const EXAMPLES: &str = "Examples:
+  stampede compare main/results.json branch/results.json
+  stampede compare base.json candidate.json --fail-if 'rps<-5%'
+      exit 1 if requests/s dropped by more than 5%, beyond noise
+  stampede compare base.json candidate.json --fail-if 'rps<-5%,p99>+10%' --json
+Metrics: rps, rps_per_core, p50, p99, cpu (server cores), rss (server max RSS).
+A rule fails when the change is significant and its whole 95% confidence
+interval is beyond the threshold.";
+
+#[derive(clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// The results.json to compare against (e.g. from the main branch)
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+
+    /// The results.json under test
+    #[arg(value_name = "CANDIDATE")]
+    pub candidate: PathBuf,
+
+    /// Print the comparison as JSON (stampede.compare/1) instead of a table
+    #[arg(long)]
+    pub json: bool,
+
+    /// Exit 1 when a regression beyond this threshold is significant: METRIC<-N% or
+    /// METRIC>+N%, e.g. 'rps<-5%' or 'p99>10%'; repeat or separate with commas
+    #[arg(long = "fail-if", value_name = "RULE")]
+    pub fail_if: Vec<String>,
+
+    /// Seed of the bootstrap's random generator; the same seed gives the same intervals
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_SEED)]
+    pub seed: u64,
+
+    /// Bootstrap resamples (at least 1000)
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub resamples: usize,
+}
+
+pub fn run(args: Args) -> anyhow::Result<i32> {
+    let mut rules = Vec::new();
+    for text in &args.fail_if {
+        rules.extend(FailIf::parse_list(text)?);
+    }
+    if args.resamples < 1000 {
+        bail!(
+            "--resamples {}: use at least 1000 so the 95% interval is stable",
+            args.resamples
+        );
+    }
+    let base = Results::from_path(&args.base)?;
+    let candidate = Results::from_path(&args.candidate)?;
+    let boot = Bootstrap {
+        resamples: args.resamples,
+        seed: args.seed,
+        ..Bootstrap::default()
+    };
+    let comparison = compare::compare(&base, &candidate, &boot, &rules);
+    if comparison.pairs.is_empty() {
+        bail!(
+            "no run in {} has the same app, knobs and profile as a run in {}; compare results of the same scenario",
+            args.base.display(),
+            args.candidate.display()
+        );
+    }
+    let text = if args.json {
+        compare::json(&comparison)
+    } else {
+        compare::human(&comparison)
+    };
+    use std::io::Write;
+    std::io::stdout()
+        .write_all(text.as_bytes())
+        .context("cannot write to stdout")?;
+    Ok(if comparison.failed { 1 } else { 0 })
+}

@@ -1,0 +1,245 @@
+//! `stampede load URL`: flags in wrk's style turned into a `LoadConfig`, the
+//! run, and its result printed for people or as JSON. Glue only: the engine
+//! is the `stampede-load` crate.
+
+use anyhow::Context;
+use stampede_load::units::{parse_count, parse_duration, parse_whole};
+use stampede_load::{text, Arrival, LoadConfig, Stop, Target};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+const EXAMPLES: &str = "\
+Examples:
+  stampede load http://127.0.0.1:9009/plaintext
+      10 s, 1 thread, 32 keep-alive connections, closed loop (like wrk).
+  stampede load -c 64 -t 2 -d 30s --warmup 5s http://127.0.0.1:9009/json
+      30 s measured after a 5 s warmup that is run but not recorded.
+  stampede load --rate 20k -d 20s --slow-log 50 http://127.0.0.1:9009/values/5
+      Open loop at 20,000 req/s: latency from each request's intended send time
+      (no coordinated omission), with the 50 slowest requests in the JSON.
+  stampede load -n 10000 -m POST -H 'Content-Type: application/json' --body '{}' URL
+      Exactly 10,000 requests, then stop.
+  stampede load --find-max --slo 'p99<10ms' -d 5s --warmup 1s URL
+      Capacity search: the highest rate whose p99 stays under 10 ms with no
+      errors, by short open-loop steps (every step is in the JSON).
+  stampede load --json URL > result.json
+      One stampede.load/1 JSON object on stdout (see docs/results.md).
+
+Exit status: 0 the run completed (errors during it are counted, not fatal),
+2 bad usage or the target could not be reached.";
+
+#[derive(clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// Target URL, e.g. http://127.0.0.1:9009/plaintext
+    pub url: String,
+
+    /// Keep-alive connections to open (spread over the threads)
+    #[arg(short = 'c', long, default_value = "32", value_parser = positive)]
+    pub connections: u64,
+
+    /// Load generator threads, one event loop each
+    #[arg(short = 't', long, default_value = "1", value_parser = positive)]
+    pub threads: u64,
+
+    /// How long to measure, e.g. 10s, 1m
+    #[arg(short = 'd', long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "requests")]
+    pub duration: Option<Duration>,
+
+    /// Send exactly this many requests, then stop (e.g. 10000, 50k)
+    #[arg(short = 'n', long, value_name = "N", value_parser = positive)]
+    pub requests: Option<u64>,
+
+    /// HTTP method
+    #[arg(short = 'm', long, default_value = "GET")]
+    pub method: String,
+
+    /// Add a request header, "Name: value" (repeatable)
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub headers: Vec<String>,
+
+    /// Request body
+    #[arg(long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+
+    /// Read the request body from a file
+    #[arg(long, value_name = "PATH")]
+    pub body_file: Option<std::path::PathBuf>,
+
+    /// A request with no response after this long counts as a timeout and its connection is reopened
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration)]
+    pub timeout: Duration,
+
+    /// Run this long before measuring; those requests are sent but not recorded
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration, conflicts_with = "requests")]
+    pub warmup: Duration,
+
+    /// Open loop: send this many requests per second in total (e.g. 500, 20k) on a schedule,
+    /// measuring latency from each request's intended send time
+    #[arg(short = 'R', long, value_name = "RATE", value_parser = parse_rate)]
+    pub rate: Option<f64>,
+
+    /// Open loop: spacing of intended send times
+    #[arg(long, value_enum, default_value = "uniform", requires = "rate")]
+    pub arrival: ArrivalArg,
+
+    /// Open loop: let connections grow to this many when all are busy (default: --connections)
+    #[arg(long, value_name = "N", value_parser = positive, requires = "rate")]
+    pub max_connections: Option<u64>,
+
+    /// Open loop: a p99 send delay caused by the generator above this marks the run saturated
+    #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = parse_duration)]
+    pub max_lag: Duration,
+
+    /// Keep the N slowest requests with their timestamps (JSON: slow_requests)
+    #[arg(long, value_name = "N", default_value = "0", value_parser = parse_whole)]
+    pub slow_log: u64,
+
+    /// Search for the highest rate that meets --slo (open-loop steps of --duration each)
+    #[arg(long, requires = "slo", conflicts_with_all = ["rate", "requests"])]
+    pub find_max: bool,
+
+    /// Latency objective for --find-max, e.g. 'p99<10ms', 'p99.9<500us'
+    #[arg(long, value_parser = stampede_load::capacity::Slo::parse, requires = "find_max")]
+    pub slo: Option<stampede_load::capacity::Slo>,
+
+    /// Print one stampede.load/1 JSON object on stdout instead of the text report
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum ArrivalArg {
+    Uniform,
+    Poisson,
+}
+
+fn positive(s: &str) -> Result<u64, String> {
+    match parse_whole(s)? {
+        0 => Err("must be at least 1".into()),
+        n => Ok(n),
+    }
+}
+
+fn parse_rate(s: &str) -> Result<f64, String> {
+    match parse_count(s)? {
+        r if r > 0.0 => Ok(r),
+        _ => Err("must be above 0 requests per second".into()),
+    }
+}
+
+pub fn config(args: &Args) -> anyhow::Result<LoadConfig> {
+    let target = Target::parse(&args.url)?;
+    let mut cfg = LoadConfig::new(target);
+    cfg.connections = usize::try_from(args.connections).context("--connections is too large")?;
+    cfg.threads = usize::try_from(args.threads).context("--threads is too large")?;
+    cfg.max_connections = args.max_connections.map_or(cfg.connections, |m| m as usize).max(cfg.connections);
+    cfg.stop = match (args.requests, args.duration) {
+        (Some(n), _) => Stop::Requests(n),
+        (None, Some(d)) => Stop::Duration(d),
+        (None, None) => Stop::Duration(Duration::from_secs(10)),
+    };
+    cfg.method = args.method.to_ascii_uppercase();
+    if !cfg.method.bytes().all(|b| b.is_ascii_alphabetic()) {
+        anyhow::bail!("--method {:?} is not an HTTP method; use e.g. GET, POST", args.method);
+    }
+    for h in &args.headers {
+        let (name, value) = h
+            .split_once(':')
+            .filter(|(n, _)| !n.trim().is_empty() && !n.contains(char::is_whitespace))
+            .ok_or_else(|| anyhow::anyhow!("--header {h:?} must look like \"Name: value\""))?;
+        cfg.headers.push((name.trim().to_string(), value.trim().to_string()));
+    }
+    if let Some(b) = &args.body {
+        cfg.body = b.clone().into_bytes();
+    }
+    if let Some(path) = &args.body_file {
+        cfg.body = std::fs::read(path).with_context(|| format!("--body-file {}: cannot read", path.display()))?;
+    }
+    cfg.timeout = args.timeout;
+    cfg.warmup = args.warmup;
+    cfg.rate = args.rate;
+    cfg.arrival = match args.arrival {
+        ArrivalArg::Uniform => Arrival::Uniform,
+        ArrivalArg::Poisson => Arrival::Poisson,
+    };
+    cfg.max_lag = args.max_lag;
+    cfg.slow_log = args.slow_log as usize;
+    cfg.validate().map_err(anyhow::Error::msg)?;
+    Ok(cfg)
+}
+
+pub fn run(args: Args) -> anyhow::Result<i32> {
+    let mut cfg = config(&args)?;
+    cfg.interrupt = interrupt_flag()?;
+    if let (true, Some(slo)) = (args.find_max, args.slo) {
+        return find_max(cfg, &slo, args.json);
+    }
+    if !args.json {
+        let what = match cfg.stop {
+            Stop::Duration(d) => format!("{} test", humantime::format_duration(d)),
+            Stop::Requests(n) => format!("{n} requests"),
+        };
+        print!("{}", text::banner(&cfg.target.url, cfg.threads, cfg.connections, &what));
+    }
+    let result = stampede_load::run(&cfg)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        print!("{}", text::render(&result));
+    }
+    Ok(0)
+}
+
+fn find_max(mut cfg: LoadConfig, slo: &stampede_load::capacity::Slo, json: bool) -> anyhow::Result<i32> {
+    use stampede_load::capacity;
+    if !matches!(cfg.stop, Stop::Duration(_)) {
+        anyhow::bail!("--find-max needs --duration (the length of each step)");
+    }
+    if !json {
+        println!("Capacity search for {} @ {}", slo.label(), cfg.target.url);
+    }
+    let step = |rate: Option<f64>| {
+        let mut c = cfg.clone();
+        c.rate = rate;
+        c.max_connections = c.max_connections.max(c.connections * 4);
+        stampede_load::run(&c)
+    };
+    let cap = capacity::search(
+        slo,
+        &cfg.target.url,
+        0.03,
+        10,
+        || step(None),
+        |r| step(Some(r)),
+        |s: &capacity::Step| {
+            if !json {
+                let rate = s.rate.map_or("closed loop".to_string(), |r| format!("{r:.0} req/s"));
+                let got = text::dur(slo.measured(&s.result.latency_us));
+                println!("  {rate:>14}: {:>9.0} req/s sent, p{} {got:>9}  {}", s.result.rps, slo.percentile, if s.passed { "ok" } else { &s.reason });
+            }
+        },
+    )?;
+    cfg.rate = None;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&cap)?);
+    } else {
+        println!(
+            "Highest rate meeting {}: {:.0} req/s (closed loop flat out: {:.0} req/s)",
+            slo.label(),
+            cap.max_rate,
+            cap.closed_loop_rps
+        );
+    }
+    Ok(0)
+}
+
+/// Ctrl-C or SIGTERM end the run early; the results so far are still printed.
+fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, flag.clone()).context("cannot install the Ctrl-C handler")?;
+    }
+    Ok(flag)
+}

@@ -1,0 +1,48 @@
+//! The subcommands, one module each, and the exit-code convention they share:
+//! 0 success, 1 a check or threshold failed, 2 bad usage or an error.
+
+pub mod check;
+pub mod compare;
+pub mod load;
+pub mod report;
+pub mod run;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "stampede", version, about = "How fast is an HTTP API server, how efficiently does it use the CPU, and why is its tail slow?")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Generate HTTP load against a URL and report latency, throughput and errors
+    Load(load::Args),
+    /// Verify that a running server honours the benchmark contract (apps/CONTRACT.md)
+    Check(check::Args),
+    /// Build, start, verify, warm up, load and sample servers across a scenario's matrix
+    Run(run::Args),
+    /// Render results.json as a self-contained HTML report, or export it as Markdown, CSV or JSON
+    Report(report::Args),
+    /// Compare two results files and say which differences are real
+    Compare(compare::Args),
+}
+
+pub fn dispatch(cli: Cli) -> i32 {
+    let result = match cli.command {
+        Command::Load(args) => load::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Compare(args) => compare::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("stampede: error: {err:#}");
+            2
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Every reference app in `apps/` is built, started on a free port, checked
+//! with the real `stampede check` binary and stopped with SIGTERM, one test
+//! per app so a failure names the app. An app whose folder or toolchain is
+//! missing is skipped with a visible `SKIP <app>: <reason>` line, never
+//! silently. The work is in `support::app::check_app`.
+
+mod support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use support::app::{announce, check_app, load_manifest, manifest_paths, Manifest, Server};
+use support::process::group_members;
+
+/// The apps this file has a test for; a new app folder must be added here.
+const APPS: &[&str] = &["go", "node", "python", "java", "rust", "csharp"];
+
+#[test]
+fn app_go() {
+    check_app("go");
+}
+
+#[test]
+fn app_node() {
+    check_app("node");
+}
+
+#[test]
+fn app_python() {
+    check_app("python");
+}
+
+#[test]
+fn app_java() {
+    check_app("java");
+}
+
+#[test]
+fn app_rust() {
+    check_app("rust");
+}
+
+#[test]
+fn app_csharp() {
+    check_app("csharp");
+}
+
+#[test]
+fn every_manifest_parses_with_required_fields_and_knob_tables() {
+    let manifests = manifest_paths();
+    if manifests.is_empty() {
+        announce("SKIP manifests: no apps/*/app.toml yet");
+    }
+    let errors: Vec<String> = manifests
+        .values()
+        .filter_map(|path| load_manifest(path).err())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "invalid manifests:\n{}",
+        errors.join("\n")
+    );
+}
+
+#[test]
+fn every_app_folder_has_a_named_test() {
+    let untested: Vec<String> = manifest_paths()
+        .into_keys()
+        .filter(|name| !APPS.contains(&name.as_str()))
+        .collect();
+    assert!(
+        untested.is_empty(),
+        "apps without a test in crates/cli/tests/apps.rs (add an `app_<name>` test and list it in APPS): {untested:?}"
+    );
+}
+
+/// A manifest whose `run` is `run`, for exercising the lifecycle code itself.
+fn fake_manifest(run: &str) -> Manifest {
+    let text = format!(
+        "name = \"fake\"\ndescription = \"d\"\nrequires = [\"sh\"]\nbuild = \"true\"\nrun = {run:?}\nversion = \"echo 1\"\n"
+    );
+    toml::from_str(&text).expect("fake manifest parses")
+}
+
+/// Starts `run`, waits until `sleeps` `sleep` processes run in its group (so
+/// its traps are set), then stops it the way the app tests do.
+fn stop_fake(name: &str, run: &str, sleeps: usize) -> Result<Duration, String> {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let log = tmp.join(format!("{name}.log"));
+    let mut server = Server::start(&fake_manifest(run), tmp, 0, &log);
+    let start = Instant::now();
+    let sleeping = |pgid| {
+        group_members(pgid)
+            .iter()
+            .filter(|m| m.ends_with(" sleep"))
+            .count()
+    };
+    while sleeping(server.pgid()) < sleeps {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{name}: `{run}` did not start"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    server.stop()
+}
+
+#[test]
+fn stop_fails_when_the_server_ignores_sigterm() {
+    let error = stop_fake("ignores-sigterm", "trap '' TERM; sleep 30", 1).unwrap_err();
+    assert!(
+        error.contains("did not exit within 5s of SIGTERM"),
+        "{error}"
+    );
+}
+
+#[test]
+fn stop_fails_when_a_child_outlives_the_server() {
+    let error = stop_fake(
+        "leaves-child",
+        "(trap '' TERM; sleep 31) & exec sleep 30",
+        2,
+    )
+    .unwrap_err();
+    assert!(error.contains("outlived SIGTERM"), "{error}");
+}
+
+#[test]
+fn stop_passes_when_the_group_ends_on_sigterm() {
+    let took = stop_fake("ends-on-sigterm", "exec sleep 30", 1).expect("sleep ends on SIGTERM");
+    assert!(took < Duration::from_secs(5));
+}

@@ -1,0 +1,308 @@
+//! `stampede check` through the real binary: a correct in-test server passes
+//! every rule with exit 0; the same server with one deliberate fault fails the
+//! rule named for that fault with exit 1; an unreachable server or a bad URL
+//! gives exit 2 and one clear line. The JSON report is compared with the
+//! fields and rule ids documented in docs/check.md.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+use support::process::{run_with_deadline, Finished};
+use support::server::{Fault, TestServer};
+
+fn stampede(args: &[&str]) -> Finished {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_stampede"));
+    command.args(args).env("NO_COLOR", "1");
+    run_with_deadline(&mut command, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `stampede check --json` against a server with `fault`.
+fn check_json(fault: Fault) -> (Option<i32>, Value) {
+    let server = TestServer::start(fault);
+    let run = stampede(&["check", "--json", &server.url()]);
+    let report = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("--json printed no JSON ({e})\n{}", run.output()));
+    (run.code(), report)
+}
+
+fn rule<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["results"]
+        .as_array()
+        .and_then(|results| results.iter().find(|r| r["id"] == id))
+        .unwrap_or_else(|| panic!("no rule {id} in the report: {report:#}"))
+}
+
+fn failed_ids(report: &Value) -> Vec<String> {
+    let results = report["results"].as_array().expect("results is an array");
+    results
+        .iter()
+        .filter(|r| r["passed"] == false)
+        .map(|r| r["id"].as_str().unwrap_or("?").to_string())
+        .collect()
+}
+
+/// A faulty server fails `id` (showing `request`), exit 1, and fails no rule
+/// outside `also` beyond it.
+fn assert_fails(fault: Fault, id: &str, request: &str, also: &[&str]) -> Value {
+    let (code, report) = check_json(fault);
+    assert_eq!(code, Some(1), "{fault:?}: exit code\n{report:#}");
+    let failed = rule(&report, id);
+    assert_eq!(
+        failed["passed"], false,
+        "{fault:?}: rule {id} passed\n{report:#}"
+    );
+    assert_eq!(
+        failed["request"], request,
+        "{fault:?}: rule {id} shows the wrong request\n{failed:#}"
+    );
+    let unexpected: Vec<String> = failed_ids(&report)
+        .into_iter()
+        .filter(|f| f != id && !also.contains(&f.as_str()))
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "{fault:?}: unrelated rules failed too: {unexpected:?}\n{report:#}"
+    );
+    report
+}
+
+#[test]
+fn correct_server_passes_every_rule_with_exit_0() {
+    let server = TestServer::start(Fault::None);
+    let run = stampede(&["check", &server.url()]);
+    assert_eq!(run.code(), Some(0), "{}", run.output());
+    assert!(!run.stdout.contains("FAIL"), "{}", run.output());
+    let last = run.stdout.lines().last().unwrap_or_default();
+    assert!(last.ends_with(" passed, 0 failed"), "last line {last:?}");
+    assert!(
+        run.stdout.lines().any(|l| l.starts_with("PASS  fib-90 ")),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn wrong_plaintext_body_fails_plaintext() {
+    let report = assert_fails(
+        Fault::PlaintextNewline,
+        "plaintext",
+        "GET /plaintext HTTP/1.1",
+        &["plaintext-query"],
+    );
+    let failed = rule(&report, "plaintext");
+    assert_eq!(failed["response"]["body_prefix"], "Hello, World!\\n");
+    assert!(
+        failed["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("(14 bytes)"),
+        "{failed:#}"
+    );
+}
+
+#[test]
+fn missing_date_fails_header_date() {
+    let report = assert_fails(
+        Fault::NoDate,
+        "header-date",
+        "GET /plaintext HTTP/1.1",
+        &["date-clock", "date-ticks"],
+    );
+    assert!(rule(&report, "header-date")["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("no Date header"));
+}
+
+#[test]
+fn ok_for_negative_id_fails_values_negative() {
+    let report = assert_fails(
+        Fault::AcceptsNegativeId,
+        "values-negative",
+        "GET /values/-1 HTTP/1.1",
+        &[],
+    );
+    let failed = rule(&report, "values-negative");
+    assert_eq!(failed["reason"], "status 200, expected 400");
+    assert_eq!(failed["response"]["status_line"], "HTTP/1.1 200 OK");
+}
+
+#[test]
+fn stale_date_fails_date_clock() {
+    let report = assert_fails(
+        Fault::StaleDate,
+        "date-clock",
+        "GET /plaintext HTTP/1.1",
+        &["date-ticks"],
+    );
+    assert!(rule(&report, "date-clock")["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("behind the checker's clock"));
+}
+
+#[test]
+fn fib_rounded_like_a_double_fails_fib_90() {
+    let report = assert_fails(
+        Fault::FibAsDouble,
+        "fib-90",
+        "GET /api/fib/90 HTTP/1.1",
+        &[],
+    );
+    let reason = rule(&report, "fib-90")["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    // F79 is the first value above 2^53, so the first to lose digits.
+    assert_eq!(
+        reason,
+        "JSON body differs at [79]: expected 14472334024676221, got 14472334024676220"
+    );
+}
+
+#[test]
+fn missing_server_on_404_fails_header_server() {
+    let report = assert_fails(
+        Fault::NoServerOn404,
+        "header-server",
+        "GET /nope HTTP/1.1",
+        &[],
+    );
+    let failed = rule(&report, "header-server");
+    assert!(
+        failed["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("no Server header (3 of "),
+        "{failed:#}"
+    );
+}
+
+#[test]
+fn failures_are_shown_under_their_rule_in_the_table() {
+    let server = TestServer::start(Fault::AcceptsNegativeId);
+    let run = stampede(&["check", &server.url()]);
+    assert_eq!(run.code(), Some(1), "{}", run.output());
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("FAIL  values-negative "))
+        .expect("a FAIL line");
+    assert_eq!(lines[at + 1].trim(), "status 200, expected 400");
+    assert_eq!(lines[at + 2].trim(), "> GET /values/-1 HTTP/1.1");
+    assert_eq!(lines[at + 3].trim(), "< HTTP/1.1 200 OK");
+    assert!(lines[at + 4..]
+        .iter()
+        .take_while(|l| l.starts_with("      "))
+        .any(|l| l.trim() == "< (body, 2 bytes) \"-1\""));
+    assert!(
+        lines.last().unwrap_or(&"").ends_with(" passed, 1 failed"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn unreachable_server_exits_2_with_one_line() {
+    // A port freed a moment ago; port 1 is not safe, someone may run a server there.
+    let url = format!("http://127.0.0.1:{}/", support::net::free_port());
+    let run = stampede(&["check", &url]);
+    assert_eq!(run.code(), Some(2), "{}", run.output());
+    assert_eq!(run.stdout, "");
+    assert_eq!(run.stderr, format!("stampede: error: cannot connect to {url}: connection refused (is the server running?)\n"));
+}
+
+#[test]
+fn bad_url_exits_2_naming_the_url() {
+    let run = stampede(&["check", "localhost:9009"]);
+    assert_eq!(run.code(), Some(2), "{}", run.output());
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with("stampede: error: invalid URL \"localhost:9009\": "),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("http://"), "{}", run.stderr);
+}
+
+#[test]
+fn bad_timeout_exits_2_naming_the_flag() {
+    for bad in ["5", "0s", "soon"] {
+        let run = stampede(&["check", "--timeout", bad, "http://127.0.0.1:1/"]);
+        assert_eq!(run.code(), Some(2), "{}", run.output());
+        assert!(run.stderr.contains("--timeout"), "{bad}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn help_ends_with_examples_and_exit_codes() {
+    let run = stampede(&["check", "--help"]);
+    assert_eq!(run.code(), Some(0), "{}", run.output());
+    let examples = run.stdout.find("Examples:").expect("an Examples section");
+    assert!(
+        run.stdout[examples..].contains("stampede check http://127.0.0.1:9009"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .trim_end()
+            .ends_with("the server cannot be reached."),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Every field of real `--json` output, and every rule id, is in docs/check.md.
+#[test]
+fn json_report_matches_docs_check_md() {
+    let (code, report) = check_json(Fault::PlaintextNewline);
+    assert_eq!(code, Some(1));
+    assert_eq!(report["schema"], "stampede.check/1");
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/check.md"))
+        .expect("docs/check.md");
+    let documented: BTreeSet<&str> = docs
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    let mut keys = BTreeSet::new();
+    collect_keys(&report, &mut keys);
+    let undocumented_fields: Vec<&String> = keys
+        .iter()
+        .filter(|k| !documented.contains(k.as_str()))
+        .collect();
+    assert!(
+        undocumented_fields.is_empty(),
+        "fields missing from docs/check.md tables: {undocumented_fields:?}"
+    );
+    let ids: Vec<&str> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    let undocumented_ids: Vec<&&str> = ids.iter().filter(|id| !documented.contains(**id)).collect();
+    assert!(
+        undocumented_ids.is_empty(),
+        "rule ids missing from docs/check.md tables: {undocumented_ids:?}"
+    );
+}
+
+fn collect_keys(value: &Value, keys: &mut BTreeSet<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map {
+                keys.insert(key.clone());
+                collect_keys(inner, keys);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| collect_keys(item, keys)),
+        _ => {}
+    }
+}

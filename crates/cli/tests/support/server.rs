@@ -1,0 +1,214 @@
+//! A small threaded HTTP/1.1 server that implements apps/CONTRACT.md, written
+//! here so `stampede check` can be tested against a server known to be right,
+//! and against the same server with one deliberate fault at a time. Each fault
+//! is a parameter rather than a copy of the server, so every variant differs
+//! from the correct one in exactly the way its name says.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime};
+
+/// The one way a variant breaks the contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// A correct server.
+    None,
+    /// `/plaintext` answers `Hello, World!\n` (one byte too many).
+    PlaintextNewline,
+    /// No `Date` header on any response.
+    NoDate,
+    /// `/values/-1` answers 200 `-1` instead of 400.
+    AcceptsNegativeId,
+    /// `Date` is a fixed day in 1994.
+    StaleDate,
+    /// `/api/fib` numbers go through a 64-bit float, as a naive JavaScript
+    /// server would: F89 comes out as `1779979416004714200`.
+    FibAsDouble,
+    /// 404 responses carry no `Server` header.
+    NoServerOn404,
+}
+
+/// A running test server; stops when dropped.
+pub struct TestServer {
+    port: u16,
+    stop: Arc<AtomicBool>,
+    acceptor: Option<JoinHandle<()>>,
+}
+
+impl TestServer {
+    /// Binds 127.0.0.1 on a free port and serves until dropped.
+    pub fn start(fault: Fault) -> TestServer {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind 127.0.0.1:0");
+        let port = listener.local_addr().expect("bound address").port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let lock = Arc::new(Mutex::new(()));
+        let stopping = stop.clone();
+        let acceptor = std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if stopping.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                let lock = lock.clone();
+                std::thread::spawn(move || serve_connection(stream, fault, &lock));
+            }
+        });
+        TestServer {
+            port,
+            stop,
+            acceptor: Some(acceptor),
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the blocking accept so the loop sees the flag.
+        let _ = TcpStream::connect((Ipv4Addr::LOCALHOST, self.port));
+        if let Some(acceptor) = self.acceptor.take() {
+            let _ = acceptor.join();
+        }
+    }
+}
+
+/// Answers requests on one keep-alive connection until the client closes it
+/// or stays idle for 10 s.
+fn serve_connection(mut stream: TcpStream, fault: Fault, lock: &Mutex<()>) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+            match stream.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+            continue;
+        };
+        let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+        buf.drain(..end + 4);
+        let target = head
+            .lines()
+            .next()
+            .and_then(|line| line.split(' ').nth(1))
+            .unwrap_or("/")
+            .to_string();
+        let path = target.split('?').next().unwrap_or("/");
+        let (status, content_type, body) = route(path, fault, lock);
+        if stream
+            .write_all(&encode(status, content_type, &body, fault))
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+fn encode(status: u16, content_type: &str, body: &[u8], fault: Fault) -> Vec<u8> {
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        _ => "Not Found",
+    };
+    let mut head = format!("HTTP/1.1 {status} {reason}\r\n");
+    if !(fault == Fault::NoServerOn404 && status == 404) {
+        head.push_str("Server: stampede-test\r\n");
+    }
+    match fault {
+        Fault::NoDate => {}
+        Fault::StaleDate => head.push_str("Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n"),
+        _ => head.push_str(&format!(
+            "Date: {}\r\n",
+            httpdate::fmt_http_date(SystemTime::now())
+        )),
+    }
+    head.push_str(&format!(
+        "Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    ));
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(body);
+    bytes
+}
+
+/// A path integer: ASCII digits only, at most `max`.
+fn int(segment: &str, max: u64) -> Option<u64> {
+    if segment.is_empty() || !segment.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    segment.parse::<u64>().ok().filter(|n| *n <= max)
+}
+
+fn xorshift(iters: u64) -> u64 {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..iters {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    x
+}
+
+fn route(path: &str, fault: Fault, lock: &Mutex<()>) -> (u16, &'static str, Vec<u8>) {
+    const JSON: &str = "application/json";
+    let segments: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
+    if segments.iter().any(|s| s.is_empty()) {
+        return (404, "text/plain", b"not found".to_vec());
+    }
+    let bad = || (400, "text/plain", b"bad request".to_vec());
+    let json = |body: String| (200, JSON, body.into_bytes());
+    match segments.as_slice() {
+        ["plaintext"] if fault == Fault::PlaintextNewline => {
+            (200, "text/plain", b"Hello, World!\n".to_vec())
+        }
+        ["plaintext"] => (200, "text/plain; charset=utf-8", b"Hello, World!".to_vec()),
+        ["json"] => json(r#"{"message": "Hello, World!"}"#.to_string()),
+        ["values", id] if fault == Fault::AcceptsNegativeId && id.starts_with('-') => {
+            json(id.to_string())
+        }
+        ["values", id] => int(id, 2_147_483_647).map_or_else(bad, |n| json(n.to_string())),
+        ["api", "count", n] => int(n, 10_000).map_or_else(bad, |n| {
+            json(format!(
+                "[{}]",
+                (1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(",")
+            ))
+        }),
+        ["api", "fib", n] => int(n, 90).map_or_else(bad, |n| {
+            let (mut a, mut b) = (0u64, 1u64);
+            let mut items = Vec::new();
+            for _ in 0..n {
+                items.push(if fault == Fault::FibAsDouble {
+                    (a as f64).to_string()
+                } else {
+                    a.to_string()
+                });
+                (a, b) = (b, a.wrapping_add(b));
+            }
+            json(format!("[{}]", items.join(",")))
+        }),
+        ["cpu", n] => int(n, 10_000_000)
+            .map_or_else(bad, |n| json(format!(r#"{{"result":"{}"}}"#, xorshift(n)))),
+        ["lock", n] => int(n, 10_000_000).map_or_else(bad, |n| {
+            let _held = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            json(format!(r#"{{"result":"{}"}}"#, xorshift(n)))
+        }),
+        ["alloc", kib] => int(kib, 65_536).map_or_else(bad, |kib| {
+            let blocks: Vec<Vec<u8>> = (0..kib * 4).map(|i| vec![i as u8; 256]).collect();
+            drop(blocks);
+            json(format!(r#"{{"allocated_kib":{kib}}}"#))
+        }),
+        ["sleep", ms] => int(ms, 10_000).map_or_else(bad, |ms| {
+            std::thread::sleep(Duration::from_millis(ms));
+            json(format!(r#"{{"slept_ms":{ms}}}"#))
+        }),
+        _ => (404, "text/plain", b"not found".to_vec()),
+    }
+}

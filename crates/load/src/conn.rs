@@ -1,0 +1,93 @@
+//! One client connection: its socket, where it is in the request/response
+//! cycle, and the timestamps of the request in flight. A connection belongs to
+//! exactly one worker thread for its whole life.
+
+use crate::response::ResponseParser;
+use mio::net::TcpStream;
+use mio::{Interest, Registry, Token};
+use std::io;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Waiting for the TCP handshake to finish.
+    Connecting,
+    /// Open, nothing in flight (open loop: waiting for the schedule).
+    Idle,
+    /// The request is partly written; the number is bytes written so far.
+    Writing(usize),
+    /// The request is written; waiting for (the rest of) the response.
+    Reading,
+    /// The last connect failed; retried at the next housekeeping tick.
+    Backoff,
+}
+
+pub struct Conn {
+    pub id: u32,
+    pub stream: Option<TcpStream>,
+    pub state: State,
+    pub parser: ResponseParser,
+    /// When the request in flight should have been sent (open loop) or was (closed loop).
+    pub intended: Instant,
+    /// When the request in flight was actually sent.
+    pub start: Instant,
+    /// When the connection last became free to send.
+    pub idle_since: Instant,
+}
+
+impl Conn {
+    pub fn new(id: u32, head_request: bool, now: Instant) -> Conn {
+        Conn {
+            id,
+            stream: None,
+            state: State::Backoff,
+            parser: ResponseParser::new(head_request),
+            intended: now,
+            start: now,
+            idle_since: now,
+        }
+    }
+
+    /// Starts a non-blocking connect. The socket is registered once for both
+    /// directions, edge-triggered: it is never re-armed per request, which
+    /// saves the two `epoll_ctl` calls per request a level-triggered client makes.
+    pub fn open(&mut self, addr: SocketAddr, registry: &Registry, now: Instant) -> io::Result<()> {
+        self.stream = None;
+        self.parser.reset();
+        self.start = now;
+        self.state = State::Backoff;
+        let mut stream = TcpStream::connect(addr)?;
+        registry.register(&mut stream, Token(self.id as usize), Interest::READABLE | Interest::WRITABLE)?;
+        self.stream = Some(stream);
+        self.state = State::Connecting;
+        Ok(())
+    }
+
+    /// Closing the socket also removes it from epoll: no deregister call needed.
+    pub fn close(&mut self) {
+        self.stream = None;
+        self.parser.reset();
+        self.state = State::Backoff;
+    }
+
+    /// After an event on a connecting socket: `Ok(true)` once established.
+    pub fn finish_connect(&mut self) -> io::Result<bool> {
+        let stream = self.stream.as_ref().ok_or_else(|| io::Error::from(io::ErrorKind::NotConnected))?;
+        if let Some(e) = stream.take_error()? {
+            return Err(e);
+        }
+        match stream.peer_addr() {
+            Ok(_) => {
+                stream.set_nodelay(true)?;
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub fn in_flight(&self) -> bool {
+        matches!(self.state, State::Writing(_) | State::Reading)
+    }
+}

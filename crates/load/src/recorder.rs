@@ -1,0 +1,237 @@
+//! Per-thread measurements: latency histograms, counters, the status-code
+//! histogram, the slow-request log and the current second of the timeline.
+//! Nothing here grows with the number of requests, so memory stays flat
+//! however long the run; threads never share it until the run ends.
+
+use crate::timeline::Timeline;
+use hdrhistogram::Histogram;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Latencies are recorded in nanoseconds with three significant digits.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 60 * 1_000_000_000, 3).expect("valid histogram bounds")
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Errors {
+    pub connect: u64,
+    pub read: u64,
+    pub write: u64,
+    pub timeout: u64,
+    pub status: u64,
+    pub parse: u64,
+}
+
+impl Errors {
+    pub fn add(&mut self, o: &Errors) {
+        self.connect += o.connect;
+        self.read += o.read;
+        self.write += o.write;
+        self.timeout += o.timeout;
+        self.status += o.status;
+        self.parse += o.parse;
+    }
+    /// Failures of the transport or the protocol, the ones that void a result.
+    pub fn socket(&self) -> u64 {
+        self.connect + self.read + self.write + self.timeout + self.parse
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum ErrorKind {
+    Connect,
+    Read,
+    Write,
+    Timeout,
+    Parse,
+}
+
+/// One request of the slow log, on the monotonic clock of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Slow {
+    pub latency_ns: u64,
+    pub intended: Instant,
+    pub start: Instant,
+    pub end: Instant,
+    pub connection: u32,
+    pub status: u16,
+}
+
+pub struct Recorder {
+    /// Only completions from this instant on are recorded (the end of warmup)…
+    pub measure_from: Instant,
+    /// …and before this one (the end of a timed run).
+    pub measure_until: Option<Instant>,
+    pub latency: Histogram<u64>,
+    pub service: Histogram<u64>,
+    pub lag: Histogram<u64>,
+    pub requests: u64,
+    pub sent: u64,
+    pub bytes_read: u64,
+    pub reconnects: u64,
+    pub errors: Errors,
+    pub status: Box<[u64; 1000]>,
+    slow: BinaryHeap<Reverse<Slow>>,
+    slow_cap: usize,
+    second: Second,
+    timeline: Arc<Timeline>,
+}
+
+struct Second {
+    index: u64,
+    requests: u64,
+    errors: u64,
+    hist: Histogram<u64>,
+}
+
+impl Recorder {
+    pub fn new(measure_from: Instant, measure_until: Option<Instant>, slow_cap: usize, timeline: Arc<Timeline>) -> Recorder {
+        Recorder {
+            measure_from,
+            measure_until,
+            latency: new_histogram(),
+            service: new_histogram(),
+            lag: new_histogram(),
+            requests: 0,
+            sent: 0,
+            bytes_read: 0,
+            reconnects: 0,
+            errors: Errors::default(),
+            status: Box::new([0; 1000]),
+            slow: BinaryHeap::with_capacity(slow_cap + 1),
+            slow_cap,
+            second: Second { index: 0, requests: 0, errors: 0, hist: Timeline::new_second_histogram() },
+            timeline,
+        }
+    }
+
+    #[inline]
+    pub fn measuring(&self, now: Instant) -> bool {
+        now >= self.measure_from && self.measure_until.is_none_or(|u| now < u)
+    }
+
+    /// A response ended at `end`; `intended` is when it should have been sent
+    /// (equal to `start` in closed-loop mode).
+    #[inline]
+    pub fn response(&mut self, intended: Instant, start: Instant, end: Instant, status: u16, conn: u32) {
+        if !self.measuring(end) {
+            return;
+        }
+        let latency_ns = end.saturating_duration_since(intended).as_nanos().max(1) as u64;
+        let service_ns = end.saturating_duration_since(start).as_nanos().max(1) as u64;
+        self.latency.saturating_record(latency_ns);
+        self.service.saturating_record(service_ns);
+        self.requests += 1;
+        self.status[(status as usize).min(999)] += 1;
+        let bad = !(200..400).contains(&status);
+        if bad {
+            self.errors.status += 1;
+        }
+        self.tick(end);
+        self.second.requests += 1;
+        self.second.errors += bad as u64;
+        self.second.hist.saturating_record(latency_ns);
+        if self.slow_cap > 0 {
+            self.note_slow(Slow { latency_ns, intended, start, end, connection: conn, status });
+        }
+    }
+
+    pub fn error(&mut self, kind: ErrorKind, now: Instant, intended: Option<(Instant, Instant, u32)>) {
+        if !self.measuring(now) {
+            return;
+        }
+        match kind {
+            ErrorKind::Connect => self.errors.connect += 1,
+            ErrorKind::Read => self.errors.read += 1,
+            ErrorKind::Write => self.errors.write += 1,
+            ErrorKind::Timeout => self.errors.timeout += 1,
+            ErrorKind::Parse => self.errors.parse += 1,
+        }
+        self.tick(now);
+        self.second.errors += 1;
+        // A request that never got an answer is as slow as the run let it be:
+        // it belongs in the slow log (with status 0), not silently dropped.
+        if let (true, Some((intended, start, conn))) = (self.slow_cap > 0, intended) {
+            let latency_ns = now.saturating_duration_since(intended).as_nanos() as u64;
+            self.note_slow(Slow { latency_ns, intended, start, end: now, connection: conn, status: 0 });
+        }
+    }
+
+    fn note_slow(&mut self, s: Slow) {
+        if self.slow.len() < self.slow_cap {
+            self.slow.push(Reverse(s));
+        } else if let Some(Reverse(min)) = self.slow.peek() {
+            if s.latency_ns > min.latency_ns {
+                self.slow.pop();
+                self.slow.push(Reverse(s));
+            }
+        }
+    }
+
+    /// Moves the per-second bucket on when `now` is in a later second.
+    #[inline]
+    fn tick(&mut self, now: Instant) {
+        let index = now.saturating_duration_since(self.measure_from).as_secs();
+        if index != self.second.index {
+            self.flush_second();
+            self.second.index = index;
+        }
+    }
+
+    fn flush_second(&mut self) {
+        if self.second.requests > 0 || self.second.errors > 0 {
+            self.timeline.add(self.second.index, self.second.requests, self.second.errors, &self.second.hist);
+            self.second.requests = 0;
+            self.second.errors = 0;
+            self.second.hist.reset();
+        }
+    }
+
+    /// Ends the thread's recording: flushes the last second.
+    pub fn finish(&mut self) -> Vec<Slow> {
+        self.flush_second();
+        std::mem::take(&mut self.slow).into_iter().map(|Reverse(s)| s).collect()
+    }
+
+    pub fn merge(&mut self, other: &Recorder) {
+        self.latency.add(&other.latency).expect("same histogram bounds");
+        self.service.add(&other.service).expect("same histogram bounds");
+        self.lag.add(&other.lag).expect("same histogram bounds");
+        self.requests += other.requests;
+        self.sent += other.sent;
+        self.bytes_read += other.bytes_read;
+        self.reconnects += other.reconnects;
+        self.errors.add(&other.errors);
+        for (a, b) in self.status.iter_mut().zip(other.status.iter()) {
+            *a += b;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn warmup_is_measured_but_not_recorded_and_slow_log_keeps_the_slowest() {
+        let t0 = Instant::now();
+        let from = t0 + Duration::from_secs(1);
+        let mut r = Recorder::new(from, None, 2, Arc::new(Timeline::default()));
+        r.response(t0, t0, t0 + Duration::from_millis(5), 200, 0);
+        assert_eq!(r.requests, 0, "a warmup response is not recorded");
+        for (i, ms) in [3u64, 9, 1, 7].into_iter().enumerate() {
+            let start = from + Duration::from_millis(10 * i as u64);
+            r.response(start, start, start + Duration::from_millis(ms), 503, i as u32);
+        }
+        assert_eq!(r.requests, 4);
+        assert_eq!(r.errors.status, 4);
+        assert_eq!(r.status[503], 4);
+        let mut slow: Vec<u64> = r.finish().iter().map(|s| s.latency_ns / 1_000_000).collect();
+        slow.sort();
+        assert_eq!(slow, [7, 9]);
+    }
+}

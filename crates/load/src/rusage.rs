@@ -1,0 +1,52 @@
+//! The load generator's own cost, from getrusage(2): CPU seconds and peak RSS.
+//! Reported next to every result, because a generator that eats the core the
+//! server needs changes the number it reports.
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Usage {
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub max_rss_kib: u64,
+}
+
+pub fn current() -> Usage {
+    // SAFETY: getrusage writes into the zeroed struct we own.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    Usage { user_s: secs(ru.ru_utime), sys_s: secs(ru.ru_stime), max_rss_kib: peak_rss_kib() }
+}
+
+/// Peak RSS of this process image. Not `ru_maxrss`: Linux carries that over
+/// `exec` from the process that forked us, so a generator started by a big
+/// parent would report the parent's memory as its own.
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// CLOCK_MONOTONIC in nanoseconds, the clock the other tools of a run (probes,
+/// runtime GC logs) can be aligned on. `Instant` uses the same clock on Linux
+/// but does not expose its value.
+pub fn monotonic_ns() -> u64 {
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: clock_gettime writes into the struct we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// How much of the wall-clock time the calling thread was on a CPU or waiting
+/// for one (run-queue wait, from /proc/thread-self/schedstat), in nanoseconds.
+/// A generator thread near 100% has no slack left to keep a schedule.
+pub fn thread_busy_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .map(|s| s.split_whitespace().take(2).filter_map(|v| v.parse::<u64>().ok()).sum())
+        .unwrap_or(0)
+}

@@ -1,0 +1,115 @@
+//! The human-readable result, in wrk's layout so its users feel at home, plus
+//! what wrk never printed: the generator's own CPU and memory, and, in
+//! open-loop mode, whether the generator kept to its schedule.
+
+use crate::result::LoadResult;
+use std::fmt::Write;
+
+pub fn banner(url: &str, threads: usize, connections: usize, what: &str) -> String {
+    format!("Running {what} @ {url}\n  {threads} threads and {connections} connections\n")
+}
+
+pub fn render(r: &LoadResult) -> String {
+    let mut o = String::new();
+    let l = &r.latency_us;
+    let _ = writeln!(o, "  Thread Stats   Avg      Stdev     Max");
+    let _ = writeln!(o, "    Latency   {:>8} {:>8} {:>8}", dur(l.mean), dur(l.stdev), dur(l.max));
+    let _ = writeln!(o, "  Latency Distribution{}", if r.open.is_some() { " (from intended send time)" } else { "" });
+    for (label, v) in [("50%", l.p50), ("75%", l.p75), ("90%", l.p90), ("99%", l.p99), ("99.9%", l.p999), ("99.99%", l.p9999)] {
+        let _ = writeln!(o, "   {label:>6}  {:>8}", dur(v));
+    }
+    if let Some(open) = &r.open {
+        let s = &open.service_time_us;
+        let _ = writeln!(
+            o,
+            "  Service time (from actual send): p50 {}, p99 {}, p99.9 {}, max {}",
+            dur(s.p50),
+            dur(s.p99),
+            dur(s.p999),
+            dur(s.max)
+        );
+    }
+    let _ = writeln!(o, "  {} requests in {:.2}s, {} read", r.requests, r.duration_s, bytes(r.bytes_read as f64));
+    let e = &r.errors;
+    if e.socket() > 0 {
+        let _ = writeln!(
+            o,
+            "  Socket errors: connect {}, read {}, write {}, timeout {}, malformed {}",
+            e.connect, e.read, e.write, e.timeout, e.parse
+        );
+    }
+    if e.status > 0 {
+        let _ = writeln!(o, "  Non-2xx or 3xx responses: {}", e.status);
+    }
+    if r.reconnects > 0 {
+        let _ = writeln!(o, "  Reconnects (server closed the connection): {}", r.reconnects);
+    }
+    let _ = writeln!(o, "Requests/sec: {:>10.2}", r.rps);
+    let _ = writeln!(o, "Transfer/sec: {:>10}", bytes(r.bytes_read as f64 / r.duration_s));
+    if let Some(open) = &r.open {
+        let _ = writeln!(
+            o,
+            "Rate:         {:.0} req/s asked, {:.0} req/s sent; schedule lag p99 {}, max {}",
+            open.target_rate,
+            open.achieved_rate,
+            dur(open.schedule_lag_p99_us),
+            dur(open.max_schedule_lag_us)
+        );
+        if open.all_busy_s > 0.05 * r.duration_s {
+            let _ = writeln!(
+                o,
+                "Queueing:     all connections were busy for {:.1}s of {:.1}s; requests waited (counted in latency). More --connections or --max-connections would send on time.",
+                open.all_busy_s, r.duration_s
+            );
+        }
+    }
+    let g = &r.loadgen;
+    let _ = writeln!(
+        o,
+        "Load generator CPU: {:.2}s user + {:.2}s sys = {:.2} cores",
+        g.cpu_user_s, g.cpu_sys_s, g.cpu_cores
+    );
+    let _ = writeln!(o, "Load generator peak RSS: {}", bytes(g.max_rss_kib as f64 * 1024.0));
+    if let Some(reason) = r.open.as_ref().and_then(|o| o.saturation_reason.as_ref()) {
+        let _ = writeln!(o, "SATURATED: {reason}. These latencies are not the server's alone.");
+    }
+    if r.interrupted {
+        let _ = writeln!(o, "Interrupted: results cover the {:.2}s before Ctrl-C.", r.duration_s);
+    }
+    o
+}
+
+/// A duration given in microseconds, in wrk's style (`812.00us`, `1.25ms`, `2.00s`).
+pub fn dur(us: f64) -> String {
+    if us < 1000.0 {
+        format!("{us:.2}us")
+    } else if us < 1_000_000.0 {
+        format!("{:.2}ms", us / 1000.0)
+    } else {
+        format!("{:.2}s", us / 1e6)
+    }
+}
+
+pub fn bytes(b: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = b;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.2}{}", UNITS[u])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_read_like_wrk() {
+        assert_eq!(dur(812.0), "812.00us");
+        assert_eq!(dur(1250.0), "1.25ms");
+        assert_eq!(dur(2_000_000.0), "2.00s");
+        assert_eq!(bytes(1536.0), "1.50KB");
+    }
+}

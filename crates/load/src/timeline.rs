@@ -1,0 +1,100 @@
+//! The per-second timeline (requests, errors, p99 of each second), merged
+//! across threads as the run goes. Each thread hands over one small histogram
+//! per second; seconds that every thread has left behind are reduced to three
+//! numbers, so memory stays flat however long the run.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// Seconds this far behind the newest one are reduced to their numbers.
+const KEEP_OPEN_S: u64 = 5;
+
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize, PartialEq)]
+pub struct SecondStats {
+    pub t_s: u64,
+    pub requests: u64,
+    pub errors: u64,
+    pub p99_us: f64,
+}
+
+#[derive(Default)]
+pub struct Timeline {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    open: BTreeMap<u64, (u64, u64, Histogram<u64>)>,
+    closed: BTreeMap<u64, SecondStats>,
+}
+
+impl Timeline {
+    /// Two significant digits: a per-second p99 within 1%, at a tenth of the size.
+    pub fn new_second_histogram() -> Histogram<u64> {
+        Histogram::new_with_bounds(1, 60 * 1_000_000_000, 2).expect("valid histogram bounds")
+    }
+
+    pub fn add(&self, second: u64, requests: u64, errors: u64, hist: &Histogram<u64>) {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(closed) = inner.closed.get_mut(&second) {
+            // A thread that stalled for seconds reports late: keep its counts.
+            closed.requests += requests;
+            closed.errors += errors;
+            return;
+        }
+        let slot = inner.open.entry(second).or_insert_with(|| (0, 0, Self::new_second_histogram()));
+        slot.0 += requests;
+        slot.1 += errors;
+        slot.2.add(hist).expect("same histogram bounds");
+        let newest = *inner.open.keys().next_back().unwrap_or(&0);
+        while let Some((&first, _)) = inner.open.first_key_value() {
+            if first + KEEP_OPEN_S > newest {
+                break;
+            }
+            let (s, v) = inner.open.pop_first().unwrap();
+            inner.closed.insert(s, close(s, v));
+        }
+    }
+
+    /// The whole timeline, one entry per second from 0 to `seconds - 1`
+    /// (seconds with no traffic are zeros, not gaps).
+    pub fn finish(&self, seconds: u64) -> Vec<SecondStats> {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        while let Some((s, v)) = inner.open.pop_first() {
+            inner.closed.insert(s, close(s, v));
+        }
+        let last = inner.closed.keys().next_back().map_or(0, |s| s + 1);
+        (0..seconds.max(last))
+            .map(|s| {
+                inner.closed.get(&s).copied().unwrap_or(SecondStats { t_s: s, requests: 0, errors: 0, p99_us: 0.0 })
+            })
+            .collect()
+    }
+}
+
+fn close(t_s: u64, (requests, errors, hist): (u64, u64, Histogram<u64>)) -> SecondStats {
+    let p99_us = if hist.is_empty() { 0.0 } else { hist.value_at_quantile(0.99) as f64 / 1000.0 };
+    SecondStats { t_s, requests, errors, p99_us }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merges_threads_and_fills_gaps() {
+        let t = Timeline::default();
+        let mut h = Timeline::new_second_histogram();
+        h.record(2_000_000).unwrap();
+        t.add(0, 1, 0, &h);
+        t.add(0, 1, 1, &h);
+        t.add(2, 1, 0, &h);
+        let tl = t.finish(4);
+        assert_eq!(tl.len(), 4);
+        assert_eq!((tl[0].requests, tl[0].errors), (2, 1));
+        assert_eq!(tl[1].requests, 0);
+        assert!((tl[2].p99_us - 2000.0).abs() < 20.0);
+    }
+}

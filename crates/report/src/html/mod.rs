@@ -1,0 +1,13 @@
+//! The self-contained HTML report: one file with inline CSS, inline SVG
+//! charts drawn at render time and a small embedded script for hover values,
+//! so it opens offline and shows its data even with scripts disabled.
+
+mod efficiency;
+pub mod escape;
+mod page;
+mod spectrum;
+mod svg;
+mod tables;
+mod timeline;
+
+pub use page::render;

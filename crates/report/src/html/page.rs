@@ -1,0 +1,301 @@
+//! Assembles the report page: header, warnings about invalid runs, the
+//! summary, the charts (efficiency, latency spectrum, one timeline per run),
+//! the crank-style tables and the environment, with the stylesheet and
+//! scripts from `assets/` embedded.
+
+use std::fmt::Write;
+
+use super::escape::esc;
+use super::svg::colour;
+use super::tables::{self, Cell};
+use super::{efficiency, spectrum, timeline};
+use crate::format::{count, num};
+use crate::schema::{Results, Run};
+use crate::summary::{group, summarize, ConfigKey};
+
+const CSS: &str = include_str!("../../assets/report.css");
+const GUARD_JS: &str = include_str!("../../assets/guard.js");
+const REPORT_JS: &str = include_str!("../../assets/report.js");
+
+/// Renders the whole report.
+pub fn render(results: &Results) -> String {
+    let groups = group(results);
+    let keys: Vec<ConfigKey> = groups.iter().map(|g| g.key.clone()).collect();
+    let colour_of = |key: &ConfigKey| keys.iter().position(|k| k == key).unwrap_or(0);
+    let env = &results.environment;
+    let scenario_name = results
+        .scenario
+        .get("name")
+        .and_then(|n| n.as_str())
+        .unwrap_or("results");
+
+    let mut out = String::with_capacity(256 * 1024);
+    let _ = write!(
+        out,
+        r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="stampede report">
+<title>Stampede report: {}</title>
+<style>{CSS}</style>
+<script>{GUARD_JS}</script>
+</head><body>
+"#,
+        esc(scenario_name)
+    );
+    let mut sub = vec![format!("scenario {scenario_name}")];
+    if let Some(started) = env.started_unix_s {
+        sub.push(format!("started {}", tables::utc(started)));
+    }
+    sub.push(format!(
+        "stampede {}",
+        env.tool_version.as_deref().unwrap_or("?")
+    ));
+    if let Some(commit) = &env.git_commit {
+        sub.push(format!("commit {commit}"));
+    }
+    if let Some(cpu) = &env.cpu_model {
+        sub.push(cpu.clone());
+    }
+    let _ = write!(
+        out,
+        r##"<header><h1>Stampede report</h1><p class="sub">{}</p>
+<nav><a href="#summary">Summary</a><a href="#efficiency">Efficiency</a><a href="#latency">Latency</a><a href="#timelines">Timelines</a><a href="#application">Application</a><a href="#load">Load</a><a href="#environment">Environment</a></nav>
+<div id="js-errors" class="js-errors" hidden></div></header><main>
+"##,
+        esc(&sub.join(" · "))
+    );
+
+    summary_section(&mut out, results);
+
+    out.push_str(r#"<section id="efficiency"><h2>Efficiency</h2><p class="note">Requests per second for each core of server CPU used, beside raw requests per second and what the load generator itself spent. Bars are medians of valid iterations; dots are single iterations.</p><div class="chart-box">"#);
+    out.push_str(&efficiency::render(&groups, &|g| colour_of(&g.key)));
+    out.push_str("</div></section>\n");
+
+    out.push_str(r#"<section id="latency"><h2>Latency by percentile</h2><p class="note">HdrHistogram percentile spectrum: x is 1/(1 − percentile) on a log scale, so each step to the right is ten times rarer. One line per run; dotted lines are invalid runs.</p>"#);
+    let mut profiles: Vec<String> = Vec::new();
+    for run in &results.runs {
+        let profile = run.profile.clone().unwrap_or_default();
+        if !profiles.contains(&profile) {
+            profiles.push(profile);
+        }
+    }
+    for (i, profile) in profiles.iter().enumerate() {
+        let runs: Vec<&Run> = results
+            .runs
+            .iter()
+            .filter(|r| r.profile.clone().unwrap_or_default() == *profile)
+            .collect();
+        if profiles.len() > 1 {
+            let _ = write!(out, "<h3>Profile {}</h3>", esc(profile));
+        }
+        out.push_str(r#"<div class="chart-box">"#);
+        out.push_str(&spectrum::render(
+            &format!("chart-spectrum-{i}"),
+            profile,
+            &runs,
+            &colour_of,
+        ));
+        legend(
+            &mut out,
+            keys.iter().filter(|k| k.profile == *profile),
+            &colour_of,
+        );
+        out.push_str("</div>");
+    }
+    out.push_str("</section>\n");
+
+    out.push_str(r#"<section id="timelines"><h2>Timelines</h2><p class="note">Per run: requests and p99 per second from the load generator, CPU and RSS from the probe. Shaded: warmup. Grey line: warmup end; red: seconds with errors; purple: GC pauses and other events from the run.</p>"#);
+    for (i, run) in results.runs.iter().enumerate() {
+        run_section(&mut out, run, i);
+    }
+    out.push_str("</section>\n");
+
+    out.push_str(r#"<section id="application"><h2>Application</h2>"#);
+    tables::application(&mut out, results);
+    out.push_str(r#"</section><section id="load"><h2>Load</h2>"#);
+    tables::load(&mut out, results);
+    out.push_str(r#"</section><section id="environment"><h2>Environment</h2>"#);
+    tables::environment(&mut out, results);
+    if !results.scenario.is_null() {
+        let scenario = serde_json::to_string_pretty(&results.scenario).unwrap_or_default();
+        let _ = write!(
+            out,
+            "<details><summary>Scenario as run</summary><pre>{}</pre></details>",
+            esc(&scenario)
+        );
+    }
+    out.push_str("</section></main>\n");
+    let _ = write!(
+        out,
+        r#"<footer>Generated by <code>stampede report</code> from {} run(s). Self-contained: no network access needed.</footer>
+<div id="tip" class="tip" hidden></div>
+<div id="selftest" hidden data-status="pending" data-js-errors="0"></div>
+<script>{REPORT_JS}</script>
+</body></html>
+"#,
+        results.runs.len()
+    );
+    out
+}
+
+fn summary_section(out: &mut String, results: &Results) {
+    out.push_str(r#"<section id="summary"><h2>Summary</h2>"#);
+    if !results.skipped.is_empty() {
+        out.push_str(r#"<div class="warnings"><strong>Apps not run</strong>:<ul>"#);
+        for skipped in &results.skipped {
+            let _ = write!(
+                out,
+                "<li>{}: {}</li>",
+                esc(&skipped.app),
+                esc(&skipped.reason)
+            );
+        }
+        out.push_str("</ul></div>");
+    }
+    let invalid: Vec<&Run> = results.runs.iter().filter(|r| !r.is_valid()).collect();
+    if !invalid.is_empty() {
+        out.push_str(r#"<div class="warnings"><strong>Invalid runs</strong> (left out of medians and charts of medians):<ul>"#);
+        for run in invalid {
+            let reason = run.invalid_reason.as_deref().unwrap_or("no reason given");
+            let _ = write!(
+                out,
+                "<li>{} iteration {}: {}</li>",
+                esc(&ConfigKey::of(run).label()),
+                run.iteration.unwrap_or(0),
+                esc(reason)
+            );
+        }
+        out.push_str("</ul></div>");
+    }
+    let headers = [
+        "app",
+        "knobs",
+        "profile",
+        "valid runs",
+        "RPS",
+        "RPS per core",
+        "p50 (ms)",
+        "p99 (ms)",
+        "server cores",
+        "RSS (MiB)",
+        "loadgen cores",
+        "errors",
+    ];
+    let rows: Vec<(String, Vec<Cell>)> = summarize(results)
+        .into_iter()
+        .map(|row| {
+            let class = if row.valid_runs == 0 { "invalid" } else { "" };
+            let knobs = row.key().knobs_label();
+            (
+                class.to_owned(),
+                vec![
+                    Cell::Text(row.app),
+                    Cell::Text(knobs),
+                    Cell::Text(row.profile),
+                    Cell::Num(format!("{}/{}", row.valid_runs, row.runs)),
+                    Cell::Num(num(row.rps)),
+                    Cell::Num(num(row.rps_per_core)),
+                    Cell::Num(num(row.p50_ms)),
+                    Cell::Num(num(row.p99_ms)),
+                    Cell::Num(num(row.server_cpu_cores)),
+                    Cell::Num(num(row.server_rss_max_mib)),
+                    Cell::Num(num(row.loadgen_cpu_cores)),
+                    Cell::Num(count(Some(row.errors))),
+                ],
+            )
+        })
+        .collect();
+    tables::table(out, "summary", &headers, &rows);
+    out.push_str(r#"<p class="note">Medians over valid iterations.</p></section>"#);
+    out.push('\n');
+}
+
+fn legend<'a>(
+    out: &mut String,
+    keys: impl Iterator<Item = &'a ConfigKey>,
+    colour_of: &dyn Fn(&ConfigKey) -> usize,
+) {
+    out.push_str(r#"<div class="legend">"#);
+    for key in keys {
+        let _ = write!(
+            out,
+            r#"<span style="--swatch:{}">{}</span>"#,
+            colour(colour_of(key)),
+            esc(&format!("{} {}", key.app, key.knobs_label()))
+        );
+    }
+    out.push_str("</div>");
+}
+
+fn run_section(out: &mut String, run: &Run, index: usize) {
+    let class = if run.is_valid() { "run" } else { "run invalid" };
+    let open = if index == 0 { " open" } else { "" };
+    let _ = write!(
+        out,
+        r#"<details class="{class}"{open}><summary>{}</summary>"#,
+        esc(&tables::run_heading(run))
+    );
+    if let Some(reason) = &run.invalid_reason {
+        let _ = write!(out, r#"<p class="warnings">Invalid: {}</p>"#, esc(reason));
+    }
+    out.push_str(&timeline::render(&format!("chart-timeline-{index}"), run));
+    out.push_str(
+        r#"<div class="legend"><span style="--swatch:#4e79a7">requests/s</span><span style="--swatch:#f28e2b">p99</span><span style="--swatch:#59a14f">server cores</span><span style="--swatch:#9ca3af">load generator cores</span><span style="--swatch:#76b7b2">server RSS</span></div>"#,
+    );
+    let markers = timeline::markers(run);
+    if !markers.is_empty() {
+        out.push_str("<h3>Events</h3><ul>");
+        for event in markers {
+            let mut line = format!("{:.2} s · {}", event.t_s, event.kind);
+            if let Some(label) = &event.label {
+                line.push_str(&format!(" · {label}"));
+            }
+            if let Some(ms) = event.duration_ms {
+                line.push_str(&format!(" · {ms} ms"));
+            }
+            let _ = write!(out, "<li>{}</li>", esc(&line));
+        }
+        out.push_str("</ul>");
+    }
+    out.push_str("<h3>Threads</h3>");
+    tables::threads(out, run);
+    out.push_str("</details>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assets_cannot_close_their_script_or_style_element() {
+        for asset in [CSS, GUARD_JS, REPORT_JS] {
+            assert!(!asset.to_ascii_lowercase().contains("</script"));
+            assert!(!asset.to_ascii_lowercase().contains("</style"));
+        }
+    }
+
+    #[test]
+    fn hostile_strings_are_escaped_everywhere() {
+        let evil = "<script>alert(1)</script>";
+        let text = serde_json::json!({
+            "schema": "stampede.run/1",
+            "environment": {"command_line": evil, "runtimes": {evil: evil}, "pinning": {"server": evil}},
+            "scenario": {"name": evil, "headers": {"X-Evil": evil}},
+            "skipped": [{"app": evil, "reason": evil}],
+            "runs": [{"app": evil, "knobs": {evil: evil}, "profile": evil, "valid": false,
+                      "invalid_reason": evil,
+                      "load": {"rps": 1.0, "status_codes": {evil: 1},
+                               "latency_spectrum": [{"percentile": 50.0, "us": 100.0}],
+                               "timeline": [{"t_s": 0, "requests": 1, "errors": 0}]},
+                      "server": {"threads_table": [{"tid": 1, "name": evil}]},
+                      "events": [{"t_s": 0.1, "kind": evil, "label": evil}]}]
+        })
+        .to_string();
+        let results = Results::from_json(&text).unwrap();
+        let html = render(&results);
+        assert!(!html.contains("<script>alert"), "unescaped value in report");
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        // Only our own two script elements.
+        assert_eq!(html.matches("<script>").count(), 2);
+    }
+}

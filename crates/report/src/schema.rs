@@ -1,0 +1,418 @@
+//! The `stampede.run/1` results document (docs/results.md) as Rust types.
+//!
+//! The orchestrator writes this file while a scenario runs, so a report must
+//! cope with whatever a partial or failed run left behind: every field that is
+//! not needed to tell runs apart is optional, unknown fields are ignored, and
+//! `null` is accepted wherever a value may be missing (an invalid run has no
+//! `load`, a probe that could not sample has no `samples`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ReportError;
+
+/// The schema tag this crate reads.
+pub const RUN_SCHEMA: &str = "stampede.run/1";
+/// The schema tag of a single `stampede load --json` document.
+pub const LOAD_SCHEMA: &str = "stampede.load/1";
+
+/// A whole `results.json`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct Results {
+    pub schema: Option<String>,
+    pub environment: Environment,
+    pub scenario: serde_json::Value,
+    pub runs: Vec<Run>,
+    /// Apps the orchestrator could not run at all, with why.
+    pub skipped: Vec<Skipped>,
+}
+
+/// An app left out of the whole scenario (it did not build, say).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct Skipped {
+    pub app: String,
+    pub reason: String,
+}
+
+/// How and where the results were made.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct Environment {
+    pub tool_version: Option<String>,
+    pub git_commit: Option<String>,
+    pub command_line: Option<CommandLine>,
+    pub cpu_model: Option<String>,
+    pub kernel: Option<String>,
+    pub cores: Option<u64>,
+    pub pinning: Option<BTreeMap<String, Option<String>>>,
+    pub runtimes: BTreeMap<String, Option<String>>,
+    pub started_unix_s: Option<f64>,
+}
+
+/// The command line, written either as one string or as its arguments.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum CommandLine {
+    Text(String),
+    Args(Vec<String>),
+}
+
+impl CommandLine {
+    /// The command line as one line of text.
+    pub fn to_line(&self) -> String {
+        match self {
+            CommandLine::Text(text) => text.clone(),
+            CommandLine::Args(args) => args.join(" "),
+        }
+    }
+}
+
+/// One app × knobs × profile × iteration.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct Run {
+    pub app: String,
+    #[serde(deserialize_with = "knob_map")]
+    pub knobs: BTreeMap<String, String>,
+    pub profile: Option<String>,
+    pub path: Option<String>,
+    pub iteration: Option<u64>,
+    pub valid: Option<bool>,
+    pub invalid_reason: Option<String>,
+    pub build_time_ms: Option<f64>,
+    pub start_time_ms: Option<f64>,
+    pub first_request_ms: Option<f64>,
+    pub warmup: Option<Load>,
+    pub load: Option<Load>,
+    pub server: Option<Process>,
+    pub loadgen: Option<Process>,
+    pub machine: Option<Machine>,
+    pub rps_per_server_core: Option<f64>,
+    /// Things that happened during the run, drawn as markers on its timeline.
+    pub events: Vec<Event>,
+}
+
+impl Run {
+    /// A run is valid unless it says otherwise; a run without a measured load
+    /// phase has nothing to show and counts as invalid.
+    pub fn is_valid(&self) -> bool {
+        self.valid.unwrap_or(true) && self.load.is_some()
+    }
+
+    /// Requests per second per server core, from the field or recomputed.
+    pub fn rps_per_core(&self) -> Option<f64> {
+        if let Some(value) = self.rps_per_server_core.filter(|v| v.is_finite()) {
+            return Some(value);
+        }
+        let rps = self.load.as_ref()?.rps?;
+        let cores = self.server.as_ref()?.cpu_cores_avg?;
+        (cores > 0.0).then(|| rps / cores)
+    }
+}
+
+/// Knob values are documented as strings; numbers and booleans are accepted
+/// and shown as written, so a hand-written file still renders.
+fn knob_map<'de, D>(deserializer: D) -> Result<BTreeMap<String, String>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let raw: Option<BTreeMap<String, serde_json::Value>> = Option::deserialize(deserializer)?;
+    Ok(raw
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(key, value)| {
+            let text = match value {
+                serde_json::Value::String(text) => text,
+                serde_json::Value::Null => String::new(),
+                other => other.to_string(),
+            };
+            (key, text)
+        })
+        .collect())
+}
+
+/// A `stampede.load/1` document.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct Load {
+    pub schema: Option<String>,
+    pub url: Option<String>,
+    pub method: Option<String>,
+    pub mode: Option<String>,
+    pub connections: Option<u64>,
+    pub threads: Option<u64>,
+    pub duration_s: Option<f64>,
+    pub warmup_s: Option<f64>,
+    pub requests: Option<u64>,
+    pub rps: Option<f64>,
+    pub bytes_read: Option<u64>,
+    pub errors: Option<LoadErrors>,
+    pub reconnects: Option<u64>,
+    pub status_codes: BTreeMap<String, u64>,
+    pub latency_us: Option<Latency>,
+    pub latency_spectrum: Vec<SpectrumPoint>,
+    pub loadgen: Option<LoadgenCost>,
+    pub timeline: Vec<TimelinePoint>,
+    pub target_rate: Option<f64>,
+    pub achieved_rate: Option<f64>,
+    pub saturated: Option<bool>,
+}
+
+impl Load {
+    /// Socket-level failures: connect, read, write and timeout errors.
+    pub fn socket_errors(&self) -> u64 {
+        self.errors
+            .as_ref()
+            .map(|e| e.connect + e.read + e.write + e.timeout)
+            .unwrap_or(0)
+    }
+
+    /// Responses that arrived but were not good: bad status or malformed.
+    pub fn bad_responses(&self) -> u64 {
+        self.errors
+            .as_ref()
+            .map(|e| e.status + e.parse)
+            .unwrap_or(0)
+    }
+
+    /// Bytes read per second over the measured period.
+    pub fn read_bytes_per_s(&self) -> Option<f64> {
+        let bytes = self.bytes_read? as f64;
+        let duration = self.duration_s.filter(|d| *d > 0.0)?;
+        Some(bytes / duration)
+    }
+}
+
+/// Error counts of a load phase.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct LoadErrors {
+    pub connect: u64,
+    pub read: u64,
+    pub write: u64,
+    pub timeout: u64,
+    pub status: u64,
+    pub parse: u64,
+}
+
+/// Latency summary, microseconds.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct Latency {
+    pub min: Option<f64>,
+    pub mean: Option<f64>,
+    pub stdev: Option<f64>,
+    pub max: Option<f64>,
+    pub p50: Option<f64>,
+    pub p75: Option<f64>,
+    pub p90: Option<f64>,
+    pub p99: Option<f64>,
+    pub p999: Option<f64>,
+    pub p9999: Option<f64>,
+}
+
+/// One point of the HdrHistogram percentile spectrum.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct SpectrumPoint {
+    pub percentile: f64,
+    pub us: f64,
+}
+
+/// The load generator's own cost, as measured by itself.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct LoadgenCost {
+    pub cpu_user_s: Option<f64>,
+    pub cpu_sys_s: Option<f64>,
+    pub cpu_cores: Option<f64>,
+    pub max_rss_kib: Option<u64>,
+}
+
+/// One second of the measured period.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct TimelinePoint {
+    pub t_s: f64,
+    pub requests: u64,
+    pub errors: u64,
+    pub p99_us: Option<f64>,
+}
+
+/// What the probe saw of one process tree (the server or the load generator).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct Process {
+    pub cpu_cores_avg: Option<f64>,
+    pub cpu_pct_max: Option<f64>,
+    pub rss_max_mib: Option<f64>,
+    pub threads_max: Option<u64>,
+    pub ctx_voluntary: Option<u64>,
+    pub ctx_involuntary: Option<u64>,
+    pub runqueue_wait_ms: Option<f64>,
+    pub samples: Vec<Sample>,
+    pub threads_table: Vec<ThreadRow>,
+}
+
+/// The whole machine during a run.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct Machine {
+    pub cpu_cores_avg: Option<f64>,
+    pub samples: Vec<Sample>,
+}
+
+/// One probe sample.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct Sample {
+    pub t_s: f64,
+    pub cpu_cores: Option<f64>,
+    pub cpu_user_cores: Option<f64>,
+    pub cpu_sys_cores: Option<f64>,
+    pub rss_mib: Option<f64>,
+    pub threads: Option<u64>,
+    pub ctx_voluntary: Option<u64>,
+    pub ctx_involuntary: Option<u64>,
+    pub runqueue_wait_ms: Option<f64>,
+}
+
+/// One thread of the server over the measured phase.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ThreadRow {
+    pub tid: Option<u64>,
+    pub name: Option<String>,
+    pub user_s: Option<f64>,
+    pub sys_s: Option<f64>,
+    pub runqueue_wait_ms: Option<f64>,
+    pub ctx_voluntary: Option<u64>,
+    pub ctx_involuntary: Option<u64>,
+}
+
+/// Something that happened during a run: a GC pause, an error burst, the end
+/// of warmup. `duration_ms` makes it a span instead of an instant.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct Event {
+    pub t_s: f64,
+    pub kind: String,
+    pub label: Option<String>,
+    pub duration_ms: Option<f64>,
+}
+
+impl Results {
+    /// Reads and checks a results file; errors name the file and the field.
+    pub fn from_path(path: &Path) -> Result<Results, ReportError> {
+        let text = std::fs::read_to_string(path).map_err(|cause| ReportError::Read {
+            path: path.to_path_buf(),
+            cause,
+        })?;
+        Results::from_json(&text).map_err(|err| err.in_file(path))
+    }
+
+    /// Parses a results document held in memory.
+    pub fn from_json(text: &str) -> Result<Results, ReportError> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|err| ReportError::Json {
+                path: None,
+                field: String::new(),
+                message: err.to_string(),
+            })?;
+        let schema = value
+            .get("schema")
+            .and_then(|s| s.as_str())
+            .map(str::to_owned);
+        match schema.as_deref() {
+            Some(RUN_SCHEMA) => {}
+            Some(LOAD_SCHEMA) => return Self::from_load(value),
+            Some(other) => {
+                return Err(ReportError::Schema {
+                    path: None,
+                    found: other.to_owned(),
+                })
+            }
+            None => {
+                return Err(ReportError::Schema {
+                    path: None,
+                    found: "(no schema field)".to_owned(),
+                })
+            }
+        }
+        let results: Results =
+            serde_path_to_error::deserialize(value).map_err(|err| ReportError::Json {
+                path: None,
+                field: err.path().to_string(),
+                message: err.inner().to_string(),
+            })?;
+        Ok(results)
+    }
+
+    /// Wraps a single `stampede load --json` document as a one-run results
+    /// file, so `report` and `compare` also work on plain load runs.
+    fn from_load(value: serde_json::Value) -> Result<Results, ReportError> {
+        let load: Load =
+            serde_path_to_error::deserialize(value).map_err(|err| ReportError::Json {
+                path: None,
+                field: err.path().to_string(),
+                message: err.inner().to_string(),
+            })?;
+        let run = Run {
+            app: load.url.clone().unwrap_or_else(|| "load".to_owned()),
+            profile: Some(load.mode.clone().unwrap_or_else(|| "load".to_owned())),
+            iteration: Some(1),
+            valid: Some(true),
+            load: Some(load),
+            ..Run::default()
+        };
+        Ok(Results {
+            schema: Some(RUN_SCHEMA.to_owned()),
+            runs: vec![run],
+            ..Results::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_run_with_null_load_and_no_samples_parses() {
+        let text = r#"{"schema":"stampede.run/1","environment":{},"runs":[
+            {"app":"go","knobs":{"threads":2},"valid":false,"invalid_reason":"crashed",
+             "load":null,"server":{"cpu_cores_avg":null}}]}"#;
+        let results = Results::from_json(text).unwrap();
+        let run = &results.runs[0];
+        assert!(!run.is_valid());
+        assert_eq!(run.knobs["threads"], "2");
+        assert!(run.server.as_ref().unwrap().samples.is_empty());
+    }
+
+    #[test]
+    fn wrong_type_names_the_field() {
+        let text = r#"{"schema":"stampede.run/1","runs":[{"app":"go","load":{"rps":"fast"}}]}"#;
+        let err = Results::from_json(text).unwrap_err().to_string();
+        assert!(err.contains("runs[0].load.rps"), "{err}");
+    }
+
+    #[test]
+    fn unknown_schema_is_refused() {
+        let err = Results::from_json(r#"{"schema":"other/9"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("other/9"), "{err}");
+    }
+
+    #[test]
+    fn a_load_document_becomes_one_run() {
+        let text = r#"{"schema":"stampede.load/1","url":"http://x/","rps":10.0,"mode":"closed"}"#;
+        let results = Results::from_json(text).unwrap();
+        assert_eq!(results.runs.len(), 1);
+        assert_eq!(results.runs[0].app, "http://x/");
+    }
+}

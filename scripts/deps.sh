@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what the tests and the shootout need and a fresh machine of this
+# project's kind lacks: the peers and servers the benchmarks and tests run
+# (wrk, nginx, h2load), headless Chromium for the report test, strace and perf
+# for measuring. Toolchains (Rust, Go, Node, Python, Java + Maven) come with
+# the machine. Idempotent and quick when everything is there.
+set -euo pipefail
+
+missing=()
+need() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
+need wrk wrk
+need nginx nginx-light
+need h2load nghttp2-client
+need chromium chromium
+need strace strace
+need perf linux-perf
+need taskset util-linux
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+for tool in cargo go node python3 java mvn; do
+  command -v "$tool" >/dev/null 2>&1 || echo "deps: warning: $tool is not on PATH; its app will be skipped" >&2
+done
