@@ -12,7 +12,7 @@ shootout: deps build
 	$(STAMPEDE) run scenarios/shootout.toml
 
 test: deps build app-unit-tests
-	$(CARGO) test --release --workspace
+	bash -o pipefail -c '$(CARGO) test --release --workspace 2>&1 | scripts/tally.sh'
 
 build:
 	$(CARGO) build --release --workspace

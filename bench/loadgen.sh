@@ -30,39 +30,19 @@ fi
 STAMPEDE=${STAMPEDE:-target/release/stampede}
 [ -x "$STAMPEDE" ] || cargo build --release -q -p stampede
 
-cat >"$WORK/nginx.conf" <<EOF
-worker_processes 1;
-worker_cpu_affinity 01;
-daemon off;
-pid $WORK/nginx.pid;
-error_log $WORK/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  keepalive_requests 100000000;
-  keepalive_timeout 300s;
+. bench/lib.sh
+{ nginx_head; cat <<EOF
   server {
     listen 127.0.0.1:$PORT;
     location / { default_type text/plain; return 200 "Hello, World!"; }
   }
 }
 EOF
-taskset -c 0 nginx -c "$WORK/nginx.conf" -p "$WORK" &
-for _ in $(seq 100); do curl -sf "$URL" >/dev/null 2>&1 && break; sleep 0.05; done
-curl -sf "$URL" >/dev/null || { echo "nginx did not start" >&2; cat "$WORK/error.log" >&2; exit 2; }
+} >"$WORK/nginx.conf"
+start_nginx "$URL"
 
-# Runs "$@" pinned to CPU 1; prints "<requests> <cpu seconds>" of the child.
-measure() {
-  local parse=$1; shift
-  local out; out=$( { taskset -c 1 "$@" 2>&1; times; } )
-  local cpu; cpu=$(echo "$out" | tail -1 | awk '{ split($1,u,"m"); split($2,s,"m"); sub("s","",u[2]); sub("s","",s[2]); print u[1]*60+u[2]+s[1]*60+s[2] }')
-  local reqs; reqs=$(echo "$out" | $parse)
-  echo "$reqs $cpu"
-}
-p_stampede() { grep -E 'requests in' | awk '{print $1}'; }
-p_wrk()      { grep -E 'requests in' | awk '{print $1}'; }
-p_oha()      { grep -E 'Requests/sec|Total:' | awk '/Total:/{t=$2} /Requests\/sec/{r=$2} END{printf "%d\n", t*r}'; }
-p_h2load()   { grep -E '^requests:' | awk '{print $8}'; }
+
+p_oha() { python3 -c 'import json,sys; t=sys.stdin.read(); r=json.loads(t[t.index("{"):t.rindex("}")+1]); print(sum(r["statusCodeDistribution"].values()))'; }
 
 TOOLS=(stampede wrk)
 need oha && TOOLS+=(oha)
@@ -72,7 +52,7 @@ run_tool() {
   case $1 in
     stampede) measure p_stampede "$STAMPEDE" load -t 1 -c $CONNS -d "${DURATION}s" "$URL" ;;
     wrk)      measure p_wrk wrk -t 1 -c $CONNS -d "${DURATION}s" "$URL" ;;
-    oha)      measure p_oha oha --no-tui -c $CONNS -z "${DURATION}s" "$URL" ;;
+    oha)      measure p_oha oha --no-tui --output-format json -c $CONNS -z "${DURATION}s" "$URL" ;;
     h2load)   measure p_h2load h2load --h1 -t 1 -c $CONNS -D "$DURATION" "$URL" ;;
   esac
 }

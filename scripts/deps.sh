@@ -12,6 +12,7 @@ need wrk wrk
 need nginx nginx-light
 need h2load nghttp2-client
 need chromium chromium
+[ -d /usr/share/fonts/truetype/dejavu ] || missing+=(fonts-dejavu-core)
 need strace strace
 need perf linux-perf
 need taskset util-linux

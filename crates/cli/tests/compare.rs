@@ -228,3 +228,30 @@ fn json_output_matches_the_documented_schema() {
     );
     assert_eq!(keys(&json["rules"][0]), ["broken_by", "failed", "rule"]);
 }
+
+#[test]
+fn profiled_pairs_get_a_differential_flame_graph() {
+    let dir = scratch("compare-flame");
+    std::fs::write(dir.join("base.folded"), "server;main;work 80\nserver;main;io 20\n").unwrap();
+    std::fs::write(dir.join("cand.folded"), "server;main;work 20\nserver;main;io 80\n").unwrap();
+    let with_profile = |folded: &str| {
+        let mut doc = results_json(&[("go", "1", &BASE)]);
+        for run in doc["runs"].as_array_mut().unwrap() {
+            run["cpu_profile"] = serde_json::json!({"folded": folded, "top": []});
+        }
+        doc
+    };
+    let base = write_json(&dir, "base.json", &with_profile("base.folded"));
+    let cand = write_json(&dir, "cand.json", &with_profile("cand.folded"));
+    let out = run(&["compare", &base, &cand]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let svg: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("flame-diff-"))
+        .collect();
+    assert_eq!(svg.len(), 1, "{}", stderr(&out));
+    let text = std::fs::read_to_string(&svg[0]).unwrap();
+    assert!(text.starts_with("<?xml") && text.contains("work") && text.contains("io"), "an SVG of both frames");
+    assert!(stderr(&out).contains("differential flame graph"), "{}", stderr(&out));
+}

@@ -2,6 +2,7 @@
 //! is encoded here once; every connection writes the same bytes.
 
 use crate::target::Target;
+use crate::tls::TlsOptions;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,6 +47,14 @@ pub struct LoadConfig {
     pub max_lag: Duration,
     /// Set (e.g. by Ctrl-C) to end the run early; results so far are kept.
     pub interrupt: Arc<AtomicBool>,
+    /// HTTP/1.1: requests written back to back per connection before reading.
+    pub pipeline: usize,
+    /// Speak HTTP/2 (prior knowledge on `http://`, ALPN `h2` on `https://`).
+    pub http2: bool,
+    /// HTTP/2: concurrent streams per connection.
+    pub streams: usize,
+    /// `https://` only: trust and ALPN.
+    pub tls: TlsOptions,
 }
 
 impl LoadConfig {
@@ -66,6 +75,10 @@ impl LoadConfig {
             slow_log: 0,
             max_lag: Duration::from_millis(1),
             interrupt: Arc::new(AtomicBool::new(false)),
+            pipeline: 1,
+            http2: false,
+            streams: 1,
+            tls: TlsOptions::default(),
         }
     }
 
@@ -98,6 +111,33 @@ impl LoadConfig {
                 return Err("--rate must be a positive number of requests per second".into());
             }
         }
+        if self.pipeline == 0 {
+            return Err("--pipeline must be at least 1".into());
+        }
+        if self.pipeline > 1 && self.rate.is_some() {
+            return Err(format!(
+                "--pipeline {} cannot be combined with --rate: in open loop every request has its own intended send \
+                 time, and a batch written at once would hold the early ones until the last is due, a delay the \
+                 generator adds to their latency. Use more --connections (or --max-connections) for concurrency",
+                self.pipeline
+            ));
+        }
+        if self.pipeline > 1 && self.http2 {
+            return Err("--pipeline is for HTTP/1.1; HTTP/2 sends concurrent requests with --streams".into());
+        }
+        if let Some(p) = self.tls.alpn.iter().find(|p| !matches!(p.as_str(), "h2" | "http/1.1")) {
+            return Err(format!("--alpn {p:?}: stampede speaks h2 and http/1.1"));
+        }
+        if self.streams == 0 {
+            return Err("--streams must be at least 1".into());
+        }
+        let h2_possible = self.http2 || self.tls.alpn.iter().any(|p| p == "h2");
+        if self.streams > 1 && !h2_possible {
+            return Err("--streams needs HTTP/2: add --http2 (or --alpn h2,http/1.1 on https://)".into());
+        }
+        if !self.target.tls && (self.tls.insecure || self.tls.ca.is_some() || !self.tls.alpn.is_empty()) {
+            return Err(format!("--insecure, --ca and --alpn apply to https:// URLs; {} is cleartext", self.target.url));
+        }
         Ok(())
     }
 
@@ -126,6 +166,12 @@ impl LoadConfig {
         bytes.extend_from_slice(&self.body);
         bytes
     }
+
+    /// `--pipeline N`: the request repeated N times, encoded once, so a batch
+    /// (or, under `-n`, the last partial batch) is one slice and one write.
+    pub fn encode_batch(&self) -> Vec<u8> {
+        self.encode_request().repeat(self.pipeline)
+    }
 }
 
 #[cfg(test)]
@@ -142,6 +188,40 @@ mod tests {
         assert!(req.starts_with("POST /x?y=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"));
         assert!(req.contains("\r\nX-A: b\r\n"));
         assert!(req.ends_with("Content-Length: 2\r\n\r\nhi"));
+    }
+
+    #[test]
+    fn pipelining_is_refused_in_open_loop_with_the_reason() {
+        let mut c = LoadConfig::new(Target::parse("http://127.0.0.1:8080/").unwrap());
+        c.pipeline = 4;
+        assert_eq!(c.encode_batch(), c.encode_request().repeat(4));
+        assert!(c.validate().is_ok());
+        c.rate = Some(100.0);
+        let err = c.validate().unwrap_err();
+        assert!(err.contains("--pipeline 4 cannot be combined with --rate") && err.contains("intended send"), "{err}");
+    }
+
+    #[test]
+    fn protocol_flags_that_cannot_work_are_refused() {
+        let base = LoadConfig::new(Target::parse("http://127.0.0.1:8080/").unwrap());
+        let refused = |f: &dyn Fn(&mut LoadConfig)| {
+            let mut c = base.clone();
+            f(&mut c);
+            c.validate().unwrap_err()
+        };
+        assert!(refused(&|c| c.streams = 4).contains("--streams needs HTTP/2"));
+        assert!(refused(&|c| c.tls.insecure = true).contains("apply to https://"));
+        assert!(refused(&|c| {
+            c.http2 = true;
+            c.pipeline = 2;
+        })
+        .contains("--pipeline is for HTTP/1.1"));
+        let mut tls = LoadConfig::new(Target::parse("https://127.0.0.1:8443/").unwrap());
+        tls.tls.alpn = vec!["h2".into(), "http/1.1".into()];
+        tls.streams = 10;
+        assert!(tls.validate().is_ok(), "streams with an h2 offer");
+        tls.tls.alpn = vec!["spdy/3".into()];
+        assert!(tls.validate().unwrap_err().contains("--alpn \"spdy/3\""));
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! One client connection: its socket, where it is in the request/response
-//! cycle, and the timestamps of the request in flight. A connection belongs to
-//! exactly one worker thread for its whole life.
+//! cycle, and the timestamps of the requests in flight. A connection belongs to
+//! exactly one worker thread for its whole life. It is generic over its
+//! transport (cleartext TCP or TLS) so the cleartext loop stays monomorphic.
 
 use crate::response::ResponseParser;
+use crate::transport::Transport;
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
 use std::io;
@@ -13,6 +15,8 @@ use std::time::Instant;
 pub enum State {
     /// Waiting for the TCP handshake to finish.
     Connecting,
+    /// TCP is up; the TLS handshake is under way.
+    Handshaking,
     /// Open, nothing in flight (open loop: waiting for the schedule).
     Idle,
     /// The request is partly written; the number is bytes written so far.
@@ -23,9 +27,9 @@ pub enum State {
     Backoff,
 }
 
-pub struct Conn {
+pub struct Conn<T> {
     pub id: u32,
-    pub stream: Option<TcpStream>,
+    pub stream: Option<T>,
     pub state: State,
     pub parser: ResponseParser,
     /// When the request in flight should have been sent (open loop) or was (closed loop).
@@ -34,10 +38,14 @@ pub struct Conn {
     pub start: Instant,
     /// When the connection last became free to send.
     pub idle_since: Instant,
+    /// Requests written and not yet answered: 1, or up to `--pipeline`. All
+    /// of a batch share `intended` and `start`: they were written at once,
+    /// and their responses come back in order.
+    pub batch: u32,
 }
 
-impl Conn {
-    pub fn new(id: u32, head_request: bool, now: Instant) -> Conn {
+impl<T: Transport> Conn<T> {
+    pub fn new(id: u32, head_request: bool, now: Instant) -> Conn<T> {
         Conn {
             id,
             stream: None,
@@ -46,20 +54,22 @@ impl Conn {
             intended: now,
             start: now,
             idle_since: now,
+            batch: 0,
         }
     }
 
     /// Starts a non-blocking connect. The socket is registered once for both
     /// directions, edge-triggered: it is never re-armed per request, which
     /// saves the two `epoll_ctl` calls per request a level-triggered client makes.
-    pub fn open(&mut self, addr: SocketAddr, registry: &Registry, now: Instant) -> io::Result<()> {
+    pub fn open(&mut self, addr: SocketAddr, shared: &T::Shared, registry: &Registry, now: Instant) -> io::Result<()> {
         self.stream = None;
         self.parser.reset();
         self.start = now;
+        self.batch = 0;
         self.state = State::Backoff;
         let mut stream = TcpStream::connect(addr)?;
         registry.register(&mut stream, Token(self.id as usize), Interest::READABLE | Interest::WRITABLE)?;
-        self.stream = Some(stream);
+        self.stream = Some(T::wrap(stream, shared)?);
         self.state = State::Connecting;
         Ok(())
     }
@@ -68,12 +78,13 @@ impl Conn {
     pub fn close(&mut self) {
         self.stream = None;
         self.parser.reset();
+        self.batch = 0;
         self.state = State::Backoff;
     }
 
     /// After an event on a connecting socket: `Ok(true)` once established.
     pub fn finish_connect(&mut self) -> io::Result<bool> {
-        let stream = self.stream.as_ref().ok_or_else(|| io::Error::from(io::ErrorKind::NotConnected))?;
+        let stream = self.stream.as_ref().ok_or_else(|| io::Error::from(io::ErrorKind::NotConnected))?.tcp();
         if let Some(e) = stream.take_error()? {
             return Err(e);
         }

@@ -6,12 +6,14 @@ use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum LoadError {
-    #[error("invalid URL {url:?}: {reason} (expected http://HOST[:PORT]/PATH)")]
+    #[error("invalid URL {url:?}: {reason} (expected http://HOST[:PORT]/PATH or https://…)")]
     BadUrl { url: String, reason: String },
     #[error("cannot resolve host of {url}: {reason}")]
     Resolve { url: String, reason: String },
     #[error("cannot connect to {url}: {reason} (is the server running?)")]
     Connect { url: String, reason: String },
+    #[error("TLS handshake with {url} failed: {reason}")]
+    Tls { url: String, reason: String },
     #[error("{0}")]
     Config(String),
     #[error("load generator failed: {0}")]

@@ -1,4 +1,5 @@
-//! The load engine behind `stampede load`.
+//! The load engine behind `stampede load`: HTTP/1.1 (optionally pipelined)
+//! over TCP or TLS, and HTTP/2.
 //!
 //! Connections are owned by one thread's event loop each (edge-triggered epoll
 //! through `mio`, registered once), requests are encoded once and reused,
@@ -9,6 +10,8 @@
 
 pub mod capacity;
 mod conn;
+mod h2_conn;
+mod h2_worker;
 pub mod config;
 pub mod error;
 mod pacer;
@@ -19,6 +22,8 @@ mod rusage;
 mod runner;
 pub mod target;
 pub mod text;
+pub mod tls;
+mod transport;
 pub mod units;
 mod timeline;
 mod worker;
@@ -28,3 +33,4 @@ pub use error::LoadError;
 pub use result::LoadResult;
 pub use runner::run;
 pub use target::Target;
+pub use tls::TlsOptions;

@@ -67,6 +67,14 @@ pub struct Timer {
 
 impl Timer {
     pub fn new(registry: &Registry, token: Token) -> io::Result<Timer> {
+        let timer = Timer::unregistered()?;
+        registry.register(&mut SourceFd(&timer.fd.as_raw_fd()), token, Interest::READABLE)?;
+        Ok(timer)
+    }
+
+    /// A timer for another event loop to watch (the HTTP/2 worker's tokio
+    /// reactor, through `AsRawFd`).
+    pub fn unregistered() -> io::Result<Timer> {
         // SAFETY: plain syscalls; the fd is checked and then owned.
         let raw = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
         if raw < 0 {
@@ -75,7 +83,6 @@ impl Timer {
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         // Default timer slack is 50 µs; the schedule wants better.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000u64) };
-        registry.register(&mut SourceFd(&fd.as_raw_fd()), token, Interest::READABLE)?;
         Ok(Timer { fd, armed: None, origin: Instant::now(), origin_ns: crate::rusage::monotonic_ns() })
     }
 
@@ -101,6 +108,12 @@ impl Timer {
         // SAFETY: reads at most 8 bytes into our buffer; EAGAIN is fine.
         unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), 8) };
         self.armed = None;
+    }
+}
+
+impl AsRawFd for Timer {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.fd.as_raw_fd()
     }
 }
 

@@ -23,6 +23,9 @@ pub struct Errors {
     pub timeout: u64,
     pub status: u64,
     pub parse: u64,
+    /// TLS handshakes that failed (untrusted certificate, protocol error, timeout).
+    #[serde(default)]
+    pub tls: u64,
 }
 
 impl Errors {
@@ -33,10 +36,11 @@ impl Errors {
         self.timeout += o.timeout;
         self.status += o.status;
         self.parse += o.parse;
+        self.tls += o.tls;
     }
     /// Failures of the transport or the protocol, the ones that void a result.
     pub fn socket(&self) -> u64 {
-        self.connect + self.read + self.write + self.timeout + self.parse
+        self.connect + self.read + self.write + self.timeout + self.parse + self.tls
     }
 }
 
@@ -47,6 +51,7 @@ pub enum ErrorKind {
     Write,
     Timeout,
     Parse,
+    Tls,
 }
 
 /// One request of the slow log, on the monotonic clock of the run.
@@ -68,6 +73,13 @@ pub struct Recorder {
     pub latency: Histogram<u64>,
     pub service: Histogram<u64>,
     pub lag: Histogram<u64>,
+    /// TLS handshake durations, from the TCP connect being up to the first
+    /// request being sendable.
+    pub handshake: Histogram<u64>,
+    pub tls_resumed: u64,
+    /// HTTP/2: GOAWAY frames received and streams reset by the server.
+    pub goaway: u64,
+    pub rst_stream: u64,
     pub requests: u64,
     pub sent: u64,
     pub bytes_read: u64,
@@ -95,6 +107,10 @@ impl Recorder {
             latency: new_histogram(),
             service: new_histogram(),
             lag: new_histogram(),
+            handshake: new_histogram(),
+            tls_resumed: 0,
+            goaway: 0,
+            rst_stream: 0,
             requests: 0,
             sent: 0,
             bytes_read: 0,
@@ -149,6 +165,7 @@ impl Recorder {
             ErrorKind::Write => self.errors.write += 1,
             ErrorKind::Timeout => self.errors.timeout += 1,
             ErrorKind::Parse => self.errors.parse += 1,
+            ErrorKind::Tls => self.errors.tls += 1,
         }
         self.tick(now);
         self.second.errors += 1;
@@ -157,6 +174,14 @@ impl Recorder {
         if let (true, Some((intended, start, conn))) = (self.slow_cap > 0, intended) {
             let latency_ns = now.saturating_duration_since(intended).as_nanos() as u64;
             self.note_slow(Slow { latency_ns, intended, start, end: now, connection: conn, status: 0 });
+        }
+    }
+
+    /// A TLS handshake finished after `took`.
+    pub fn handshake(&mut self, now: Instant, took: std::time::Duration, resumed: bool) {
+        if self.measuring(now) {
+            self.handshake.saturating_record(took.as_nanos().max(1) as u64);
+            self.tls_resumed += resumed as u64;
         }
     }
 
@@ -200,6 +225,10 @@ impl Recorder {
         self.latency.add(&other.latency).expect("same histogram bounds");
         self.service.add(&other.service).expect("same histogram bounds");
         self.lag.add(&other.lag).expect("same histogram bounds");
+        self.handshake.add(&other.handshake).expect("same histogram bounds");
+        self.tls_resumed += other.tls_resumed;
+        self.goaway += other.goaway;
+        self.rst_stream += other.rst_stream;
         self.requests += other.requests;
         self.sent += other.sent;
         self.bytes_read += other.bytes_read;

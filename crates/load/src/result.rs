@@ -39,8 +39,50 @@ pub struct LoadResult {
     /// With `--slow-log N`: the N slowest requests, slowest first.
     #[serde(default)]
     pub slow_requests: Vec<SlowRequest>,
+    /// `"http/1.1"` or `"h2"`.
+    #[serde(default = "http11")]
+    pub protocol: String,
+    /// HTTP/1.1 requests written back to back per connection (`--pipeline`).
+    #[serde(default = "one")]
+    pub pipeline: usize,
+    /// `https://` only: TLS handshake durations, apart from request latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_handshake_us: Option<Percentiles>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsStats>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2: Option<Http2Stats>,
     #[serde(flatten)]
     pub open: Option<OpenLoop>,
+}
+
+fn http11() -> String {
+    "http/1.1".into()
+}
+
+fn one() -> usize {
+    1
+}
+
+/// TLS handshakes in the measured period.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TlsStats {
+    pub handshakes: u64,
+    /// Handshakes that resumed an earlier session (reconnects).
+    pub resumed: u64,
+    /// The protocol the server chose by ALPN, if any.
+    pub alpn: Option<String>,
+}
+
+/// HTTP/2 connection events in the measured period.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Http2Stats {
+    /// Concurrent streams per connection (`--streams`).
+    pub streams: usize,
+    /// GOAWAY frames received; each connection that got one was reopened.
+    pub goaway: u64,
+    /// Streams the server reset (RST_STREAM); each counts as a `read` error.
+    pub rst_stream: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

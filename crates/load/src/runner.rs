@@ -6,9 +6,12 @@
 use crate::config::{LoadConfig, Stop};
 use crate::error::LoadError;
 use crate::recorder::{Recorder, Slow};
-use crate::result::{encode_histogram, spectrum, LoadResult, Loadgen, OpenLoop, Percentiles, SlowRequest, Tool, SCHEMA};
+use crate::result::{
+    encode_histogram, spectrum, Http2Stats, LoadResult, Loadgen, OpenLoop, Percentiles, SlowRequest, TlsStats, Tool, SCHEMA,
+};
 use crate::rusage;
 use crate::timeline::Timeline;
+use crate::tls::{TlsOptions, TlsShared, TlsStream};
 use crate::worker::{Output, Share, Worker};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -19,8 +22,69 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// the run are counted in the result.
 pub fn run(cfg: &LoadConfig) -> Result<LoadResult, LoadError> {
     cfg.validate().map_err(LoadError::Config)?;
-    cfg.target.preflight(cfg.timeout.min(Duration::from_secs(5)))?;
-    let request = cfg.encode_request();
+    let timeout = cfg.timeout.min(Duration::from_secs(5));
+    let tls = match cfg.target.tls {
+        true => Some(TlsShared::new(&tls_options(cfg), &cfg.target.host, &cfg.target.url)?),
+        false => None,
+    };
+    let negotiated = match &tls {
+        Some(tls) => tls.preflight(cfg.target.addr, &cfg.target.url, timeout)?,
+        None => {
+            cfg.target.preflight(timeout)?;
+            None
+        }
+    };
+    let http2 = cfg.http2 || negotiated.as_deref() == Some("h2");
+    if cfg.http2 && tls.is_some() && negotiated.as_deref() != Some("h2") {
+        return Err(LoadError::Config(format!(
+            "--http2: {} did not agree to h2 by ALPN; drop --http2 to load it over HTTP/1.1",
+            cfg.target.url
+        )));
+    }
+    if http2 && cfg.pipeline > 1 {
+        return Err(LoadError::Config(format!(
+            "--pipeline: {} chose h2 by ALPN, and pipelining is HTTP/1.1's; use --streams, or --alpn http/1.1",
+            cfg.target.url
+        )));
+    }
+    let protocol = Protocol { http2, alpn: negotiated, tls: tls.is_some() };
+    if http2 {
+        let shared = crate::h2_worker::Shared::new(cfg, tls)?;
+        return run_threads(cfg, protocol, |share, rec| crate::h2_worker::run(cfg, &shared, share, rec));
+    }
+    let batch = cfg.encode_batch();
+    match &tls {
+        Some(tls) => run_threads(cfg, protocol, |share, rec| {
+            Ok(Worker::<TlsStream>::new(cfg, &batch, tls, share, rec)?.run())
+        }),
+        None => run_threads(cfg, protocol, |share, rec| {
+            Ok(Worker::<mio::net::TcpStream>::new(cfg, &batch, &(), share, rec)?.run())
+        }),
+    }
+}
+
+/// The ALPN offer: what the user asked for, or the one protocol the run speaks.
+fn tls_options(cfg: &LoadConfig) -> TlsOptions {
+    let mut opts = cfg.tls.clone();
+    if opts.alpn.is_empty() {
+        opts.alpn = vec![if cfg.http2 { "h2" } else { "http/1.1" }.to_string()];
+    }
+    opts
+}
+
+/// What the connections speak, for the result.
+pub(crate) struct Protocol {
+    pub http2: bool,
+    pub alpn: Option<String>,
+    pub tls: bool,
+}
+
+/// Starts one thread per share of the run, each running `work`, and merges
+/// what they measured.
+fn run_threads<F>(cfg: &LoadConfig, protocol: Protocol, work: F) -> Result<LoadResult, LoadError>
+where
+    F: Fn(Share, Recorder) -> Result<Output, LoadError> + Sync,
+{
     let timeline = Arc::new(Timeline::default());
     let start = Instant::now();
     let measure_from = start + cfg.warmup;
@@ -29,6 +93,7 @@ pub fn run(cfg: &LoadConfig) -> Result<LoadResult, LoadError> {
         Stop::Requests(_) => None,
     };
     let threads = cfg.threads;
+    let work = &work;
     let (outputs, usage_from) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|index| {
@@ -46,10 +111,7 @@ pub fn run(cfg: &LoadConfig) -> Result<LoadResult, LoadError> {
                     end,
                 };
                 let rec = Recorder::new(measure_from, end, cfg.slow_log, timeline.clone());
-                let request = &request;
-                std::thread::Builder::new()
-                    .name(format!("stampede-{index}"))
-                    .spawn_scoped(s, move || Worker::new(cfg, request, share, rec).map(Worker::run))
+                std::thread::Builder::new().name(format!("stampede-{index}")).spawn_scoped(s, move || work(share, rec))
             })
             .collect();
         // The generator's own CPU is taken over the measured phase only.
@@ -57,15 +119,13 @@ pub fn run(cfg: &LoadConfig) -> Result<LoadResult, LoadError> {
             std::thread::sleep(measure_from.saturating_duration_since(Instant::now()).min(Duration::from_millis(50)));
         }
         let usage_from = rusage::current();
-        let outputs: Vec<Result<Output, LoadError>> = handles
-            .into_iter()
-            .map(|h| Ok(h?.join().expect("worker thread panicked")?))
-            .collect();
+        let outputs: Vec<Result<Output, LoadError>> =
+            handles.into_iter().map(|h| h?.join().expect("worker thread panicked")).collect();
         (outputs, usage_from)
     });
     let usage_to = rusage::current();
     let outputs = outputs.into_iter().collect::<Result<Vec<Output>, LoadError>>()?;
-    Ok(assemble(cfg, outputs, &timeline, measure_from, end, usage_from, usage_to))
+    Ok(assemble(cfg, &protocol, outputs, &timeline, measure_from, end, usage_from, usage_to))
 }
 
 /// Thread `index`'s share of `total`, the remainder going to the first threads.
@@ -74,8 +134,10 @@ fn split(total: u64, threads: usize, index: usize) -> u64 {
     total / t + u64::from((index as u64) < total % t)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn assemble(
     cfg: &LoadConfig,
+    protocol: &Protocol,
     outputs: Vec<Output>,
     timeline: &Timeline,
     measure_from: Instant,
@@ -127,7 +189,7 @@ fn assemble(
             generator_busy,
         }
     });
-    slow.sort_by(|a, b| b.latency_ns.cmp(&a.latency_ns));
+    slow.sort_by_key(|s| std::cmp::Reverse(s.latency_ns));
     slow.truncate(cfg.slow_log);
     LoadResult {
         schema: SCHEMA.into(),
@@ -157,6 +219,15 @@ fn assemble(
         },
         timeline: timeline.finish(wall.ceil() as u64),
         slow_requests: stamp(&slow),
+        protocol: if protocol.http2 { "h2" } else { "http/1.1" }.into(),
+        pipeline: cfg.pipeline,
+        tls_handshake_us: protocol.tls.then(|| Percentiles::of(&rec.handshake)),
+        tls: protocol.tls.then(|| TlsStats {
+            handshakes: rec.handshake.len(),
+            resumed: rec.tls_resumed,
+            alpn: protocol.alpn.clone(),
+        }),
+        http2: protocol.http2.then_some(Http2Stats { streams: cfg.streams, goaway: rec.goaway, rst_stream: rec.rst_stream }),
         open,
     }
 }

@@ -11,23 +11,27 @@ pub struct Target {
     /// The URL as the user gave it, for messages and results.
     pub url: String,
     pub addr: SocketAddr,
-    /// Value of the `Host` header: the host, plus the port when it is not 80.
+    /// Value of the `Host` header: the host, plus the port when it is not the scheme's default.
     pub host_header: String,
     /// Path and query, as sent on the request line.
     pub path: String,
+    /// The host as written in the URL (the TLS server name).
+    pub host: String,
+    /// `https://`: connections speak TLS.
+    pub tls: bool,
 }
 
 impl Target {
     pub fn parse(raw: &str) -> Result<Target, LoadError> {
         let bad = |reason: &str| LoadError::BadUrl { url: raw.to_string(), reason: reason.to_string() };
         let url = url::Url::parse(raw).map_err(|e| bad(&e.to_string()))?;
-        match url.scheme() {
-            "http" => {}
-            "https" => return Err(bad("https is not supported yet; use http://")),
+        let tls = match url.scheme() {
+            "http" => false,
+            "https" => true,
             other => return Err(bad(&format!("unsupported scheme {other:?}"))),
-        }
+        };
         let host = url.host_str().ok_or_else(|| bad("no host"))?;
-        let port = url.port_or_known_default().unwrap_or(80);
+        let port = url.port_or_known_default().unwrap_or(if tls { 443 } else { 80 });
         let lookup_host = host.trim_start_matches('[').trim_end_matches(']');
         let addr = (lookup_host, port)
             .to_socket_addrs()
@@ -43,7 +47,7 @@ impl Target {
             path.push('?');
             path.push_str(q);
         }
-        Ok(Target { url: raw.to_string(), addr, host_header, path })
+        Ok(Target { url: raw.to_string(), addr, host_header, path, host: host.to_string(), tls })
     }
 
     /// One blocking connection attempt, so that a refused port fails the run
@@ -79,6 +83,9 @@ mod tests {
     fn rejects_what_it_cannot_load() {
         assert!(matches!(Target::parse("127.0.0.1:80"), Err(LoadError::BadUrl { .. })));
         assert!(matches!(Target::parse("ftp://x/"), Err(LoadError::BadUrl { .. })));
+        let t = Target::parse("https://127.0.0.1/").unwrap();
+        assert!(t.tls);
+        assert_eq!((t.addr.port(), t.host_header.as_str()), (443, "127.0.0.1"));
         assert!(matches!(Target::parse("http://"), Err(LoadError::BadUrl { .. })));
     }
 

@@ -29,13 +29,40 @@ pub fn render(r: &LoadResult) -> String {
             dur(s.max)
         );
     }
+    if let (Some(h), Some(t)) = (&r.tls_handshake_us, &r.tls) {
+        let _ = writeln!(
+            o,
+            "  TLS handshakes: {} ({} resumed){}; p50 {}, p99 {}, max {}",
+            t.handshakes,
+            t.resumed,
+            t.alpn.as_ref().map_or(String::new(), |a| format!(", ALPN {a}")),
+            dur(h.p50),
+            dur(h.p99),
+            dur(h.max)
+        );
+    }
+    if let Some(h2) = &r.http2 {
+        let _ = writeln!(
+            o,
+            "  HTTP/2: {} streams per connection; GOAWAY received {}, streams reset {}",
+            h2.streams, h2.goaway, h2.rst_stream
+        );
+    }
+    if r.pipeline > 1 {
+        let _ = writeln!(o, "  HTTP/1.1 pipelining: {} requests per write", r.pipeline);
+    }
     let _ = writeln!(o, "  {} requests in {:.2}s, {} read", r.requests, r.duration_s, bytes(r.bytes_read as f64));
     let e = &r.errors;
     if e.socket() > 0 {
         let _ = writeln!(
             o,
-            "  Socket errors: connect {}, read {}, write {}, timeout {}, malformed {}",
-            e.connect, e.read, e.write, e.timeout, e.parse
+            "  Socket errors: connect {}, read {}, write {}, timeout {}, malformed {}{}",
+            e.connect,
+            e.read,
+            e.write,
+            e.timeout,
+            e.parse,
+            if e.tls > 0 { format!(", TLS handshake {}", e.tls) } else { String::new() }
         );
     }
     if e.status > 0 {

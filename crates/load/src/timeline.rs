@@ -28,6 +28,9 @@ pub struct Timeline {
 struct Inner {
     open: BTreeMap<u64, (u64, u64, Histogram<u64>)>,
     closed: BTreeMap<u64, SecondStats>,
+    /// Histograms of closed seconds, reset for reuse: a fresh one per second
+    /// would make the allocator's footprint creep up over a long run.
+    spare: Vec<Histogram<u64>>,
 }
 
 impl Timeline {
@@ -44,7 +47,11 @@ impl Timeline {
             closed.errors += errors;
             return;
         }
-        let slot = inner.open.entry(second).or_insert_with(|| (0, 0, Self::new_second_histogram()));
+        if !inner.open.contains_key(&second) {
+            let hist = inner.spare.pop().unwrap_or_else(Self::new_second_histogram);
+            inner.open.insert(second, (0, 0, hist));
+        }
+        let slot = inner.open.get_mut(&second).expect("inserted above");
         slot.0 += requests;
         slot.1 += errors;
         slot.2.add(hist).expect("same histogram bounds");
@@ -53,8 +60,11 @@ impl Timeline {
             if first + KEEP_OPEN_S > newest {
                 break;
             }
-            let (s, v) = inner.open.pop_first().unwrap();
-            inner.closed.insert(s, close(s, v));
+            let (s, (requests, errors, mut hist)) = inner.open.pop_first().unwrap();
+            let stats = close(s, (requests, errors, &hist));
+            inner.closed.insert(s, stats);
+            hist.reset();
+            inner.spare.push(hist);
         }
     }
 
@@ -62,8 +72,8 @@ impl Timeline {
     /// (seconds with no traffic are zeros, not gaps).
     pub fn finish(&self, seconds: u64) -> Vec<SecondStats> {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        while let Some((s, v)) = inner.open.pop_first() {
-            inner.closed.insert(s, close(s, v));
+        while let Some((s, (requests, errors, hist))) = inner.open.pop_first() {
+            inner.closed.insert(s, close(s, (requests, errors, &hist)));
         }
         let last = inner.closed.keys().next_back().map_or(0, |s| s + 1);
         (0..seconds.max(last))
@@ -74,7 +84,7 @@ impl Timeline {
     }
 }
 
-fn close(t_s: u64, (requests, errors, hist): (u64, u64, Histogram<u64>)) -> SecondStats {
+fn close(t_s: u64, (requests, errors, hist): (u64, u64, &Histogram<u64>)) -> SecondStats {
     let p99_us = if hist.is_empty() { 0.0 } else { hist.value_at_quantile(0.99) as f64 / 1000.0 };
     SecondStats { t_s, requests, errors, p99_us }
 }

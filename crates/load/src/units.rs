@@ -1,11 +1,16 @@
 //! Command-line quantities with units, as benchmark users type them:
 //! durations (`500ms`, `10s`, `1m`, `1h`, a bare number is seconds) and
-//! counts or rates (`20k`, `1.5M`). Shared by every subcommand so `--duration`
+//! compound durations (`1m30s`), counts or rates (`20k`, `1.5M`). Shared by every subcommand so `--duration`
 //! means the same thing everywhere.
 
 use std::time::Duration;
 
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    simple_duration(s).or_else(|e| humantime::parse_duration(s.trim()).map_err(|_| e))
+}
+
+/// One number and one unit; compound forms (`1m30s`) go to humantime.
+fn simple_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
@@ -59,6 +64,7 @@ mod tests {
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
         assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
         assert!(parse_duration("10x").is_err());
+        assert_eq!(parse_duration("1m30s").unwrap(), Duration::from_secs(90));
         assert!(parse_duration("-1s").is_err());
         assert_eq!(parse_count("20k").unwrap(), 20_000.0);
         assert_eq!(parse_whole("1.5M").unwrap(), 1_500_000);

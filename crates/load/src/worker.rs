@@ -7,15 +7,21 @@
 //! response ends, without waiting for a writable event; a read shorter than
 //! the buffer means the socket is drained, so no read is spent on `EAGAIN`;
 //! the buffer is one per thread, not per connection; and bodies are skipped,
-//! never copied.
+//! never copied. With `--pipeline N` a connection writes N requests in that
+//! one write and reads their responses in order before writing the next N.
+//!
+//! The loop is generic over the connection's `Transport`: the cleartext
+//! instance has no handshake and no flush, so none of the TLS path is paid
+//! for unless the URL is `https://`.
 
 use crate::config::LoadConfig;
 use crate::conn::{Conn, State};
 use crate::pacer::{Pacer, Timer};
 use crate::recorder::{ErrorKind, Recorder, Slow};
 use crate::response::Done;
+use crate::transport::Transport;
 use mio::{Events, Poll, Token};
-use std::io::{self, Read, Write};
+use std::io;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -48,11 +54,15 @@ pub struct Output {
     pub busy: f64,
 }
 
-pub struct Worker<'a> {
+pub struct Worker<'a, T: Transport> {
     cfg: &'a LoadConfig,
-    request: &'a [u8],
+    /// The request repeated `--pipeline` times (once without pipelining).
+    batch: &'a [u8],
+    /// The length of one request in `batch`.
+    request_len: usize,
+    shared: &'a T::Shared,
     poll: Poll,
-    conns: Vec<Conn>,
+    conns: Vec<Conn<T>>,
     idle: Vec<u32>,
     buf: Box<[u8]>,
     rec: Recorder,
@@ -65,8 +75,14 @@ pub struct Worker<'a> {
     starved_since: Option<Instant>,
 }
 
-impl<'a> Worker<'a> {
-    pub fn new(cfg: &'a LoadConfig, request: &'a [u8], share: Share, rec: Recorder) -> io::Result<Worker<'a>> {
+impl<'a, T: Transport> Worker<'a, T> {
+    pub fn new(
+        cfg: &'a LoadConfig,
+        batch: &'a [u8],
+        shared: &'a T::Shared,
+        share: Share,
+        rec: Recorder,
+    ) -> io::Result<Worker<'a, T>> {
         let poll = Poll::new()?;
         let (pacer, timer) = match share.rate {
             Some(rate) => {
@@ -80,7 +96,9 @@ impl<'a> Worker<'a> {
         let conns = (0..share.connections).map(|i| Conn::new(i as u32, head, share.start)).collect();
         Ok(Worker {
             cfg,
-            request,
+            batch,
+            request_len: batch.len() / cfg.pipeline.max(1),
+            shared,
             poll,
             conns,
             idle: Vec::with_capacity(share.max_connections),
@@ -120,7 +138,7 @@ impl<'a> Worker<'a> {
             for ev in events.iter() {
                 match ev.token() {
                     TIMER => self.timer.as_mut().map_or((), Timer::fired),
-                    Token(i) => self.on_event(i, now),
+                    Token(i) => self.on_event(i, ev.is_readable() || ev.is_read_closed() || ev.is_error(), now),
                 }
             }
             if self.pacer.is_some() {
@@ -151,12 +169,20 @@ impl<'a> Worker<'a> {
         if let Some(end) = self.share.end {
             return now >= end;
         }
-        self.share.quota == Some(0) && !self.conns.iter().any(Conn::in_flight)
+        self.share.quota == Some(0) && !self.conns.iter().any(Conn::<T>::in_flight)
     }
 
-    fn on_event(&mut self, i: usize, now: Instant) {
+    /// `readable`: the socket has data, an end or an error to read. An event
+    /// that only says it is writable again (an ACK freed send space) costs
+    /// no read: the last readable edge already drained it.
+    fn on_event(&mut self, i: usize, readable: bool, now: Instant) {
         match self.conns[i].state {
             State::Connecting => match self.conns[i].finish_connect() {
+                Ok(true) if T::HANDSHAKE => {
+                    self.conns[i].state = State::Handshaking;
+                    self.conns[i].start = now;
+                    self.handshake(i, now);
+                }
                 Ok(true) => self.ready(i, now),
                 Ok(false) => {}
                 Err(_) => {
@@ -164,9 +190,39 @@ impl<'a> Worker<'a> {
                     self.conns[i].close();
                 }
             },
-            State::Writing(off) => self.write(i, off),
-            State::Reading | State::Idle => self.read(i, now),
-            State::Backoff => {}
+            State::Handshaking => self.handshake(i, now),
+            State::Writing(off) => {
+                self.write(i, off);
+                // Pipelined responses may already be waiting: an edge-triggered
+                // socket will not announce them again.
+                if self.conns[i].state == State::Reading {
+                    self.read(i, now);
+                }
+            }
+            State::Reading | State::Idle if readable => self.read(i, now),
+            State::Reading | State::Idle | State::Backoff => {}
+        }
+    }
+
+    /// Drives a TLS handshake; its time is recorded apart from request latency.
+    fn handshake(&mut self, i: usize, now: Instant) {
+        let Some(stream) = self.conns[i].stream.as_mut() else { return };
+        match stream.handshake() {
+            Ok(true) => {
+                // A fresh clock: a fast server can finish the handshake within
+                // the very event that started it.
+                let done = Instant::now();
+                let resumed = stream.resumed();
+                let took = done.saturating_duration_since(self.conns[i].start);
+                self.rec.handshake(done, took, resumed);
+                self.ready(i, done);
+            }
+            Ok(false) => {}
+            Err(_) => {
+                // Retried at the next housekeeping tick, not in a tight loop.
+                self.rec.error(ErrorKind::Tls, now, None);
+                self.conns[i].close();
+            }
         }
     }
 
@@ -184,34 +240,41 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Writes the request. The caller has taken `start` from the clock.
+    /// Writes the request (or a batch of `--pipeline` of them). The caller
+    /// has taken `start` from the clock.
     fn send(&mut self, i: usize, intended: Instant, start: Instant) {
+        let mut batch = self.cfg.pipeline as u64;
         if let Some(q) = self.share.quota.as_mut() {
             if *q == 0 {
                 return;
             }
-            *q -= 1;
+            batch = batch.min(*q);
+            *q -= batch;
         }
         let conn = &mut self.conns[i];
         conn.intended = intended;
         conn.start = start;
+        conn.batch = batch as u32;
         if self.rec.measuring(start) {
-            self.rec.sent += 1;
+            self.rec.sent += batch;
         }
         self.write(i, 0);
     }
 
     fn write(&mut self, i: usize, mut off: usize) {
+        let len = self.conns[i].batch as usize * self.request_len;
         let Some(stream) = self.conns[i].stream.as_mut() else { return };
         loop {
-            match stream.write(&self.request[off..]) {
-                Ok(n) => {
-                    off += n;
-                    if off == self.request.len() {
-                        self.conns[i].state = State::Reading;
-                        return;
-                    }
+            if off == len {
+                match stream.flush() {
+                    Ok(true) => self.conns[i].state = State::Reading,
+                    Ok(false) => self.conns[i].state = State::Writing(off),
+                    Err(_) => self.fail(i, ErrorKind::Write, Instant::now()),
                 }
+                return;
+            }
+            match stream.write(&self.batch[off..len]) {
+                Ok(n) => off += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.conns[i].state = State::Writing(off);
                     return;
@@ -247,37 +310,53 @@ impl<'a> Worker<'a> {
                 match self.conns[i].parser.feed(&self.buf[off..n]) {
                     Ok((used, None)) => off += used,
                     Ok((used, Some(done))) => {
-                        if off + used < n {
+                        off += used;
+                        if off < n && self.conns[i].batch == 1 {
+                            // Bytes after the last response asked for.
                             return self.fail(i, ErrorKind::Parse, now);
                         }
-                        self.complete(i, done, now);
-                        off += used;
+                        if !self.complete(i, done, now) {
+                            return; // reconnecting: the rest was the old socket's
+                        }
                     }
                     Err(_) => return self.fail(i, ErrorKind::Parse, now),
                 }
             }
-            if n < self.buf.len() {
+            if T::drained(n, self.buf.len()) {
                 // A short read drained the socket; the next edge will wake us.
                 return;
             }
         }
     }
 
-    fn complete(&mut self, i: usize, done: Done, now: Instant) {
-        let conn = &self.conns[i];
+    /// Records a response; false when the connection was reopened.
+    fn complete(&mut self, i: usize, done: Done, now: Instant) -> bool {
+        let conn = &mut self.conns[i];
         self.rec.response(conn.intended, conn.start, now, done.status, conn.id);
+        conn.batch = conn.batch.saturating_sub(1);
         if done.close {
+            // Pipelined requests behind a closing response are never answered.
+            let (intended, start, id) = (conn.intended, conn.start, conn.id);
+            for _ in 0..conn.batch {
+                self.rec.error(ErrorKind::Read, now, Some((intended, start, id)));
+            }
             self.rec.reconnects += 1;
             self.open(i, now);
+            false
         } else {
-            self.ready(i, now);
+            if conn.batch == 0 {
+                self.ready(i, now);
+            }
+            true
         }
     }
 
     fn eof(&mut self, i: usize, now: Instant) {
         match self.conns[i].state {
             State::Reading => match self.conns[i].parser.eof() {
-                Some(done) => self.complete(i, done, now),
+                Some(done) => {
+                    self.complete(i, done, now);
+                }
                 None => self.fail(i, ErrorKind::Read, now),
             },
             _ => {
@@ -288,11 +367,14 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Counts the failure against the request in flight and reconnects.
+    /// Counts the failure against each request in flight and reconnects.
     fn fail(&mut self, i: usize, kind: ErrorKind, now: Instant) {
         let c = &self.conns[i];
         let in_flight = c.in_flight().then_some((c.intended, c.start, c.id));
         self.rec.error(kind, now, in_flight);
+        for _ in 1..if c.in_flight() { c.batch } else { 0 } {
+            self.rec.error(kind, now, in_flight);
+        }
         self.open(i, now);
     }
 
@@ -302,7 +384,7 @@ impl<'a> Worker<'a> {
             return;
         }
         let registry = self.poll.registry();
-        if self.conns[i].open(self.cfg.target.addr, registry, now).is_err() {
+        if self.conns[i].open(self.cfg.target.addr, self.shared, registry, now).is_err() {
             self.rec.error(ErrorKind::Connect, now, None);
         }
     }
@@ -320,7 +402,7 @@ impl<'a> Worker<'a> {
                 self.starved_since.get_or_insert(now);
                 if self.conns.len() < self.share.max_connections {
                     let id = self.conns.len();
-                    self.conns.push(Conn::new(id as u32, self.cfg.is_head(), now));
+                    self.conns.push(Conn::<T>::new(id as u32, self.cfg.is_head(), now));
                     self.open(id, now);
                 }
                 return;
@@ -362,6 +444,7 @@ impl<'a> Worker<'a> {
             match c.state {
                 State::Writing(_) | State::Reading if overdue => self.fail(i, ErrorKind::Timeout, now),
                 State::Connecting if overdue => self.fail(i, ErrorKind::Connect, now),
+                State::Handshaking if overdue => self.fail(i, ErrorKind::Tls, now),
                 State::Backoff => self.open(i, now),
                 _ => {}
             }

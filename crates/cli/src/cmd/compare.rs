@@ -6,7 +6,9 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
+use stampede_profile::{flame, Folded};
 use stampede_report::compare::{self, Bootstrap, FailIf, DEFAULT_SEED};
+use stampede_report::summary::ConfigKey;
 use stampede_report::Results;
 
 const EXAMPLES: &str = "Examples:
@@ -82,5 +84,41 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     std::io::stdout()
         .write_all(text.as_bytes())
         .context("cannot write to stdout")?;
+    for pair in &comparison.pairs {
+        if let Some(path) = differential_flame(&args, &base, &candidate, &pair.key, &pair.label)? {
+            eprintln!("differential flame graph ({}): {}", pair.label, path.display());
+        }
+    }
     Ok(if comparison.failed { 1 } else { 0 })
+}
+
+/// When both sides of a pair were run with `--profile`, a differential flame
+/// graph of their first profiled runs (red: grew in the candidate; blue:
+/// shrank), written beside the candidate's results.json.
+fn differential_flame(
+    args: &Args,
+    base: &Results,
+    candidate: &Results,
+    key: &ConfigKey,
+    label: &str,
+) -> anyhow::Result<Option<PathBuf>> {
+    let folded = |results: &Results, file: &std::path::Path| {
+        results
+            .runs
+            .iter()
+            .filter(|r| ConfigKey::of(r) == *key)
+            .find_map(|r| r.cpu_profile.as_ref()?.folded.clone())
+            .map(|rel| file.parent().unwrap_or(std::path::Path::new(".")).join(rel))
+    };
+    let (Some(before), Some(after)) = (folded(base, &args.base), folded(candidate, &args.candidate)) else {
+        return Ok(None);
+    };
+    let before = Folded::read(&before).with_context(|| format!("{}: profile of {label}", args.base.display()))?;
+    let after = Folded::read(&after).with_context(|| format!("{}: profile of {label}", args.candidate.display()))?;
+    let svg = flame::render_differential(&before, &after, &format!("{label}: base → candidate"))?;
+    let stem: String = label.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let dir = args.candidate.parent().unwrap_or(std::path::Path::new("."));
+    let path = dir.join(format!("flame-diff-{stem}.svg"));
+    std::fs::write(&path, svg).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(Some(path))
 }

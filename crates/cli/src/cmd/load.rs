@@ -23,6 +23,15 @@ Examples:
   stampede load --find-max --slo 'p99<10ms' -d 5s --warmup 1s URL
       Capacity search: the highest rate whose p99 stays under 10 ms with no
       errors, by short open-loop steps (every step is in the JSON).
+  stampede load --pipeline 16 -c 8 http://127.0.0.1:9009/plaintext
+      HTTP/1.1 pipelining: 16 requests written back to back per connection,
+      responses matched in order (closed loop only).
+  stampede load --insecure https://127.0.0.1:8443/
+      HTTPS through rustls, accepting a self-signed certificate; TLS
+      handshake time is reported apart from request latency.
+  stampede load --http2 --streams 10 -c 4 https://127.0.0.1:8443/
+      HTTP/2 (ALPN h2; prior knowledge on http://), 10 concurrent streams on
+      each of 4 connections.
   stampede load --json URL > result.json
       One stampede.load/1 JSON object on stdout (see docs/results.md).
 
@@ -107,6 +116,32 @@ pub struct Args {
     /// Print one stampede.load/1 JSON object on stdout instead of the text report
     #[arg(long)]
     pub json: bool,
+
+    /// HTTP/1.1: write N requests back to back per connection, then read their
+    /// responses in order (closed loop only)
+    #[arg(long, value_name = "N", default_value = "1", value_parser = positive)]
+    pub pipeline: u64,
+
+    /// Speak HTTP/2: ALPN h2 on https://, prior knowledge (h2c) on http://
+    #[arg(long)]
+    pub http2: bool,
+
+    /// HTTP/2: concurrent streams per connection
+    #[arg(long, value_name = "N", default_value = "1", value_parser = positive)]
+    pub streams: u64,
+
+    /// https://: accept any server certificate (self-signed test servers)
+    #[arg(short = 'k', long, conflicts_with = "ca")]
+    pub insecure: bool,
+
+    /// https://: trust the CA certificates in this PEM file instead of the system's
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<std::path::PathBuf>,
+
+    /// https://: protocols to offer by ALPN, most preferred first (h2, http/1.1);
+    /// the run speaks the one the server picks
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub alpn: Vec<String>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -166,6 +201,12 @@ pub fn config(args: &Args) -> anyhow::Result<LoadConfig> {
     };
     cfg.max_lag = args.max_lag;
     cfg.slow_log = args.slow_log as usize;
+    cfg.pipeline = usize::try_from(args.pipeline).context("--pipeline is too large")?;
+    cfg.http2 = args.http2;
+    cfg.streams = usize::try_from(args.streams).context("--streams is too large")?;
+    cfg.tls.insecure = args.insecure;
+    cfg.tls.ca = args.ca.clone();
+    cfg.tls.alpn = args.alpn.iter().map(|p| p.trim().to_string()).collect();
     cfg.validate().map_err(anyhow::Error::msg)?;
     Ok(cfg)
 }

@@ -3,7 +3,9 @@
 
 pub mod check;
 pub mod compare;
+pub mod explain;
 pub mod load;
+pub mod profile;
 pub mod report;
 pub mod run;
 
@@ -28,6 +30,10 @@ pub enum Command {
     Report(report::Args),
     /// Compare two results files and say which differences are real
     Compare(compare::Args),
+    /// Say which slow requests met a GC pause, CPU saturation or a run-queue spike
+    Explain(explain::Args),
+    /// Sample a running process tree with perf: flame graph, folded stacks and top functions
+    Profile(profile::Args),
 }
 
 pub fn dispatch(cli: Cli) -> i32 {
@@ -37,6 +43,8 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Run(args) => run::run(args),
         Command::Report(args) => report::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Explain(args) => explain::run(args),
+        Command::Profile(args) => profile::run(args),
     };
     match result {
         Ok(code) => code,

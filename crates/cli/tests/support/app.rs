@@ -38,6 +38,12 @@ pub struct Manifest {
     pub version: String,
     #[serde(default)]
     pub knobs: BTreeMap<String, Knob>,
+    /// `[profile]`: settings under `stampede run --profile` (tests/profile.rs reads them).
+    #[serde(default)]
+    pub profile: Option<toml::Table>,
+    /// `[events]`: runtime GC events for `stampede explain` (docs/explain.md).
+    #[serde(default)]
+    pub events: Option<toml::Table>,
 }
 
 /// One `[knobs.<name>]` table.

@@ -5,6 +5,7 @@
 mod efficiency;
 pub mod escape;
 mod page;
+mod profile;
 mod spectrum;
 mod svg;
 mod tables;

@@ -1,0 +1,46 @@
+# Shared by the bench scripts: one nginx worker pinned to CPU 0, the server
+# every generator is measured against. Source it, then write
+#   { nginx_head; cat <<EOF … EOF; } > "$WORK/nginx.conf"; start_nginx URL
+# with WORK set to a scratch directory that the caller's trap removes.
+
+# The common head of the config: one worker on CPU 0, no logs, keep-alive
+# that never ends during a run. The caller appends the rest of `http { … }`.
+nginx_head() {
+  cat <<EOF
+worker_processes 1;
+worker_cpu_affinity 01;
+daemon off;
+pid $WORK/nginx.pid;
+error_log $WORK/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 100000000;
+  keepalive_timeout 300s;
+EOF
+}
+
+# Starts nginx on $WORK/nginx.conf, pinned to CPU 0, and waits until URL answers.
+start_nginx() {
+  taskset -c 0 nginx -c "$WORK/nginx.conf" -p "$WORK" &
+  for _ in $(seq 100); do curl -skf "$1" >/dev/null 2>&1 && return 0; sleep 0.05; done
+  echo "nginx did not start" >&2
+  cat "$WORK/error.log" >&2
+  exit 2
+}
+
+# Runs "$@" pinned to CPU 1; prints "<requests> <cpu seconds>". The CPU is
+# the child's user+sys from the shell's `times`, measured the same way for
+# every tool, so none is trusted to report its own cost. $1 is the function
+# that reads the request count from the tool's output.
+measure() {
+  local parse=$1; shift
+  local out; out=$( { taskset -c 1 "$@" 2>&1; times; } )
+  local cpu; cpu=$(echo "$out" | tail -1 | awk '{ split($1,u,"m"); split($2,s,"m"); sub("s","",u[2]); sub("s","",s[2]); print u[1]*60+u[2]+s[1]*60+s[2] }')
+  local reqs; reqs=$(echo "$out" | $parse)
+  if [ -z "$reqs" ] || [ "$reqs" = 0 ]; then echo "$* failed:" >&2; echo "$out" | tail -5 >&2; reqs=0; fi
+  echo "$reqs $cpu"
+}
+p_stampede() { grep -E 'requests in' | awk '{print $1}'; }
+p_wrk()      { grep -E 'requests in' | awk '{print $1}'; }
+p_h2load()   { grep -E '^requests:' | awk '{print $8}'; }

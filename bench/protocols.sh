@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# How much CPU does each load generator spend per request over HTTPS/1.1,
+# HTTP/2 and pipelined HTTP/1.1?
+#
+# Generates a throw-away EC P-256 certificate, starts nginx (Debian's
+# nginx-light has the ssl and http2 modules; installed if missing) on
+# 127.0.0.1 with one worker pinned to CPU 0 answering a 13-byte body, then
+# runs stampede, h2load and, when installed, oha side by side in three
+# scenarios, each tool pinned to CPU 1 with one thread for the same duration:
+#
+#   https-h1   HTTPS/1.1, 32 keep-alive connections (TLS 1.3, session resumed)
+#   h2-10      HTTP/2 over TLS (ALPN h2), 4 connections x 10 concurrent streams
+#   pipe-16    cleartext HTTP/1.1, 32 connections, 16 requests pipelined on each
+#
+# The CPU of every generator is measured the same way, from outside (the
+# shell's `times` of the child), so no tool is trusted to report its own cost.
+# oha cannot pipeline, so it has no pipe-16 entry.
+#
+#   bench/protocols.sh [DURATION_S]     (default: 5 s per tool and scenario)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${1:-5}
+PORT_H1=${BENCH_PORT:-18490}
+PORT_TLS=$((PORT_H1 + 1))
+WORK=$(mktemp -d)
+trap 'kill $(cat "$WORK/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+need() { command -v "$1" >/dev/null 2>&1; }
+if ! need nginx || ! need h2load || ! need openssl; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light nghttp2-client openssl >/dev/null
+fi
+nginx -V 2>&1 | grep -q http_v2_module || { echo "this nginx has no http_v2_module; install nginx-full" >&2; exit 2; }
+STAMPEDE=${STAMPEDE:-target/release/stampede}
+[ -x "$STAMPEDE" ] || cargo build --release -q -p stampede
+OHA=${OHA:-$(command -v oha || echo "$HOME/.cargo/bin/oha")}
+
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+  -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+  -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
+
+# `listen ... ssl http2` works on every nginx with the module (1.25+ only
+# warns that `http2 on;` is the newer spelling).
+. bench/lib.sh
+{ nginx_head; cat <<EOF
+  ssl_certificate $WORK/cert.pem;
+  ssl_certificate_key $WORK/key.pem;
+  ssl_protocols TLSv1.2 TLSv1.3;
+  ssl_session_cache shared:SSL:1m;
+  server {
+    listen 127.0.0.1:$PORT_H1;
+    listen 127.0.0.1:$PORT_TLS ssl http2;
+    location / { default_type text/plain; return 200 "Hello, World!"; }
+  }
+}
+EOF
+} >"$WORK/nginx.conf"
+start_nginx "https://127.0.0.1:$PORT_TLS/"
+curl -sf "http://127.0.0.1:$PORT_H1/" >/dev/null
+
+H1="http://127.0.0.1:$PORT_H1/"
+TLS="https://127.0.0.1:$PORT_TLS/"
+
+# oha's "Total:" switches between ms and s; its status-code counts do not.
+p_oha()      { grep -E '^ *\[[0-9]+\] [0-9]+ responses' | awk '{s+=$2} END{print s+0}'; }
+
+TOOLS=(stampede h2load)
+[ -x "$OHA" ] && TOOLS+=(oha)
+D=$DURATION
+
+run() {
+  case "$1/$2" in
+    https-h1/stampede) measure p_stampede "$STAMPEDE" load -t 1 -c 32 -d "${D}s" --insecure "$TLS" ;;
+    https-h1/h2load)   measure p_h2load h2load --h1 -t 1 -c 32 -D "$D" "$TLS" ;;
+    https-h1/oha)      measure p_oha "$OHA" --no-tui --insecure -c 32 -z "${D}s" "$TLS" ;;
+    h2-10/stampede)    measure p_stampede "$STAMPEDE" load -t 1 -c 4 --http2 --streams 10 -d "${D}s" --insecure "$TLS" ;;
+    h2-10/h2load)      measure p_h2load h2load -t 1 -c 4 -m 10 -D "$D" "$TLS" ;;
+    h2-10/oha)         measure p_oha "$OHA" --no-tui --insecure --http2 -c 4 -p 10 -z "${D}s" "$TLS" ;;
+    pipe-16/stampede)  measure p_stampede "$STAMPEDE" load -t 1 -c 32 --pipeline 16 -d "${D}s" "$H1" ;;
+    pipe-16/h2load)    measure p_h2load h2load --h1 -t 1 -c 32 -m 16 -D "$D" "$H1" ;;
+    pipe-16/oha)       echo "- -" ;;
+  esac
+}
+
+echo "nginx $(nginx -v 2>&1 | sed 's/.*\///') 1 worker on CPU 0; each generator on CPU 1, 1 thread, ${D}s per run"
+echo "HTTP/1.1: 32 connections; HTTP/2: 4 connections x 10 streams; oha cannot pipeline"
+printf '%-9s %-9s %12s %10s %14s %14s\n' scenario tool "req/s" "CPU s" "req per CPU-s" "vs best peer"
+for scenario in https-h1 h2-10 pipe-16; do
+  declare -A PER=()
+  declare -A LINE=()
+  for tool in "${TOOLS[@]}"; do
+    read -r reqs cpu < <(run "$scenario" "$tool")
+    if [ "$reqs" = "-" ]; then LINE[$tool]="- - -"; continue; fi
+    PER[$tool]=$(awk -v r="$reqs" -v c="$cpu" 'BEGIN{ if (c > 0) printf "%.0f", r/c; else print 0 }')
+    LINE[$tool]="$(awk -v r="$reqs" -v d="$D" 'BEGIN{printf "%.0f", r/d}') $cpu ${PER[$tool]}"
+  done
+  best=0
+  for tool in "${TOOLS[@]}"; do
+    [ "$tool" = stampede ] && continue
+    [ -n "${PER[$tool]:-}" ] && [ "${PER[$tool]}" -gt "$best" ] && best=${PER[$tool]}
+  done
+  for tool in "${TOOLS[@]}"; do
+    read -r rps cpu per <<<"${LINE[$tool]}"
+    vs="-"
+    if [ "$tool" = stampede ] && [ "$best" -gt 0 ]; then vs=$(awk -v s="$per" -v b="$best" 'BEGIN{printf "%.2fx", s/b}'); fi
+    printf '%-9s %-9s %12s %10s %14s %14s\n' "$scenario" "$tool" "$rps" "$cpu" "$per" "$vs"
+  done
+  unset PER LINE
+done

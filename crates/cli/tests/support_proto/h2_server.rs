@@ -1,0 +1,124 @@
+//! An HTTP/2 server on the `h2` crate, cleartext (prior knowledge) or TLS
+//! (ALPN h2), answering `Hello, World!`. It can misbehave the ways a real
+//! server does under load: GOAWAY after N requests on a connection (as nginx
+//! does at `keepalive_requests`), or a reset (RST_STREAM) of every Nth stream.
+//! It records the most streams it ever saw open at once on one connection.
+
+use bytes::Bytes;
+use std::net::{SocketAddr, TcpListener as StdListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+#[derive(Clone, Copy)]
+pub enum Behaviour {
+    Ok,
+    /// Send GOAWAY (graceful: streams in flight are still answered) after
+    /// this many requests on a connection.
+    GoawayAfter(u64),
+    /// Reset every Nth stream with REFUSED_STREAM instead of answering it.
+    ResetEvery(u64),
+}
+
+#[derive(Default)]
+pub struct Counts {
+    pub requests: AtomicU64,
+    pub connections: AtomicU64,
+    pub goaways: AtomicU64,
+    pub resets: AtomicU64,
+    pub max_open_streams: AtomicU64,
+}
+
+pub struct H2Server {
+    pub addr: SocketAddr,
+    pub counts: Arc<Counts>,
+    stop: Arc<AtomicBool>,
+}
+
+impl H2Server {
+    /// With `tls`, connections are TLS and must pick h2 by ALPN.
+    pub fn start(behaviour: Behaviour, tls: Option<Arc<rustls::ServerConfig>>) -> H2Server {
+        let std_listener = StdListener::bind("127.0.0.1:0").unwrap();
+        std_listener.set_nonblocking(true).unwrap();
+        let addr = std_listener.local_addr().unwrap();
+        let counts = Arc::new(Counts::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let (c, st) = (counts.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(std_listener).unwrap();
+                let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
+                loop {
+                    let Ok((tcp, _)) = listener.accept().await else { continue };
+                    if st.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let _ = tcp.set_nodelay(true);
+                    let (c, acceptor) = (c.clone(), acceptor.clone());
+                    tokio::spawn(async move {
+                        match acceptor {
+                            Some(a) => {
+                                if let Ok(tls) = a.accept(tcp).await {
+                                    serve(tls, behaviour, &c).await;
+                                }
+                            }
+                            None => serve(tcp, behaviour, &c).await,
+                        }
+                    });
+                }
+            });
+        });
+        H2Server { addr, counts, stop }
+    }
+
+    pub fn url(&self, scheme: &str) -> String {
+        format!("{scheme}://127.0.0.1:{}/", self.addr.port())
+    }
+}
+
+impl Drop for H2Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = TcpStream::connect(self.addr);
+    }
+}
+
+async fn serve<S>(io: S, behaviour: Behaviour, counts: &Arc<Counts>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let Ok(mut conn) = h2::server::handshake(io).await else { return };
+    counts.connections.fetch_add(1, Ordering::Relaxed);
+    let open = Arc::new(AtomicU64::new(0));
+    let mut seen = 0u64;
+    while let Some(next) = conn.accept().await {
+        let Ok((_request, mut respond)) = next else { return };
+        seen += 1;
+        counts.requests.fetch_add(1, Ordering::Relaxed);
+        if let Behaviour::ResetEvery(n) = behaviour {
+            if seen.is_multiple_of(n) {
+                respond.send_reset(h2::Reason::REFUSED_STREAM);
+                counts.resets.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+        }
+        let now_open = open.fetch_add(1, Ordering::Relaxed) + 1;
+        counts.max_open_streams.fetch_max(now_open, Ordering::Relaxed);
+        let open = open.clone();
+        // Answered from a task, so concurrent streams really are concurrent.
+        tokio::spawn(async move {
+            tokio::task::yield_now().await;
+            let response = http::Response::builder().status(200).body(()).unwrap();
+            if let Ok(mut body) = respond.send_response(response, false) {
+                let _ = body.send_data(Bytes::from_static(b"Hello, World!"), true);
+            }
+            open.fetch_sub(1, Ordering::Relaxed);
+        });
+        if let Behaviour::GoawayAfter(n) = behaviour {
+            if seen == n {
+                conn.graceful_shutdown();
+                counts.goaways.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""A small apps/CONTRACT.md server for the `stampede run` tests: standard
+library only (http.server), so a test app needs no build.
+
+    PORT=9009 THREADS=2 python3 contract_server.py [--name NAME]
+
+THREADS > 1 forks that many worker processes sharing the listening socket,
+so the probe has a process tree to find. CRASH_AFTER=N makes a worker write
+a message to stderr and exit with status 3 after N requests (the crash test).
+"""
+import json
+import os
+import re
+import signal
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+NAME = sys.argv[sys.argv.index("--name") + 1] if "--name" in sys.argv else "contract-py"
+CRASH_AFTER = int(os.environ.get("CRASH_AFTER") or 0)
+LOCK = threading.Lock()
+COUNT = [0]
+DIGITS = re.compile(r"^[0-9]+$")
+MASK = (1 << 64) - 1
+
+
+def xorshift(iters):
+    x = 0x9E3779B97F4A7C15
+    for _ in range(iters):
+        x ^= (x << 13) & MASK
+        x ^= x >> 7
+        x ^= (x << 17) & MASK
+    return x
+
+
+def fib(n):
+    out, a, b = [], 0, 1
+    for _ in range(n):
+        out.append(a)
+        a, b = b, a + b
+    return out
+
+
+def alloc(kib):
+    chunks = [bytearray(256) for _ in range(kib * 4)]
+    for c in chunks:
+        c[0] = 1
+    return len(chunks)
+
+
+ROUTES = {
+    "values": (2147483647, lambda n: str(n)),
+    "api/count": (10000, lambda n: json.dumps(list(range(1, n + 1)), separators=(",", ":"))),
+    "api/fib": (90, lambda n: json.dumps(fib(n), separators=(",", ":"))),
+    "cpu": (10000000, lambda n: json.dumps({"result": str(xorshift(n))})),
+    "alloc": (65536, lambda n: (alloc(n), json.dumps({"allocated_kib": n}))[1]),
+    "sleep": (10000, lambda n: (time.sleep(n / 1000), json.dumps({"slept_ms": n}))[1]),
+}
+
+
+def locked_cpu(n):
+    with LOCK:
+        return json.dumps({"result": str(xorshift(n))})
+
+
+ROUTES["lock"] = (10000000, locked_cpu)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    server_version = NAME
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self, status, body, ctype):
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if CRASH_AFTER:
+            COUNT[0] += 1
+            if COUNT[0] > CRASH_AFTER:
+                sys.stderr.write(f"{NAME}: fatal: simulated crash after {CRASH_AFTER} requests\n")
+                sys.stderr.flush()
+                os._exit(3)
+        path = self.path.split("?", 1)[0]
+        if path == "/plaintext":
+            return self.answer(200, "Hello, World!", "text/plain")
+        if path == "/json":
+            return self.answer(200, json.dumps({"message": "Hello, World!"}), "application/json")
+        head, _, last = path.strip("/").rpartition("/")
+        route = ROUTES.get(head)
+        if route is None or not path.startswith("/") or last == "":
+            return self.answer(404, "not found", "text/plain")
+        limit, make = route
+        if not DIGITS.match(last) or int(last) > limit:
+            return self.answer(400, "bad integer", "text/plain")
+        return self.answer(200, make(int(last)), "application/json")
+
+
+def main():
+    server = ThreadingHTTPServer(("127.0.0.1", int(os.environ.get("PORT") or 9009)), Handler)
+    server.daemon_threads = True
+    workers = int(os.environ.get("THREADS") or 1)
+    children = []
+    for _ in range(workers - 1):
+        pid = os.fork()
+        if pid == 0:
+            children = []
+            break
+        children.append(pid)
+
+    def stop(*_):
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    server.serve_forever()
+
+
+main()

@@ -1,0 +1,23 @@
+//! Why is the tail slow? This crate reads the GC and safepoint logs of the
+//! reference apps' runtimes (Go, the JVM, Node.js, Python), puts their events
+//! on CLOCK_MONOTONIC beside the load generator's slow-request log, adds CPU
+//! saturation and run-queue spikes from the probe's samples, and decides for
+//! each slow request which of them it met. `stampede explain` is its front
+//! end; docs/explain.md describes the method and its limits.
+
+pub mod attribution;
+pub mod error;
+pub mod event;
+pub mod events;
+pub mod explanation;
+pub mod input;
+pub mod latency;
+pub mod render;
+pub mod sources;
+pub mod windows;
+
+pub use attribution::{Margins, Request, Shares};
+pub use error::ExplainError;
+pub use event::{Cause, Event, Kind};
+pub use events::{parse_file, Parsed, Runtime};
+pub use explanation::{explain, Explanation, Source};

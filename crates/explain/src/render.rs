@@ -1,0 +1,146 @@
+//! Explanations for people (aligned text) and for programs (the
+//! `stampede.explain/1` JSON document, documented in docs/explain.md).
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use crate::attribution::Shares;
+use crate::explanation::{Explanation, SCHEMA};
+
+#[derive(Serialize)]
+struct Document<'a> {
+    schema: &'static str,
+    runs: &'a [Explanation],
+}
+
+pub fn json(runs: &[Explanation]) -> String {
+    let mut text = serde_json::to_string_pretty(&Document { schema: SCHEMA, runs }).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+fn shares_line(s: &Shares) -> String {
+    let mut parts = vec![format!("gc {}", pct(s.gc))];
+    if s.pause > 0.0 {
+        parts.push(format!("other pause {}", pct(s.pause)));
+    }
+    parts.push(format!("run-queue {}", pct(s.runqueue)));
+    parts.push(format!("cpu saturation {}", pct(s.cpu_saturation)));
+    parts.push(format!("unexplained {}", pct(s.unexplained)));
+    parts.join(", ")
+}
+
+pub fn human(runs: &[Explanation]) -> String {
+    let mut out = String::new();
+    for (i, run) in runs.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let knobs: Vec<String> = run.knobs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mut title = run.app.clone();
+        if !knobs.is_empty() {
+            let _ = write!(title, " [{}]", knobs.join(" "));
+        }
+        if let Some(path) = &run.path {
+            let _ = write!(title, " {path}");
+        }
+        if let Some(it) = run.iteration {
+            let _ = write!(title, " #{it}");
+        }
+        let _ = writeln!(out, "{title}");
+        let events: Vec<String> = run.events.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let _ = writeln!(out, "  events known: {}", if events.is_empty() { "none".into() } else { events.join(", ") });
+        let _ = writeln!(
+            out,
+            "  above p99 ({:.0} µs): {} slow requests: {}",
+            run.slow_threshold_us,
+            run.slow_requests,
+            shares_line(&run.share)
+        );
+        let _ = writeln!(out, "    by chance (same requests at other times): {}", shares_line(&run.chance));
+        let _ = writeln!(
+            out,
+            "  above p99.9 ({:.0} µs): {} slow requests: {}",
+            run.p999.threshold_us,
+            run.p999.slow_requests,
+            shares_line(&run.p999.share)
+        );
+        if let Some(l) = &run.latency {
+            let _ = writeln!(
+                out,
+                "  latency: p50 {:.0} µs, p99 {:.0} µs; without the {} requests that met a pause: p50 {:.0} µs, p99 {:.0} µs{}",
+                l.all.p50_us,
+                l.all.p99_us,
+                l.removed,
+                l.without_pauses.p50_us,
+                l.without_pauses.p99_us,
+                if l.exact { "" } else { " (approximate: the slow log stops above it)" }
+            );
+        }
+        if !run.slowest.is_empty() {
+            let _ = writeln!(out, "  slowest:");
+        }
+        for s in &run.slowest {
+            let cause = s.cause.map_or("unexplained", |c| c.name());
+            let _ = writeln!(out, "    {:>9.0} µs  {cause}", s.latency_us);
+            for e in s.events.iter().take(4) {
+                let _ = writeln!(
+                    out,
+                    "                  {} {:+.2} ms for {:.2} ms: {}",
+                    e.kind.name(),
+                    e.offset_ms,
+                    e.duration_ms,
+                    e.label
+                );
+            }
+            if s.events.len() > 4 {
+                let _ = writeln!(out, "                  … and {} more events", s.events.len() - 4);
+            }
+        }
+        for c in &run.clock {
+            let _ = writeln!(out, "  clock: {c}");
+        }
+        for n in &run.notes {
+            let _ = writeln!(out, "  note: {n}");
+        }
+    }
+    if runs.len() > 1 {
+        out.push('\n');
+        out.push_str(&table(runs));
+    }
+    out
+}
+
+/// One line per run: p99 and the share of the tail each cause explains, the
+/// table to read a GC scenario by (each app under each GC setting).
+pub fn table(runs: &[Explanation]) -> String {
+    let mut rows = vec![["app".to_string(), "knobs".into(), "p99 µs".into(), "slow".into(), "gc".into(), "gc by chance".into(), "run-queue".into(), "cpu sat.".into(), "unexplained".into()]];
+    let mut sorted: Vec<&Explanation> = runs.iter().collect();
+    sorted.sort_by(|a, b| (&a.app, &a.knobs, a.iteration).cmp(&(&b.app, &b.knobs, b.iteration)));
+    for r in sorted {
+        let knobs: Vec<String> = r.knobs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        rows.push([
+            r.app.clone(),
+            knobs.join(" "),
+            format!("{:.0}", r.slow_threshold_us),
+            r.slow_requests.to_string(),
+            pct(r.share.gc + r.share.pause),
+            pct(r.chance.gc + r.chance.pause),
+            pct(r.share.runqueue),
+            pct(r.share.cpu_saturation),
+            pct(r.share.unexplained),
+        ]);
+    }
+    let widths: Vec<usize> = (0..9).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = row.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+    }
+    out
+}

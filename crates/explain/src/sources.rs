@@ -1,0 +1,61 @@
+//! Building the [`Source`] of each run to explain, from either input: the
+//! runs of a results file, with the events `stampede run` stored and the
+//! probe's samples turned into CPU-saturation and run-queue events; or one
+//! load document with event logs parsed beside it.
+
+use crate::events::Parsed;
+use crate::explanation::Source;
+use crate::input::{LoadDoc, ResultsDoc};
+use crate::windows;
+
+/// One source per run that has a measured load phase.
+pub fn from_results(doc: &ResultsDoc) -> Vec<Source> {
+    doc.runs
+        .iter()
+        .filter_map(|run| {
+            let load = run.load.clone()?;
+            let mut events = run.runtime_events();
+            let mut clock = Vec::new();
+            if !events.is_empty() {
+                clock.push("runtime events as stored by stampede run".to_string());
+            }
+            match (run.clock.measured_start_mono_ns, doc.server_cores(run), &run.server) {
+                (Some(t0), Some(cores), Some(server)) if !server.samples.is_empty() => {
+                    events.extend(windows::events(&server.samples, t0, cores));
+                    clock.push(format!("probe samples placed from the measured phase's start (CLOCK_MONOTONIC {t0} ns), {cores} server cores"));
+                }
+                (None, _, Some(server)) if !server.samples.is_empty() => {
+                    clock.push("probe samples left out: the run has no clock.measured_start_mono_ns anchor".to_string());
+                }
+                _ => {}
+            }
+            let notes = match (run.valid, &run.invalid_reason) {
+                (Some(false), Some(reason)) => vec![format!("stampede run marked this run invalid: {reason}")],
+                (Some(false), None) => vec!["stampede run marked this run invalid".to_string()],
+                _ => Vec::new(),
+            };
+            Some(Source {
+                notes,
+                app: run.app.clone(),
+                knobs: run.knob_text(),
+                profile: run.profile.clone(),
+                path: run.path.clone(),
+                iteration: run.iteration,
+                load,
+                events,
+                clock,
+            })
+        })
+        .collect()
+}
+
+/// A load document explained with parsed event logs.
+pub fn from_load(app: &str, load: LoadDoc, logs: Vec<(String, Parsed)>) -> Source {
+    let path = load.url.as_deref().and_then(|u| u.split_once("://")).and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_string()));
+    let mut source = Source { app: app.to_string(), path, load, ..Source::default() };
+    for (name, parsed) in logs {
+        source.clock.push(format!("{name}: {} ({} events, ±{:.1} ms)", parsed.clock, parsed.events.len(), parsed.clock_error_ns as f64 / 1e6));
+        source.events.extend(parsed.events);
+    }
+    source
+}

@@ -1,0 +1,95 @@
+//! CPU saturation and run-queue spikes, as events, from the probe's samples of
+//! the server's process tree (`server.samples` in results.json).
+//!
+//! A sample covers the interval since the previous one. It is saturated when
+//! the tree used at least 90% of the cores it was allowed (its pinning, or the
+//! machine). Run-queue wait, summed over the tree's threads from
+//! `/proc/PID/task/*/schedstat`, is the direct OS-level signal: a sample is a
+//! spike when its wait per wall-clock second is at least three times the
+//! run's median and at least 10% of one core (threads that were ready to run
+//! spent that long waiting for a CPU).
+
+use serde::Deserialize;
+
+use crate::event::{Event, Kind};
+
+/// The fields of a probe sample this module reads.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(default)]
+pub struct Sample {
+    pub t_s: f64,
+    pub cpu_cores: Option<f64>,
+    pub runqueue_wait_ms: Option<f64>,
+}
+
+const SATURATED: f64 = 0.9;
+const SPIKE_OVER_MEDIAN: f64 = 3.0;
+const SPIKE_FLOOR: f64 = 0.1;
+
+/// Turns samples into events. `t0_mono_ns` is CLOCK_MONOTONIC at `t_s = 0`;
+/// `allowed_cores` the CPUs the server may use.
+pub fn events(samples: &[Sample], t0_mono_ns: u64, allowed_cores: f64) -> Vec<Event> {
+    let mono = |t_s: f64| (t0_mono_ns as i128 + (t_s * 1e9).round() as i128).max(0) as u64;
+    let intervals: Vec<(f64, f64, &Sample)> = samples
+        .windows(2)
+        .filter(|w| w[1].t_s > w[0].t_s)
+        .map(|w| (w[0].t_s, w[1].t_s, &w[1]))
+        .collect();
+    let mut ratios: Vec<f64> = intervals
+        .iter()
+        .filter_map(|(a, b, s)| s.runqueue_wait_ms.map(|w| w / 1000.0 / (b - a)))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let median = ratios.get(ratios.len() / 2).copied().unwrap_or(0.0);
+    let spike = (median * SPIKE_OVER_MEDIAN).max(SPIKE_FLOOR);
+    let mut out = Vec::new();
+    for (a, b, s) in intervals {
+        let (start, end) = (mono(a), mono(b));
+        if let Some(cores) = s.cpu_cores.filter(|&c| allowed_cores > 0.0 && c >= SATURATED * allowed_cores) {
+            out.push(Event {
+                start_mono_ns: start,
+                end_mono_ns: end,
+                kind: Kind::CpuSaturation,
+                label: format!("server used {cores:.2} of {allowed_cores} allowed cores"),
+                stopped: false,
+                error_ns: 0,
+            });
+        }
+        if let Some(wait) = s.runqueue_wait_ms {
+            let ratio = wait / 1000.0 / (b - a);
+            if ratio >= spike {
+                out.push(Event {
+                    start_mono_ns: start,
+                    end_mono_ns: end,
+                    kind: Kind::Runqueue,
+                    label: format!("run-queue wait {wait:.1} ms in {:.0} ms (median {:.1} ms)", (b - a) * 1e3, median * (b - a) * 1e3),
+                    stopped: false,
+                    error_ns: 0,
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(t_s: f64, cpu: f64, rq: f64) -> Sample {
+        Sample { t_s, cpu_cores: Some(cpu), runqueue_wait_ms: Some(rq) }
+    }
+
+    #[test]
+    fn a_hog_is_found_and_a_quiet_run_gives_nothing() {
+        let quiet: Vec<Sample> = (0..20).map(|i| sample(i as f64 * 0.1, 0.4, 0.5)).collect();
+        assert!(events(&quiet, 1_000_000_000, 1.0).is_empty());
+        let mut hog = quiet.clone();
+        hog[10] = sample(1.0, 0.98, 45.0);
+        let found = events(&hog, 1_000_000_000, 1.0);
+        let kinds: Vec<Kind> = found.iter().map(|e| e.kind).collect();
+        assert_eq!(kinds, [Kind::CpuSaturation, Kind::Runqueue]);
+        assert_eq!(found[0].start_mono_ns, 1_900_000_000);
+        assert_eq!(found[0].end_mono_ns, 2_000_000_000);
+    }
+}

@@ -1,0 +1,467 @@
+//! One HTTP/2 load-generator thread: its connections, `--streams` concurrent
+//! streams on each, on a tokio current-thread runtime of its own.
+//!
+//! HTTP/2 framing, HPACK and flow control come from the `h2` crate, which
+//! needs tokio; a runtime per thread keeps the HTTP/1.1 model (connections
+//! owned by one thread, no work stealing, nothing shared until the end) and
+//! reuses the same `Recorder`. Every stream slot is a loop: take a request
+//! (at once in closed loop, from the schedule in open loop), send it, wait
+//! for the response, drain its body. In open loop a dispatcher keeps the
+//! schedule with the same `Pacer` and `timerfd` as HTTP/1.1 (tokio's own
+//! timer has millisecond resolution) and queues due requests for the first
+//! free stream, so latency still runs from the intended send time.
+//!
+//! A GOAWAY from the server ends the connection gracefully: streams in flight
+//! finish, it is counted, and the connection is reopened. A stream reset by
+//! the server (RST_STREAM) is counted and costs only that request.
+
+use crate::config::LoadConfig;
+use crate::error::LoadError;
+use crate::h2_conn::{Connector, OpenError};
+use crate::pacer::{Pacer, Timer};
+use crate::recorder::{ErrorKind, Recorder};
+use crate::worker::{Output, Share};
+use bytes::Bytes;
+use std::cell::{Cell, RefCell, RefMut};
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tokio::io::unix::AsyncFd;
+use tokio::sync::Notify;
+
+/// What every thread of an HTTP/2 run shares: how to connect and what to send.
+#[derive(Clone)]
+pub struct Shared {
+    connector: Connector,
+    request: http::request::Parts,
+    body: Bytes,
+}
+
+impl Shared {
+    pub fn new(cfg: &LoadConfig, tls: Option<crate::tls::TlsShared>) -> Result<Shared, LoadError> {
+        let t = &cfg.target;
+        let uri = format!("{}://{}{}", if t.tls { "https" } else { "http" }, t.host_header, t.path);
+        let mut builder = http::Request::builder().method(cfg.method.as_str()).uri(uri);
+        for (name, value) in &cfg.headers {
+            // HTTP/2 has no Host (it is :authority) and no connection-specific headers.
+            let lower = name.to_ascii_lowercase();
+            if matches!(lower.as_str(), "host" | "connection" | "keep-alive" | "transfer-encoding" | "upgrade") {
+                continue;
+            }
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        if !cfg.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("user-agent")) {
+            builder = builder.header("user-agent", concat!("stampede/", env!("CARGO_PKG_VERSION")));
+        }
+        let request = builder.body(()).map_err(|e| LoadError::Config(format!("cannot build the HTTP/2 request: {e}")))?;
+        let tls = tls.map(|s| (s.config, s.name));
+        Ok(Shared { connector: Connector::new(t.addr, tls), request: request.into_parts().0, body: Bytes::from(cfg.body.clone()) })
+    }
+
+    fn request(&self) -> http::Request<()> {
+        let mut r = http::Request::new(());
+        *r.method_mut() = self.request.method.clone();
+        *r.uri_mut() = self.request.uri.clone();
+        *r.headers_mut() = self.request.headers.clone();
+        r
+    }
+}
+
+/// Runs this thread's share of an HTTP/2 load.
+pub fn run(cfg: &LoadConfig, shared: &Shared, share: Share, rec: Recorder) -> Result<Output, LoadError> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let local = tokio::task::LocalSet::new();
+    let start = Instant::now();
+    let busy_from = crate::rusage::thread_busy_ns();
+    let ctx = Rc::new(Ctx::new(cfg, shared, &share, rec));
+    local.block_on(&rt, drive(ctx.clone(), share))?;
+    drop(local);
+    drop(rt);
+    let finished = Instant::now();
+    let ctx = Rc::try_unwrap(ctx).map_err(|_| LoadError::Config("HTTP/2 worker tasks outlived their runtime".into()))?;
+    let mut starved = ctx.starved.get();
+    if let Some(since) = ctx.starved_since.get() {
+        starved += finished.saturating_duration_since(since.max(ctx.measure_from));
+    }
+    let mut rec = ctx.rec.into_inner();
+    let slow = rec.finish();
+    let busy_ns = crate::rusage::thread_busy_ns().saturating_sub(busy_from);
+    let busy = busy_ns as f64 / finished.saturating_duration_since(start).as_nanos().max(1) as f64;
+    Ok(Output { recorder: rec, slow, finished, max_lag_ns: ctx.max_lag_ns.get(), starved, busy })
+}
+
+/// The thread's state, shared by its tasks (all on this one thread).
+struct Ctx {
+    cfg: LoadConfig,
+    shared: Shared,
+    rec: RefCell<Recorder>,
+    measure_from: Instant,
+    /// Requests this thread may still send (`-n`).
+    quota: Cell<Option<u64>>,
+    in_flight: Cell<u64>,
+    stopping: Cell<bool>,
+    /// Open loop: intended send times that are due, waiting for a free stream.
+    due: RefCell<VecDeque<Instant>>,
+    due_ready: Notify,
+    /// Signalled when `-n` is used up and nothing is in flight.
+    finished: Notify,
+    open_loop: bool,
+    max_lag_ns: Cell<u64>,
+    starved: Cell<Duration>,
+    starved_since: Cell<Option<Instant>>,
+    /// Bytes read by the HTTP/2 layer, not yet added to the recorder.
+    bytes: Rc<Cell<u64>>,
+}
+
+impl Ctx {
+    fn new(cfg: &LoadConfig, shared: &Shared, share: &Share, rec: Recorder) -> Ctx {
+        Ctx {
+            cfg: cfg.clone(),
+            shared: shared.clone(),
+            rec: RefCell::new(rec),
+            measure_from: share.measure_from,
+            quota: Cell::new(share.quota),
+            in_flight: Cell::new(0),
+            stopping: Cell::new(false),
+            due: RefCell::new(VecDeque::new()),
+            due_ready: Notify::new(),
+            finished: Notify::new(),
+            open_loop: share.rate.is_some(),
+            max_lag_ns: Cell::new(0),
+            starved: Cell::new(Duration::ZERO),
+            starved_since: Cell::new(None),
+            bytes: Rc::new(Cell::new(0)),
+        }
+    }
+
+    fn rec(&self) -> RefMut<'_, Recorder> {
+        self.rec.borrow_mut()
+    }
+
+    /// Takes one request off the `-n` quota; false when none is left.
+    fn take_quota(&self) -> bool {
+        match self.quota.get() {
+            Some(0) => false,
+            Some(n) => {
+                self.quota.set(Some(n - 1));
+                true
+            }
+            None => true,
+        }
+    }
+
+    /// `-n` is used up: nothing left to send, queued or in flight.
+    fn all_sent_and_answered(&self) -> bool {
+        self.quota.get() == Some(0) && self.in_flight.get() == 0 && self.due.borrow().is_empty()
+    }
+
+    /// A request that was never sent (its connection went away first).
+    fn refund(&self) {
+        if let Some(n) = self.quota.get() {
+            self.quota.set(Some(n + 1));
+        }
+    }
+
+    fn error(&self, kind: ErrorKind, now: Instant, req: Option<(Instant, Instant, u32)>) {
+        self.rec().error(kind, now, req);
+    }
+}
+
+/// Starts the connections (and, in open loop, the dispatcher) and returns
+/// when the run is over.
+async fn drive(ctx: Rc<Ctx>, share: Share) -> Result<(), LoadError> {
+    for id in 0..share.connections {
+        tokio::task::spawn_local(connection(ctx.clone(), id as u32));
+    }
+    if let Some(rate) = share.rate {
+        let phase = share.index as f64 / ctx.cfg.threads as f64;
+        let pacer = Pacer::new(share.measure_from.min(share.start), rate, ctx.cfg.arrival, phase, share.index as u64 + 1);
+        // SAFETY: the Timer owns its timerfd for its whole life and always
+        // returns that same descriptor, so it stays valid while registered.
+        let timer = unsafe { AsyncFd::register_with_interest(Timer::unregistered()?, tokio::io::Interest::READABLE) }
+            .map_err(std::io::Error::from)?;
+        tokio::task::spawn_local(dispatch(ctx.clone(), pacer, timer, share.end));
+    }
+    let tick = (ctx.cfg.timeout / 4).clamp(Duration::from_millis(5), Duration::from_millis(100));
+    loop {
+        let now = Instant::now();
+        let wake = share.end.map_or(now + tick, |end| end.min(now + tick));
+        // Woken early when the last request of `-n` is answered.
+        let _ = tokio::time::timeout_at(wake.into(), ctx.finished.notified()).await;
+        let now = Instant::now();
+        if ctx.cfg.interrupt.load(Ordering::Relaxed) || share.end.is_some_and(|end| now >= end) {
+            break;
+        }
+        if ctx.all_sent_and_answered() {
+            break;
+        }
+    }
+    ctx.stopping.set(true);
+    Ok(())
+}
+
+/// Open loop: moves requests onto the due queue at their intended times.
+async fn dispatch(ctx: Rc<Ctx>, mut pacer: Pacer, mut timer: AsyncFd<Timer>, end: Option<Instant>) {
+    loop {
+        if ctx.stopping.get() {
+            return;
+        }
+        let now = Instant::now();
+        let next = pacer.next();
+        if next > now {
+            timer.get_mut().arm(end.map_or(next, |e| e.min(next)));
+            match timer.readable_mut().await {
+                Ok(mut guard) => {
+                    guard.get_inner_mut().fired();
+                    guard.clear_ready();
+                }
+                Err(_) => return,
+            }
+            continue;
+        }
+        while pacer.next() <= now {
+            if !ctx.take_quota() {
+                return;
+            }
+            let intended = pacer.take();
+            let mut due = ctx.due.borrow_mut();
+            if !due.is_empty() && ctx.starved_since.get().is_none() {
+                // Due requests are piling up: every stream is busy.
+                ctx.starved_since.set(Some(now));
+            }
+            due.push_back(intended);
+            ctx.due_ready.notify_one();
+        }
+    }
+}
+
+/// One connection for the whole run: opened, used by `--streams` stream
+/// loops, and reopened after a GOAWAY or a failure.
+async fn connection(ctx: Rc<Ctx>, id: u32) {
+    let mut first = true;
+    while !ctx.stopping.get() {
+        if !first {
+            let now = Instant::now();
+            if ctx.rec().measuring(now) {
+                ctx.rec().reconnects += 1;
+            }
+        }
+        first = false;
+        let opened = tokio::time::timeout(ctx.cfg.timeout, ctx.shared.connector.open(ctx.bytes.clone())).await;
+        let now = Instant::now();
+        let (send, conn, handshake) = match opened {
+            Ok(Ok(opened)) => opened,
+            Ok(Err(e)) => {
+                let kind = match e {
+                    OpenError::Connect => ErrorKind::Connect,
+                    OpenError::Tls => ErrorKind::Tls,
+                    OpenError::Protocol => ErrorKind::Parse,
+                };
+                ctx.error(kind, now, None);
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+            Err(_) => {
+                ctx.error(ErrorKind::Connect, now, None);
+                continue;
+            }
+        };
+        if let Some(h) = handshake {
+            ctx.rec().handshake(now, h.took, h.resumed);
+        }
+        let goaway = Rc::new(Cell::new(false));
+        let driver = tokio::task::spawn_local(async move {
+            // Ends when the server closes (GOAWAY, then the last stream) or
+            // the streams below are all dropped.
+            let _ = conn.await;
+        });
+        let streams: Vec<_> = (0..ctx.cfg.streams)
+            .map(|_| tokio::task::spawn_local(stream(ctx.clone(), id, send.clone(), goaway.clone())))
+            .collect();
+        drop(send);
+        for s in streams {
+            let _ = s.await;
+        }
+        driver.abort();
+        if goaway.get() && ctx.rec().measuring(Instant::now()) {
+            ctx.rec().goaway += 1;
+        }
+        if !ctx.open_loop && ctx.quota.get() == Some(0) {
+            // `-n` is used up: the streams ended for want of work, not
+            // because the connection failed. (A request another connection
+            // hands back after a GOAWAY is resent by that connection.)
+            return;
+        }
+    }
+}
+
+/// One stream slot: request after request until the connection goes away.
+async fn stream(ctx: Rc<Ctx>, id: u32, send: h2::client::SendRequest<Bytes>, goaway: Rc<Cell<bool>>) {
+    loop {
+        if ctx.stopping.get() {
+            return;
+        }
+        // Wait for the connection to take another stream before taking a
+        // request, so a request never waits on a dead connection.
+        let mut ready = match send.clone().ready().await {
+            Ok(ready) => ready,
+            Err(e) => {
+                goaway.set(goaway.get() || (e.is_go_away() && e.is_remote()));
+                return;
+            }
+        };
+        let Some((intended, could)) = next_request(&ctx).await else { return };
+        let start = Instant::now();
+        if ctx.open_loop {
+            let lag = start.saturating_duration_since(intended.max(could)).as_nanos() as u64;
+            if ctx.rec().measuring(start) {
+                ctx.rec().lag.saturating_record(lag.max(1));
+                ctx.max_lag_ns.set(ctx.max_lag_ns.get().max(lag));
+            }
+        }
+        if ctx.rec().measuring(start) {
+            ctx.rec().sent += 1;
+        }
+        ctx.in_flight.set(ctx.in_flight.get() + 1);
+        let outcome = exchange(&ctx, &mut ready).await;
+        let now = Instant::now();
+        let req = Some((intended, start, id));
+        let keep_going = match outcome {
+            Ok(status) => {
+                let bytes = ctx.bytes.replace(0);
+                let mut rec = ctx.rec();
+                if rec.measuring(now) {
+                    rec.bytes_read += bytes;
+                }
+                rec.response(intended, start, now, status, id);
+                true
+            }
+            Err(Failure::Timeout) => {
+                ctx.error(ErrorKind::Timeout, now, req);
+                true
+            }
+            Err(Failure::Reset) => {
+                if ctx.rec().measuring(now) {
+                    ctx.rec().rst_stream += 1;
+                }
+                ctx.error(ErrorKind::Read, now, req);
+                true
+            }
+            Err(Failure::NotSent { goaway: by_goaway }) => {
+                goaway.set(goaway.get() || by_goaway);
+                requeue(&ctx, intended, start);
+                false
+            }
+            Err(Failure::GoneAway) => {
+                // A stream above the GOAWAY's last stream id was not
+                // processed (RFC 9113 §6.8): it is sent again on the next
+                // connection, keeping its intended time.
+                goaway.set(true);
+                requeue(&ctx, intended, start);
+                false
+            }
+            Err(Failure::Connection) => {
+                ctx.error(ErrorKind::Read, now, req);
+                false
+            }
+        };
+        ctx.in_flight.set(ctx.in_flight.get() - 1);
+        if ctx.all_sent_and_answered() {
+            ctx.finished.notify_one();
+        }
+        if !keep_going {
+            return;
+        }
+    }
+}
+
+/// Puts a request that was never processed back: on the quota in closed
+/// loop, at the front of the due queue (keeping its intended time) in open loop.
+fn requeue(ctx: &Ctx, intended: Instant, start: Instant) {
+    let mut rec = ctx.rec();
+    if rec.measuring(start) {
+        rec.sent -= 1; // it is counted when it is sent again
+    }
+    drop(rec);
+    if ctx.open_loop {
+        ctx.due.borrow_mut().push_front(intended);
+        ctx.due_ready.notify_one();
+    } else {
+        ctx.refund();
+    }
+}
+
+/// The next request's intended send time, and since when a stream was free
+/// for it; `None` when the run is over for this stream.
+async fn next_request(ctx: &Ctx) -> Option<(Instant, Instant)> {
+    if !ctx.open_loop {
+        let now = Instant::now();
+        return ctx.take_quota().then_some((now, now));
+    }
+    let free_since = Instant::now();
+    loop {
+        if ctx.stopping.get() {
+            return None;
+        }
+        let popped = {
+            let mut due = ctx.due.borrow_mut();
+            let popped = due.pop_front();
+            if due.is_empty() {
+                if let Some(since) = ctx.starved_since.take() {
+                    let now = Instant::now();
+                    ctx.starved.set(ctx.starved.get() + now.saturating_duration_since(since.max(ctx.measure_from)));
+                }
+            }
+            popped
+        };
+        if let Some(intended) = popped {
+            return Some((intended, free_since));
+        }
+        ctx.due_ready.notified().await;
+    }
+}
+
+enum Failure {
+    /// The connection could not take the request (it went away meanwhile).
+    NotSent { goaway: bool },
+    Timeout,
+    Reset,
+    GoneAway,
+    Connection,
+}
+
+fn classify(e: &h2::Error) -> Failure {
+    if e.is_go_away() {
+        Failure::GoneAway
+    } else if e.is_reset() && e.is_remote() {
+        Failure::Reset
+    } else {
+        Failure::Connection
+    }
+}
+
+/// Sends one request and reads its response to the end; the status on success.
+async fn exchange(ctx: &Ctx, send: &mut h2::client::SendRequest<Bytes>) -> Result<u16, Failure> {
+    let body = !ctx.shared.body.is_empty();
+    let (response, mut body_out) = send
+        .send_request(ctx.shared.request(), !body)
+        .map_err(|e| Failure::NotSent { goaway: e.is_go_away() })?;
+    if body {
+        body_out.send_data(ctx.shared.body.clone(), true).map_err(|e| classify(&e))?;
+    }
+    let exchange = async {
+        let response = response.await.map_err(|e| classify(&e))?;
+        let status = response.status().as_u16();
+        let mut body = response.into_body();
+        while let Some(chunk) = body.data().await {
+            let chunk = chunk.map_err(|e| classify(&e))?;
+            let _ = body.flow_control().release_capacity(chunk.len());
+        }
+        Ok(status)
+    };
+    match tokio::time::timeout(ctx.cfg.timeout, exchange).await {
+        Ok(result) => result,
+        Err(_) => Err(Failure::Timeout),
+    }
+}

@@ -1,0 +1,177 @@
+//! Folds a time series into the figures a results table shows: averages and
+//! maxima over the measured phase only (warmup samples are kept in the series,
+//! with negative `t_s`, but never mixed into the figures), and the per-thread
+//! breakdown (`prstat -mLc` style) over the same phase.
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::machine::MachineSample;
+use crate::series::{RawSample, Sample};
+use crate::tracked::TrackedTree;
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct TreeSummary {
+    /// Average cores used over the measured phase.
+    pub cpu_cores_avg: f64,
+    /// Highest sample, as a percentage of the machine's cores.
+    pub cpu_pct_max: f64,
+    pub rss_max_mib: f64,
+    pub threads_max: u64,
+    pub ctx_voluntary: u64,
+    pub ctx_involuntary: u64,
+    pub runqueue_wait_ms: f64,
+    pub samples: Vec<Sample>,
+    pub threads_table: Vec<ThreadRow>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ThreadRow {
+    pub tid: i32,
+    pub name: String,
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub runqueue_wait_ms: f64,
+    pub ctx_voluntary: u64,
+    pub ctx_involuntary: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct MachineSummary {
+    pub cpu_cores_avg: f64,
+    pub samples: Vec<MachineSample>,
+}
+
+/// Seconds from `t0` to `at`, negative before it.
+pub fn seconds_since(t0: Instant, at: Instant) -> f64 {
+    if at >= t0 {
+        (at - t0).as_secs_f64()
+    } else {
+        -((t0 - at).as_secs_f64())
+    }
+}
+
+/// Summarises `raw` over the samples taken after `t0` (all of them when no
+/// measured phase was marked).
+pub fn summarize(raw: &[RawSample], t0: Option<Instant>, cores: usize) -> TreeSummary {
+    let origin = t0.or_else(|| raw.first().map(|r| r.at));
+    let mut summary = TreeSummary::default();
+    let mut cpu_s = 0.0;
+    let mut wall_s = 0.0;
+    for r in raw {
+        let mut sample = r.sample;
+        if let Some(origin) = origin {
+            sample.t_s = seconds_since(origin, r.at);
+        }
+        summary.samples.push(sample);
+        let measured = t0.is_none_or(|t0| r.at > t0);
+        if !measured {
+            continue;
+        }
+        cpu_s += sample.cpu_cores * r.wall_s;
+        wall_s += r.wall_s;
+        summary.cpu_pct_max = summary.cpu_pct_max.max(sample.cpu_cores / cores.max(1) as f64 * 100.0);
+        summary.rss_max_mib = summary.rss_max_mib.max(sample.rss_mib);
+        summary.threads_max = summary.threads_max.max(sample.threads);
+        summary.ctx_voluntary += sample.ctx_voluntary;
+        summary.ctx_involuntary += sample.ctx_involuntary;
+        summary.runqueue_wait_ms += sample.runqueue_wait_ms;
+    }
+    summary.cpu_cores_avg = if wall_s > 0.0 { cpu_s / wall_s } else { 0.0 };
+    summary
+}
+
+/// One row per thread seen in the measured phase, busiest first.
+pub fn threads_table(tree: &TrackedTree, ticks_per_s: f64) -> Vec<ThreadRow> {
+    let mut rows: Vec<ThreadRow> = tree
+        .threads()
+        .map(|thread| {
+            let d = match &thread.baseline {
+                Some(base) => thread.last.since(base),
+                None => thread.last,
+            };
+            ThreadRow {
+                tid: thread.tid,
+                name: thread.name.clone(),
+                user_s: d.user_ticks as f64 / ticks_per_s,
+                sys_s: d.sys_ticks as f64 / ticks_per_s,
+                runqueue_wait_ms: d.runqueue_wait_ns as f64 / 1e6,
+                ctx_voluntary: d.ctx_voluntary,
+                ctx_involuntary: d.ctx_involuntary,
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        (b.user_s + b.sys_s)
+            .total_cmp(&(a.user_s + a.sys_s))
+            .then(b.ctx_voluntary.cmp(&a.ctx_voluntary))
+            .then(a.tid.cmp(&b.tid))
+    });
+    rows
+}
+
+/// Summarises the machine's series the same way.
+pub fn summarize_machine(raw: &[(Instant, f64, MachineSample)], t0: Option<Instant>) -> MachineSummary {
+    let origin = t0.or_else(|| raw.first().map(|r| r.0));
+    let mut summary = MachineSummary::default();
+    let (mut cpu_s, mut wall_s) = (0.0, 0.0);
+    for (at, wall, sample) in raw {
+        let mut sample = *sample;
+        if let Some(origin) = origin {
+            sample.t_s = seconds_since(origin, *at);
+        }
+        summary.samples.push(sample);
+        if t0.is_none_or(|t0| *at > t0) {
+            cpu_s += sample.cpu_cores * wall;
+            wall_s += wall;
+        }
+    }
+    summary.cpu_cores_avg = if wall_s > 0.0 { cpu_s / wall_s } else { 0.0 };
+    summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn raw(at: Instant, wall_s: f64, cores: f64, rss: f64, vol: u64) -> RawSample {
+        RawSample {
+            at,
+            wall_s,
+            sample: Sample {
+                t_s: 0.0,
+                cpu_cores: cores,
+                cpu_user_cores: cores,
+                cpu_sys_cores: 0.0,
+                rss_mib: rss,
+                threads: 3,
+                ctx_voluntary: vol,
+                ctx_involuntary: 0,
+                runqueue_wait_ms: 1.0,
+            },
+        }
+    }
+
+    #[test]
+    fn warmup_samples_are_kept_but_not_counted() {
+        let start = Instant::now();
+        let t0 = start + Duration::from_millis(200);
+        let series = vec![
+            raw(start + Duration::from_millis(100), 0.1, 2.0, 500.0, 1000),
+            raw(t0, 0.1, 2.0, 500.0, 1000),
+            raw(t0 + Duration::from_millis(100), 0.1, 1.0, 10.0, 5),
+            raw(t0 + Duration::from_millis(300), 0.2, 0.5, 12.0, 7),
+        ];
+        let s = summarize(&series, Some(t0), 2);
+        assert_eq!(s.samples.len(), 4);
+        assert!(s.samples[0].t_s < 0.0);
+        assert!((s.samples[3].t_s - 0.3).abs() < 1e-9);
+        assert!((s.cpu_cores_avg - (0.1 + 0.1) / 0.3).abs() < 1e-9, "{}", s.cpu_cores_avg);
+        assert!((s.cpu_pct_max - 50.0).abs() < 1e-9);
+        assert!((s.rss_max_mib - 12.0).abs() < 1e-9);
+        assert_eq!(s.ctx_voluntary, 12);
+        assert!((s.runqueue_wait_ms - 2.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,346 @@
+//! The open files of one sampled process tree and its cumulative counters.
+//! Counters only grow: when a thread or process disappears its last reading is
+//! moved into a "retired" total, so a worker that exits does not make the
+//! tree's CPU time go backwards.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use procfs::process::{Schedstat, Stat};
+use procfs::FromRead;
+
+use crate::proc_file::ProcFile;
+use crate::tree;
+
+/// Cumulative counters of one thread, from its `stat`, `schedstat` and `status`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ThreadReading {
+    pub user_ticks: u64,
+    pub sys_ticks: u64,
+    pub exec_ns: u64,
+    pub runqueue_wait_ns: u64,
+    pub ctx_voluntary: u64,
+    pub ctx_involuntary: u64,
+}
+
+impl ThreadReading {
+    pub fn since(&self, base: &ThreadReading) -> ThreadReading {
+        ThreadReading {
+            user_ticks: self.user_ticks.saturating_sub(base.user_ticks),
+            sys_ticks: self.sys_ticks.saturating_sub(base.sys_ticks),
+            exec_ns: self.exec_ns.saturating_sub(base.exec_ns),
+            runqueue_wait_ns: self.runqueue_wait_ns.saturating_sub(base.runqueue_wait_ns),
+            ctx_voluntary: self.ctx_voluntary.saturating_sub(base.ctx_voluntary),
+            ctx_involuntary: self.ctx_involuntary.saturating_sub(base.ctx_involuntary),
+        }
+    }
+
+    /// Adds the scheduler counters; CPU ticks are taken per process instead,
+    /// since a process's ticks include its exited threads.
+    fn add_scheduling(&mut self, other: &ThreadReading) {
+        self.exec_ns += other.exec_ns;
+        self.runqueue_wait_ns += other.runqueue_wait_ns;
+        self.ctx_voluntary += other.ctx_voluntary;
+        self.ctx_involuntary += other.ctx_involuntary;
+    }
+}
+
+/// Cumulative counters of a whole tree at one instant, plus its gauges.
+/// `totals.user_ticks`/`sys_ticks` are the processes' (exited threads
+/// included); the scheduler counters are summed over threads.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TreeReading {
+    pub totals: ThreadReading,
+    pub rss_bytes: u64,
+    pub threads: u64,
+    pub processes: u64,
+}
+
+pub struct TrackedThread {
+    pub tid: i32,
+    pub name: String,
+    stat: ProcFile,
+    schedstat: ProcFile,
+    status: ProcFile,
+    pub last: ThreadReading,
+    /// Counters at the start of the measured phase (zero for a thread born later).
+    pub baseline: Option<ThreadReading>,
+}
+
+struct TrackedProcess {
+    pid: i32,
+    stat: ProcFile,
+    threads: BTreeMap<i32, TrackedThread>,
+    rss_bytes: u64,
+    num_threads: u64,
+    /// CPU ticks of the whole process, exited threads included.
+    user_ticks: u64,
+    sys_ticks: u64,
+}
+
+/// A process tree under observation.
+pub struct TrackedTree {
+    root: i32,
+    processes: BTreeMap<i32, TrackedProcess>,
+    /// Threads that have exited, with their last reading, for the thread table.
+    pub retired_threads: Vec<TrackedThread>,
+    retired: ThreadReading,
+    retired_ticks: (u64, u64),
+    page_size: u64,
+    buf: Vec<u8>,
+}
+
+fn task_path(pid: i32, tid: i32, file: &str) -> PathBuf {
+    PathBuf::from(format!("/proc/{pid}/task/{tid}/{file}"))
+}
+
+impl TrackedThread {
+    fn open(pid: i32, tid: i32) -> Option<TrackedThread> {
+        Some(TrackedThread {
+            tid,
+            name: String::new(),
+            stat: ProcFile::open(&task_path(pid, tid, "stat")).ok()?,
+            schedstat: ProcFile::open(&task_path(pid, tid, "schedstat")).ok()?,
+            status: ProcFile::open(&task_path(pid, tid, "status")).ok()?,
+            last: ThreadReading::default(),
+            baseline: None,
+        })
+    }
+
+    /// Reads the thread's counters; false when it is gone. The scheduler's
+    /// runtime and run-queue wait are read every time (a 24-byte file); the
+    /// tick counters and context switches only when `detail` is set, since
+    /// `status` costs ten times as much to generate.
+    fn read(&mut self, buf: &mut Vec<u8>, detail: bool) -> bool {
+        if self.schedstat.read_into(buf).is_err() {
+            return false;
+        }
+        if let Ok(sched) = Schedstat::from_read(&buf[..]) {
+            self.last.exec_ns = sched.sum_exec_runtime;
+            self.last.runqueue_wait_ns = sched.run_delay;
+        }
+        if !detail {
+            return true;
+        }
+        if self.stat.read_into(buf).is_err() {
+            return false;
+        }
+        match Stat::from_read(&buf[..]) {
+            Ok(stat) => {
+                self.last.user_ticks = stat.utime;
+                self.last.sys_ticks = stat.stime;
+                // Refreshed every time: a thread opened before an exec (taskset,
+                // sh) is renamed by it.
+                if self.name != stat.comm {
+                    self.name = stat.comm;
+                }
+            }
+            Err(_) => return false,
+        }
+        if self.status.read_into(buf).is_err() {
+            return false;
+        }
+        let (voluntary, involuntary) = context_switches(buf);
+        self.last.ctx_voluntary = voluntary;
+        self.last.ctx_involuntary = involuntary;
+        true
+    }
+}
+
+/// The two context-switch lines of a `status` file. (procfs's `Status` parses
+/// all fifty fields into a map, 30 µs a thread; these two lines are all the
+/// probe needs.)
+fn context_switches(status: &[u8]) -> (u64, u64) {
+    let text = String::from_utf8_lossy(status);
+    let mut voluntary = 0;
+    let mut involuntary = 0;
+    for line in text.lines().rev() {
+        if let Some(v) = line.strip_prefix("nonvoluntary_ctxt_switches:") {
+            involuntary = v.trim().parse().unwrap_or(0);
+        } else if let Some(v) = line.strip_prefix("voluntary_ctxt_switches:") {
+            voluntary = v.trim().parse().unwrap_or(0);
+            break;
+        }
+    }
+    (voluntary, involuntary)
+}
+
+impl TrackedTree {
+    pub fn new(root: i32) -> TrackedTree {
+        TrackedTree {
+            root,
+            processes: BTreeMap::new(),
+            retired_threads: Vec::new(),
+            retired: ThreadReading::default(),
+            retired_ticks: (0, 0),
+            page_size: procfs::page_size(),
+            buf: Vec::with_capacity(4096),
+        }
+    }
+
+    /// Re-discovers the tree's processes: new ones are opened (their counters
+    /// count from zero, since they were born after the last scan), vanished
+    /// ones retired.
+    pub fn rescan(&mut self) {
+        let pids = tree::descendants(self.root);
+        let gone: Vec<i32> = self.processes.keys().copied().filter(|p| !pids.contains(p)).collect();
+        for pid in gone {
+            self.retire_process(pid);
+        }
+        for pid in pids {
+            if self.processes.contains_key(&pid) {
+                continue;
+            }
+            let Ok(stat) = ProcFile::open(&PathBuf::from(format!("/proc/{pid}/stat"))) else {
+                continue;
+            };
+            let mut process = TrackedProcess { pid, stat, threads: BTreeMap::new(), rss_bytes: 0, num_threads: 0, user_ticks: 0, sys_ticks: 0 };
+            process.rescan_threads();
+            self.processes.insert(pid, process);
+        }
+    }
+
+    fn retire_process(&mut self, pid: i32) {
+        if let Some(process) = self.processes.remove(&pid) {
+            self.retired_ticks.0 += process.user_ticks;
+            self.retired_ticks.1 += process.sys_ticks;
+            for (_, thread) in process.threads {
+                self.retire_thread(thread);
+            }
+        }
+    }
+
+    fn retire_thread(&mut self, thread: TrackedThread) {
+        self.retired.add_scheduling(&thread.last);
+        self.retired_threads.push(thread);
+    }
+
+    /// Reads every process and thread of the tree and returns the totals
+    /// (context switches and per-thread ticks refreshed only with `detail`).
+    pub fn read(&mut self, detail: bool) -> TreeReading {
+        let mut reading = TreeReading::default();
+        let mut gone_processes = Vec::new();
+        let mut gone_threads = Vec::new();
+        for process in self.processes.values_mut() {
+            if process.stat.read_into(&mut self.buf).is_err() {
+                gone_processes.push(process.pid);
+                continue;
+            }
+            match Stat::from_read(&self.buf[..]) {
+                Ok(stat) => {
+                    process.rss_bytes = stat.rss * self.page_size;
+                    process.num_threads = stat.num_threads.max(0) as u64;
+                    process.user_ticks = stat.utime;
+                    process.sys_ticks = stat.stime;
+                }
+                Err(_) => {
+                    gone_processes.push(process.pid);
+                    continue;
+                }
+            }
+            if process.num_threads != process.threads.len() as u64 {
+                gone_threads.extend(process.rescan_threads());
+            }
+            let mut dead = Vec::new();
+            for thread in process.threads.values_mut() {
+                if !thread.read(&mut self.buf, detail) {
+                    dead.push(thread.tid);
+                }
+            }
+            for tid in dead {
+                if let Some(thread) = process.threads.remove(&tid) {
+                    gone_threads.push(thread);
+                }
+            }
+            reading.rss_bytes += process.rss_bytes;
+            reading.threads += process.threads.len() as u64;
+            reading.processes += 1;
+            for thread in process.threads.values() {
+                reading.totals.add_scheduling(&thread.last);
+            }
+            reading.totals.user_ticks += process.user_ticks;
+            reading.totals.sys_ticks += process.sys_ticks;
+        }
+        for thread in gone_threads {
+            self.retire_thread(thread);
+        }
+        for pid in gone_processes {
+            self.retire_process(pid);
+        }
+        reading.totals.add_scheduling(&self.retired);
+        reading.totals.user_ticks += self.retired_ticks.0;
+        reading.totals.sys_ticks += self.retired_ticks.1;
+        reading
+    }
+
+    /// Records every live thread's counters as its measured-phase baseline.
+    pub fn mark_baseline(&mut self) {
+        for process in self.processes.values_mut() {
+            for thread in process.threads.values_mut() {
+                thread.baseline = Some(thread.last);
+            }
+        }
+        self.retired_threads.clear();
+    }
+
+    /// Every thread seen since the baseline, live ones first.
+    pub fn threads(&self) -> impl Iterator<Item = &TrackedThread> {
+        self.processes
+            .values()
+            .flat_map(|p| p.threads.values())
+            .chain(self.retired_threads.iter())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.processes.is_empty()
+    }
+}
+
+impl TrackedProcess {
+    /// Opens threads that appeared; returns the ones that vanished.
+    fn rescan_threads(&mut self) -> Vec<TrackedThread> {
+        let tids = tree::threads_of(self.pid);
+        let gone: Vec<i32> = self.threads.keys().copied().filter(|t| !tids.contains(t)).collect();
+        let mut vanished = Vec::new();
+        for tid in gone {
+            if let Some(thread) = self.threads.remove(&tid) {
+                vanished.push(thread);
+            }
+        }
+        for tid in tids {
+            if self.threads.contains_key(&tid) {
+                continue;
+            }
+            if let Some(mut thread) = TrackedThread::open(self.pid, tid) {
+                // Born after the baseline (if one was taken): counts from zero.
+                thread.baseline = None;
+                self.threads.insert(tid, thread);
+            }
+        }
+        self.num_threads = self.threads.len() as u64;
+        vanished
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_switches_come_from_their_two_lines() {
+        let status = b"Name:\tx\nvoluntary_ctxt_switches:\t120\nnonvoluntary_ctxt_switches:\t7\n";
+        assert_eq!(context_switches(status), (120, 7));
+        assert_eq!(context_switches(b"Name:\tx\n"), (0, 0));
+    }
+
+    #[test]
+    fn this_process_reads_as_a_live_tree() {
+        let mut tree = TrackedTree::new(std::process::id() as i32);
+        tree.rescan();
+        let reading = tree.read(true);
+        assert_eq!(reading.processes, 1);
+        assert!(reading.threads >= 1);
+        assert!(reading.rss_bytes > 1024 * 1024, "{reading:?}");
+        assert!(reading.totals.ctx_voluntary + reading.totals.ctx_involuntary > 0, "{reading:?}");
+    }
+}

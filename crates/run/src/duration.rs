@@ -1,0 +1,65 @@
+//! Durations as the command line and scenario files write them (`500ms`,
+//! `2s`, `1m`), and back, so a scenario serialised into results.json reads
+//! the way it was written.
+
+use std::time::Duration;
+
+/// Parses `500ms`, `2s`, `1m`, `1m30s`; a bare number is seconds. The same
+/// reader as `stampede load`'s flags, so a duration means one thing everywhere.
+pub fn parse(text: &str) -> Result<Duration, String> {
+    stampede_load::units::parse_duration(text)
+}
+
+/// Formats a duration the way `parse` reads it (`1s`, `500ms`).
+pub fn format(d: Duration) -> String {
+    if d.is_zero() {
+        return "0s".into();
+    }
+    humantime::format_duration(d).to_string().replace(' ', "")
+}
+
+pub mod serde_text {
+    //! `#[serde(with = "crate::duration::serde_text")]` for `Duration` fields.
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&super::format(*d))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Text {
+            S(String),
+            N(f64),
+        }
+        match Text::deserialize(d)? {
+            Text::S(s) => super::parse(&s).map_err(serde::de::Error::custom),
+            Text::N(n) if n >= 0.0 && n.is_finite() => Ok(Duration::from_secs_f64(n)),
+            Text::N(n) => Err(serde::de::Error::custom(format!("{n} is not a duration"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_and_bare_seconds() {
+        assert_eq!(parse("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse("2s").unwrap(), Duration::from_secs(2));
+        assert_eq!(parse("1m").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse("1.5").unwrap(), Duration::from_millis(1500));
+        assert!(parse("fast").unwrap_err().contains("e.g. 500ms"));
+        assert!(parse("-1").is_err());
+    }
+
+    #[test]
+    fn format_round_trips() {
+        for d in [Duration::from_millis(500), Duration::from_secs(2), Duration::from_secs(90), Duration::ZERO] {
+            assert_eq!(parse(&format(d)).unwrap(), d);
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Runtime GC and safepoint events for `stampede explain` (docs/explain.md).
+//!
+//! An app's manifest may have an `[events]` table saying which parser reads
+//! its events, what environment switches them on, and where they go: the
+//! server's own output (Go's gctrace on stderr), which is then stamped line by
+//! line with CLOCK_MONOTONIC as it is read, or files the runtime writes
+//! (`{events}` in an environment value is replaced by their path). After the
+//! run the events are parsed, placed on CLOCK_MONOTONIC, and stored in the
+//! run's record with `t_s` relative to the measured phase, so the report can
+//! draw them and `stampede explain results.json` can attribute slow requests.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use serde::{Deserialize, Serialize};
+use stampede_explain::events::{self, Runtime};
+
+/// The `[events]` table of a manifest.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EventsSettings {
+    /// The parser: go, jvm, node, python.
+    pub runtime: String,
+    /// `output` (the server's stdout and stderr) or `file` (at `{events}`).
+    #[serde(default = "output")]
+    pub source: String,
+    /// Variables that switch the events on; `{events}` is the file path.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+fn output() -> String {
+    "output".into()
+}
+
+impl EventsSettings {
+    /// Checks the table; the message names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        Runtime::parse(&self.runtime).map_err(|e| format!("events.runtime: {e}"))?;
+        if self.source != "output" && self.source != "file" {
+            return Err(format!("events.source: {:?} is neither \"output\" nor \"file\"", self.source));
+        }
+        Ok(())
+    }
+}
+
+/// Where one run's events go.
+#[derive(Debug, Clone)]
+pub struct Capture {
+    pub runtime: Runtime,
+    pub from_output: bool,
+    /// The stamped output (`output`) or the runtime's file (`file`; Python
+    /// adds `.<pid>` per process).
+    pub path: PathBuf,
+}
+
+impl Capture {
+    pub fn new(settings: &EventsSettings, log_path: &Path) -> Option<Capture> {
+        Some(Capture {
+            runtime: Runtime::parse(&settings.runtime).ok()?,
+            from_output: settings.source == "output",
+            path: log_path.with_extension("events"),
+        })
+    }
+
+    /// The server's environment with the event switches added. A variable a
+    /// knob or profiling already sets is extended, not replaced (GODEBUG
+    /// takes a comma, others a space).
+    pub fn env(&self, settings: &EventsSettings, base: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+        let mut env = base.clone();
+        for (key, value) in &settings.env {
+            let value = value.replace("{events}", &self.path.display().to_string());
+            let merged = match env.get(key).filter(|v| !v.is_empty()) {
+                Some(old) => format!("{old}{}{value}", if key == "GODEBUG" { "," } else { " " }),
+                None => value,
+            };
+            env.insert(key.clone(), merged);
+        }
+        env
+    }
+}
+
+pub fn mono_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Copies a server's output stream to its log, and each line stamped
+/// `<mono_ns>\t<line>` to the events file, until the stream closes.
+pub fn pump(stream: Box<dyn Read + Send>, log: Arc<Mutex<std::fs::File>>, stamped: Arc<Mutex<std::fs::File>>) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).split(b'\n') {
+            let Ok(line) = line else { break };
+            let stamp = mono_ns();
+            let _ = log.lock().map(|mut f| f.write_all(&line).and_then(|_| f.write_all(b"\n")));
+            let _ = stamped.lock().map(|mut f| {
+                write!(f, "{stamp}\t").and_then(|_| f.write_all(&line)).and_then(|_| f.write_all(b"\n"))
+            });
+        }
+    })
+}
+
+/// One event as results.json stores it (docs/results.md, docs/explain.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct EventRecord {
+    /// Start, seconds since the measured phase began (negative in warmup).
+    pub t_s: f64,
+    pub kind: &'static str,
+    pub label: String,
+    pub duration_ms: f64,
+    pub start_mono_ns: u64,
+    pub end_mono_ns: u64,
+    pub stopped: bool,
+    pub error_ns: u64,
+}
+
+/// The clock anchor `stampede explain` needs to place probe samples.
+#[derive(Debug, Clone, Copy, Serialize, Default)]
+pub struct ClockRecord {
+    /// CLOCK_MONOTONIC at the start of the measured phase (`t_s = 0`).
+    pub measured_start_mono_ns: Option<u64>,
+}
+
+/// Parses a run's events and keeps those between `from_mono_ns` and
+/// `to_mono_ns`. A parse failure is a note, not a failed run.
+pub fn collect(capture: &Capture, exec_mono_ns: u64, t0_mono_ns: u64, from_mono_ns: u64, to_mono_ns: u64) -> Result<Vec<EventRecord>, String> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    if capture.path.exists() {
+        files.push(capture.path.clone());
+    }
+    // Per-process files `<path>.<pid>` (the Python app's workers).
+    if let (Some(dir), Some(name)) = (capture.path.parent(), capture.path.file_name().and_then(|n| n.to_str())) {
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            let prefix = format!("{name}.");
+            files.extend(entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| {
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.strip_prefix(&prefix).is_some_and(|rest| rest.bytes().all(|b| b.is_ascii_digit())))
+            }));
+        }
+    }
+    let mut out = Vec::new();
+    for file in files {
+        let parsed = events::parse_file(&file, capture.runtime, Some(exec_mono_ns)).map_err(|e| e.to_string())?;
+        for e in parsed.events.into_iter().filter(|e| e.end_mono_ns >= from_mono_ns && e.start_mono_ns <= to_mono_ns) {
+            out.push(EventRecord {
+                t_s: (e.start_mono_ns as f64 - t0_mono_ns as f64) / 1e9,
+                kind: e.kind.name(),
+                duration_ms: e.duration_ns() as f64 / 1e6,
+                label: e.label,
+                start_mono_ns: e.start_mono_ns,
+                end_mono_ns: e.end_mono_ns,
+                stopped: e.stopped,
+                error_ns: e.error_ns,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_switches_extend_what_knobs_set() {
+        let settings = EventsSettings {
+            runtime: "jvm".into(),
+            source: "file".into(),
+            env: [("JAVA_OPTS".to_string(), "-Xlog:gc*:file={events}".to_string()), ("GODEBUG".to_string(), "gctrace=1".to_string())].into(),
+        };
+        assert!(settings.validate().is_ok());
+        let capture = Capture::new(&settings, Path::new("/r/logs/java-g1.log")).unwrap();
+        let base: BTreeMap<String, String> = [("JAVA_OPTS".to_string(), "-XX:+PreserveFramePointer".to_string()), ("GODEBUG".to_string(), "madvdontneed=1".to_string())].into();
+        let env = capture.env(&settings, &base);
+        assert_eq!(env["JAVA_OPTS"], "-XX:+PreserveFramePointer -Xlog:gc*:file=/r/logs/java-g1.events");
+        assert_eq!(env["GODEBUG"], "madvdontneed=1,gctrace=1");
+        let bad = EventsSettings { runtime: "cobol".into(), ..settings };
+        assert!(bad.validate().unwrap_err().starts_with("events.runtime"));
+    }
+
+    #[test]
+    fn collected_events_are_placed_relative_to_the_measured_start() {
+        let dir = std::env::temp_dir().join(format!("stampede-run-events-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let capture = Capture { runtime: Runtime::Python, from_output: false, path: dir.join("py.events") };
+        std::fs::write(dir.join("py.events.4242"), "start 0 1500000000\nstop 0 1502000000\nstart 2 9000000000\nstop 2 9001000000\n").unwrap();
+        let events = collect(&capture, 0, 1_000_000_000, 1_000_000_000, 5_000_000_000).unwrap();
+        assert_eq!(events.len(), 1, "the second collection is after the run");
+        assert_eq!((events[0].t_s, events[0].duration_ms, events[0].kind), (0.5, 2.0, "gc"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,145 @@
+//! Runs the load generator as a subprocess of the same binary
+//! (`stampede load … --json`), under `taskset` when pinned, and reads back the
+//! `stampede.load/1` document it prints. The run can be interrupted (Ctrl-C):
+//! the subprocess is killed and the phase reported as interrupted.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use crate::duration;
+use crate::pinning;
+use crate::scenario::Profile;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot start the load generator {exe}: {source}")]
+    Spawn { exe: String, source: std::io::Error },
+    #[error("the load generator failed (exit {code}): {stderr}")]
+    Failed { code: i32, stderr: String },
+    #[error("the load generator printed no stampede.load/1 JSON: {0}")]
+    BadJson(String),
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// One load phase.
+pub struct LoadPhase<'a> {
+    pub exe: &'a Path,
+    pub url: String,
+    pub profile: &'a Profile,
+    pub duration: Duration,
+    pub cpus: Option<&'a str>,
+}
+
+impl LoadPhase<'_> {
+    pub fn args(&self) -> Vec<String> {
+        let p = self.profile;
+        let mut args = vec![
+            "load".to_string(),
+            self.url.clone(),
+            "-c".into(),
+            p.connections.to_string(),
+            "-t".into(),
+            p.threads.to_string(),
+            "-d".into(),
+            duration::format(self.duration),
+            "--warmup".into(),
+            "0s".into(),
+        ];
+        if let Some(rate) = p.rate {
+            args.extend(["--rate".into(), rate.to_string()]);
+        }
+        if let Some(n) = p.slow_log {
+            args.extend(["--slow-log".into(), n.to_string()]);
+        }
+        args.push("--json".into());
+        args
+    }
+
+    /// Runs the phase; `on_spawn` gets the generator's pid (for the probe);
+    /// `interrupted` is polled while it runs.
+    pub fn run(&self, on_spawn: impl FnOnce(i32), interrupted: &dyn Fn() -> bool) -> Result<serde_json::Value, LoadError> {
+        let exe = self.exe.to_string_lossy().into_owned();
+        let mut cmd = pinning::command(self.cpus, &exe);
+        cmd.args(self.args()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(|source| LoadError::Spawn { exe: exe.clone(), source })?;
+        on_spawn(child.id() as i32);
+        let stdout = reader(&mut child, true);
+        let stderr = reader(&mut child, false);
+        let status = loop {
+            if interrupted() {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(LoadError::Interrupted);
+            }
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                Err(err) => return Err(LoadError::Failed { code: -1, stderr: err.to_string() }),
+            }
+        };
+        let out = stdout.join().unwrap_or_default();
+        let err = stderr.join().unwrap_or_default();
+        if !status.success() {
+            let stderr = String::from_utf8_lossy(&err).lines().rfind(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
+            return Err(LoadError::Failed { code: status.code().unwrap_or(-1), stderr });
+        }
+        parse_load_json(&out)
+    }
+}
+
+fn reader(child: &mut Child, stdout: bool) -> std::thread::JoinHandle<Vec<u8>> {
+    let mut source: Box<dyn Read + Send> = if stdout {
+        Box::new(child.stdout.take().expect("piped stdout"))
+    } else {
+        Box::new(child.stderr.take().expect("piped stderr"))
+    };
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = source.read_to_end(&mut buf);
+        buf
+    })
+}
+
+/// The `stampede.load/1` object in the generator's stdout.
+pub fn parse_load_json(out: &[u8]) -> Result<serde_json::Value, LoadError> {
+    let text = String::from_utf8_lossy(out);
+    let value: serde_json::Value = serde_json::from_str(text.trim()).map_err(|e| {
+        let start: String = text.chars().take(80).collect();
+        LoadError::BadJson(format!("{e} (output began {start:?})"))
+    })?;
+    match value.get("schema").and_then(|s| s.as_str()) {
+        Some(s) if s.starts_with("stampede.load/") => Ok(value),
+        other => Err(LoadError::BadJson(format!("schema is {other:?}, expected \"stampede.load/1\""))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_follow_the_profile() {
+        let profile: Profile = toml::from_str("path = \"/json\"\nconnections = 8\nthreads = 2\nrate = 500.0\nslow_log = 5\n").unwrap();
+        let phase = LoadPhase { exe: Path::new("stampede"), url: "http://127.0.0.1:9/json".into(), profile: &profile, duration: Duration::from_secs(2), cpus: None };
+        let args = phase.args().join(" ");
+        assert_eq!(args, "load http://127.0.0.1:9/json -c 8 -t 2 -d 2s --warmup 0s --rate 500 --slow-log 5 --json");
+    }
+
+    #[test]
+    fn only_a_load_document_is_accepted() {
+        assert!(parse_load_json(br#"{"schema":"stampede.load/1","rps":1}"#).is_ok());
+        assert!(parse_load_json(br#"{"schema":"other"}"#).unwrap_err().to_string().contains("expected"));
+        assert!(parse_load_json(b"oops").unwrap_err().to_string().contains("oops"));
+    }
+
+    #[test]
+    fn a_failing_generator_reports_its_last_stderr_line() {
+        let profile: Profile = toml::from_str("path = \"/\"").unwrap();
+        let phase = LoadPhase { exe: Path::new("/bin/false"), url: "http://x/".into(), profile: &profile, duration: Duration::from_secs(1), cpus: None };
+        let err = phase.run(|_| {}, &|| false).unwrap_err();
+        assert!(matches!(err, LoadError::Failed { code: 1, .. }), "{err}");
+    }
+}

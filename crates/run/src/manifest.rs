@@ -1,0 +1,210 @@
+//! App manifests (`apps/<name>/app.toml`, format at the end of
+//! apps/CONTRACT.md): how to build, run and version an app, and its knobs. An
+//! app is named either by its folder in `apps/` (found by walking up from the
+//! scenario file, then from the current directory) or by a manifest path.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ScenarioError;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Manifest {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub requires: Vec<String>,
+    #[serde(default)]
+    pub build: Option<String>,
+    pub run: String,
+    #[serde(default)]
+    pub version: Option<String>,
+    #[serde(default)]
+    pub knobs: BTreeMap<String, Knob>,
+    /// `[profile]`: what the app needs under `--profile` (docs/profile.md).
+    #[serde(default)]
+    pub profile: ProfileSettings,
+    /// `[events]`: how to switch on and read runtime GC events (docs/explain.md).
+    #[serde(default)]
+    pub events: Option<crate::events::EventsSettings>,
+    /// The folder the manifest is in: every command runs there.
+    #[serde(skip)]
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Knob {
+    #[serde(default)]
+    pub description: String,
+    pub default: String,
+    #[serde(default)]
+    pub values: BTreeMap<String, KnobValue>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
+pub struct KnobValue {
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub args: Option<String>,
+}
+
+/// The `[profile]` table: server environment and `run` arguments under
+/// profiling (e.g. Node's `--perf-basic-prof`), and environment for the build
+/// (e.g. frame pointers), so perf can walk stacks and name frames.
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileSettings {
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub args: Option<String>,
+    #[serde(default)]
+    pub build_env: BTreeMap<String, String>,
+}
+
+impl Manifest {
+    /// This manifest as built and run under profiling: `build` exports the
+    /// `[profile]` build environment first.
+    pub fn profiled(&self) -> Manifest {
+        let mut m = self.clone();
+        if let Some(build) = &m.build {
+            if !m.profile.build_env.is_empty() {
+                let exports: String = m.profile.build_env.iter().map(|(k, v)| format!("export {k}='{}'; ", v.replace('\'', "'\\''"))).collect();
+                m.build = Some(format!("{exports}{build}"));
+            }
+        }
+        m
+    }
+
+    pub fn load(path: &Path) -> Result<Manifest, ScenarioError> {
+        let bad = |message: String| ScenarioError::Manifest { path: path.to_path_buf(), message };
+        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        let mut manifest: Manifest = toml::from_str(&text).map_err(|e| bad(e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")))?;
+        if manifest.name.trim().is_empty() {
+            return Err(bad("`name` is empty".into()));
+        }
+        if manifest.run.trim().is_empty() {
+            return Err(bad("`run` is empty: say how to start the server".into()));
+        }
+        for (name, knob) in &manifest.knobs {
+            if !knob.values.contains_key(&knob.default) {
+                return Err(bad(format!("knobs.{name}: default {:?} is not one of its values", knob.default)));
+            }
+        }
+        if let Some(events) = &manifest.events {
+            events.validate().map_err(bad)?;
+        }
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        manifest.dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        Ok(manifest)
+    }
+
+    /// Programs in `requires` that are not on PATH.
+    pub fn missing_tools(&self) -> Vec<String> {
+        self.requires.iter().filter(|tool| which(tool).is_none()).cloned().collect()
+    }
+}
+
+/// The full path of `program` on PATH.
+pub fn which(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        return Path::new(program).is_file().then(|| PathBuf::from(program));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|candidate| {
+        use std::os::unix::fs::PermissionsExt;
+        candidate.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    })
+}
+
+/// Finds an app's manifest: a path to an `app.toml` (or to its folder) as
+/// given, or `apps/<name>/app.toml` in the first ancestor of the scenario's
+/// folder or the current directory that has it.
+pub fn locate(app: &str, scenario_dir: &Path) -> Result<PathBuf, ScenarioError> {
+    let given = Path::new(app);
+    let looks_like_path = app.contains('/') || app.ends_with(".toml");
+    if looks_like_path {
+        let candidate = if given.is_relative() && !given.exists() { scenario_dir.join(given) } else { given.to_path_buf() };
+        let candidate = if candidate.is_dir() { candidate.join("app.toml") } else { candidate };
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+        return Err(ScenarioError::UnknownApp { name: app.into(), looked: candidate });
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let scenario_dir = if scenario_dir.is_relative() { cwd.join(scenario_dir) } else { scenario_dir.to_path_buf() };
+    for start in [scenario_dir.as_path(), cwd.as_path()] {
+        for dir in start.ancestors() {
+            let candidate = dir.join("apps").join(app).join("app.toml");
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
+        }
+    }
+    Err(ScenarioError::UnknownApp { name: app.into(), looked: PathBuf::from("apps").join(app).join("app.toml") })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_contract_example_parses() {
+        let dir = std::env::temp_dir().join(format!("stampede-manifest-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("apps/demo")).unwrap();
+        let path = dir.join("apps/demo/app.toml");
+        std::fs::write(
+            &path,
+            r#"
+name = "demo"
+requires = ["sh"]
+build = "true"
+run = "exec ./server"
+version = "echo 1"
+[knobs.gc]
+default = "100"
+values.100 = { env = { GOGC = "100" } }
+values.off = { env = { GOGC = "off" }, args = "--x" }
+"#,
+        )
+        .unwrap();
+        let m = Manifest::load(&path).unwrap();
+        assert_eq!(m.name, "demo");
+        assert_eq!(m.knobs["gc"].values["off"].args.as_deref(), Some("--x"));
+        assert!(m.missing_tools().is_empty());
+        assert_eq!(locate("demo", &dir.join("scenarios")).unwrap(), path);
+        assert!(locate("nope", &dir).unwrap_err().to_string().contains("apps/nope/app.toml"));
+        std::fs::write(&path, "name = \"x\"\nrun = \"r\"\n[knobs.gc]\ndefault = \"a\"\nvalues.b = {}\n").unwrap();
+        assert!(Manifest::load(&path).unwrap_err().to_string().contains("knobs.gc"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn profile_settings_export_build_env_quoted_and_never_override_a_knob() {
+        let m: Manifest = toml::from_str(
+            r#"
+name = "p"
+build = "cargo build"
+run = "exec ./p"
+[profile]
+env = { NODE_OPTIONS = "--perf-basic-prof", GOGC = "1" }
+args = "--x"
+build_env = { RUSTFLAGS = "-C force-frame-pointers=yes", Q = "it's" }
+"#,
+        )
+        .unwrap();
+        let built = m.profiled().build.unwrap();
+        assert_eq!(built, "export Q='it'\\''s'; export RUSTFLAGS='-C force-frame-pointers=yes'; cargo build");
+        let knob = crate::matrix::Combination { env: BTreeMap::from([("GOGC".into(), "off".into())]), args: "--nogc".into(), ..Default::default() };
+        let c = knob.profiled(&m.profile);
+        assert_eq!(c.env["GOGC"], "off", "the knob's value is what is measured");
+        assert_eq!(c.env["NODE_OPTIONS"], "--perf-basic-prof");
+        assert_eq!(c.args, "--nogc --x");
+        let bad = toml::from_str::<Manifest>("name = \"p\"\nrun = \"r\"\n[profile]\nenvv = {}\n");
+        assert!(bad.unwrap_err().to_string().contains("envv"));
+    }
+}

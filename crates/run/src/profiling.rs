@@ -1,0 +1,96 @@
+//! `--profile` inside a run: perf around the measured phase, via the
+//! `stampede-profile` crate. Profiling is an extra: when perf is missing or
+//! refused, one line says so (with the remedy) and the runs go on without a
+//! profile; when one profile fails, its run keeps its measurements.
+
+use std::path::Path;
+
+use stampede_profile::{perf, top, Profile, ProfileError, Recorder, TopFrame};
+
+/// Whether profiling can work on this machine. `Err` is the one line to print
+/// once, before the first run (perf missing or forbidden).
+pub fn available() -> Result<(), ProfileError> {
+    perf::find_perf()?;
+    let paranoid = perf::paranoid_level();
+    // SAFETY: geteuid has no preconditions and touches no memory.
+    if paranoid == "3" && unsafe { libc::geteuid() } != 0 {
+        return Err(ProfileError::NotPermitted {
+            pid: std::process::id(),
+            paranoid,
+        });
+    }
+    Ok(())
+}
+
+/// Starts sampling the server's process tree.
+pub fn start(pid: u32, frequency_hz: u32) -> Result<Recorder, ProfileError> {
+    Recorder::start(pid, frequency_hz)
+}
+
+/// Stops the recorder, writes `flame-<stem>.svg` and `stacks-<stem>.folded`
+/// into `dir`, and returns the summary for the run record; a failure is noted
+/// and gives no profile.
+pub fn finish(
+    recorder: Result<Recorder, ProfileError>,
+    dir: &Path,
+    stem: &str,
+    title: &str,
+    note: &dyn Fn(&str),
+) -> Option<serde_json::Value> {
+    let written = recorder
+        .and_then(|r| r.stop())
+        .and_then(Profile::from_recording)
+        .and_then(|profile| profile.write(dir, stem, title));
+    match written {
+        Ok(summary) => {
+            for line in &summary.notes {
+                note(&format!("stampede: {title}: profile: {line}"));
+            }
+            serde_json::to_value(summary).ok()
+        }
+        Err(err) => {
+            note(&format!("stampede: {title}: no profile: {err}"));
+            None
+        }
+    }
+}
+
+/// Deletes the perf maps (`/tmp/perf-<pid>.map`) the profiled processes left
+/// behind once the server has stopped: the stacks are already folded, and
+/// Node's map grows with every compiled function and is never removed.
+pub fn remove_perf_maps(summary: &serde_json::Value) {
+    for pid in summary["pids"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.as_u64())
+    {
+        let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+    }
+}
+
+/// The top-functions table of a run's `cpu_profile`, for the terminal.
+pub fn table(summary: &serde_json::Value) -> String {
+    let rows: Vec<TopFrame> = summary["top"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|row| TopFrame {
+            frame: row["frame"].as_str().unwrap_or("?").to_string(),
+            kind: match row["kind"].as_str() {
+                Some("kernel") => "kernel",
+                Some("jit") => "jit",
+                _ => "native",
+            },
+            self_samples: row["self_samples"].as_u64().unwrap_or(0),
+            self_pct: row["self_pct"].as_f64().unwrap_or(0.0),
+            total_samples: row["total_samples"].as_u64().unwrap_or(0),
+            total_pct: row["total_pct"].as_f64().unwrap_or(0.0),
+        })
+        .collect();
+    let mut text = top::render_table(&rows, summary["samples"].as_u64().unwrap_or(0), 100);
+    if let Some(svg) = summary["flame_svg"].as_str() {
+        text.push_str(&format!("flame graph: {svg} (beside results.json)\n"));
+    }
+    text
+}

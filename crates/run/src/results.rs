@@ -1,0 +1,109 @@
+//! results/<timestamp>/results.json, rewritten after every run (to a temporary
+//! file, then renamed over the old one), so a crash or Ctrl-C keeps every run
+//! that finished and a reader never sees half a file.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::record::{ResultsDoc, RunRecord, Skipped};
+
+pub struct ResultsWriter {
+    pub dir: PathBuf,
+    pub path: PathBuf,
+    pub doc: ResultsDoc,
+}
+
+/// `2026-11-21T23-30-00Z`: sortable, and safe in a path on every system.
+pub fn timestamp(now: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(now).to_string().replace(':', "-")
+}
+
+impl ResultsWriter {
+    /// Creates `<out>/<timestamp>/` (a numbered suffix if it exists) and writes
+    /// the empty document at once.
+    pub fn create(out: &Path, doc: ResultsDoc) -> std::io::Result<ResultsWriter> {
+        let stamp = timestamp(SystemTime::now());
+        let mut dir = out.join(&stamp);
+        let mut n = 1;
+        while dir.exists() {
+            n += 1;
+            dir = out.join(format!("{stamp}-{n}"));
+        }
+        std::fs::create_dir_all(dir.join("logs"))?;
+        let path = dir.join("results.json");
+        let writer = ResultsWriter { dir, path, doc };
+        writer.write()?;
+        Ok(writer)
+    }
+
+    pub fn push(&mut self, run: RunRecord) -> std::io::Result<()> {
+        self.doc.runs.push(run);
+        self.write()
+    }
+
+    pub fn skip(&mut self, skipped: Skipped) -> std::io::Result<()> {
+        self.doc.skipped.push(skipped);
+        self.write()
+    }
+
+    pub fn write(&self) -> std::io::Result<()> {
+        let tmp = self.path.with_extension("json.tmp");
+        {
+            let mut file = std::fs::File::create(&tmp)?;
+            serde_json::to_writer_pretty(&mut file, &self.doc)?;
+            file.write_all(b"\n")?;
+            file.sync_all()?;
+        }
+        std::fs::rename(&tmp, &self.path)
+    }
+
+    pub fn logs(&self) -> PathBuf {
+        self.dir.join("logs")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Environment, PinningRecord, SCHEMA};
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn timestamps_have_no_colons() {
+        let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(86_400 + 3661);
+        assert_eq!(timestamp(t), "1970-01-02T01-01-01Z");
+    }
+
+    #[test]
+    fn each_push_rewrites_a_complete_document() {
+        let out = std::env::temp_dir().join(format!("stampede-results-{}", std::process::id()));
+        let doc = ResultsDoc {
+            schema: SCHEMA,
+            environment: Environment {
+                tool_version: "0".into(),
+                git_commit: None,
+                command_line: "stampede run".into(),
+                cpu_model: "cpu".into(),
+                kernel: "k".into(),
+                cores: 2,
+                pinning: PinningRecord::default(),
+                runtimes: BTreeMap::new(),
+                started_unix_s: 0,
+            },
+            scenario: serde_json::json!({}),
+            runs: vec![],
+            skipped: vec![],
+        };
+        let mut writer = ResultsWriter::create(&out, doc).unwrap();
+        let profile: crate::scenario::Profile = toml::from_str("path = \"/json\"").unwrap();
+        writer.push(RunRecord::failed("go", &BTreeMap::new(), &profile, 1, 5.0, "port taken".into())).unwrap();
+        let read: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&writer.path).unwrap()).unwrap();
+        assert_eq!(read["schema"], "stampede.run/1");
+        assert_eq!(read["runs"][0]["invalid_reason"], "port taken");
+        assert_eq!(read["runs"][0]["valid"], false);
+        assert!(read["runs"][0]["load"].is_null());
+        assert!(!writer.path.with_extension("json.tmp").exists());
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}

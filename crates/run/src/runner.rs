@@ -1,0 +1,191 @@
+//! The scenario loop: resolve the apps, prepare (build) each once, expand its
+//! knob matrix, and run every combination × iteration × profile, writing
+//! results.json after each run and printing its tables. Ends with the summary
+//! table and the path of the results; exits 130 after Ctrl-C, 1 when a run
+//! was invalid, 0 otherwise.
+
+use std::path::{Path, PathBuf};
+
+use crate::environment;
+use crate::error::ScenarioError;
+use crate::interrupt::{self, interrupted};
+use crate::lifecycle::{run_once, RunContext, RunSpec};
+use crate::manifest::{self, Manifest};
+use crate::matrix::{self, Combination};
+use crate::prepare::{prepare, PrepareError};
+use crate::profiling;
+use crate::progress::Progress;
+use crate::record::{ResultsDoc, RunRecord, Skipped, SCHEMA};
+use crate::results::ResultsWriter;
+use crate::scenario::Scenario;
+use crate::tables;
+
+pub struct RunOptions {
+    pub scenario_path: PathBuf,
+    /// `--set` overrides, shortcut flags already turned into sets.
+    pub sets: Vec<String>,
+    /// Parent of `<timestamp>/results.json`.
+    pub out: PathBuf,
+    /// The `stampede` binary that provides `load` and `check`.
+    pub exe: PathBuf,
+    pub tool_version: String,
+}
+
+/// What a finished scenario left behind.
+pub struct RunSummary {
+    pub results_path: PathBuf,
+    pub exit_code: i32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    #[error("cannot write results under {dir}: {source} (choose a writable folder with --out)")]
+    Results { dir: PathBuf, source: std::io::Error },
+}
+
+struct App {
+    manifest: Manifest,
+    combos: Vec<Combination>,
+    notes: Vec<String>,
+}
+
+pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
+    interrupt::install();
+    let scenario = Scenario::load(&options.scenario_path, &options.sets)?;
+    if (scenario.pinning.server.is_some() || scenario.pinning.loadgen.is_some()) && manifest::which("taskset").is_none() {
+        return Err(ScenarioError::Field {
+            field: "pinning".into(),
+            reason: "taskset is not on PATH: install util-linux, or remove [pinning] (--set pinning={})".into(),
+        }
+        .into());
+    }
+    // --profile without a usable perf: one line, then the runs go on unprofiled.
+    let profiling = scenario.cpu_profile
+        && match profiling::available() {
+            Ok(()) => true,
+            Err(err) => {
+                eprintln!("stampede: --profile: {err}; the runs go on without profiles");
+                false
+            }
+        };
+    let scenario_dir = options.scenario_path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut apps = Vec::new();
+    for name in &scenario.apps {
+        let path = manifest::locate(name, &scenario_dir)?;
+        let mut manifest = Manifest::load(&path)?;
+        let (mut combos, notes) = matrix::expand(&manifest, &scenario.matrix);
+        if profiling {
+            manifest = manifest.profiled();
+            combos = combos.iter().map(|c| c.profiled(&manifest.profile)).collect();
+        }
+        apps.push(App { manifest, combos, notes });
+    }
+    let per_combo = u64::from(scenario.iterations) * scenario.profiles.len() as u64;
+    let total: u64 = apps.iter().map(|a| a.combos.len() as u64 * per_combo).sum();
+
+    let repo_hint = if scenario_dir.as_os_str().is_empty() { PathBuf::from(".") } else { scenario_dir.clone() };
+    let doc = ResultsDoc {
+        schema: SCHEMA,
+        environment: environment::collect(&scenario, &repo_hint, &options.tool_version),
+        scenario: serde_json::to_value(&scenario).unwrap_or(serde_json::Value::Null),
+        runs: Vec::new(),
+        skipped: Vec::new(),
+    };
+    let write_err = |source| RunError::Results { dir: options.out.clone(), source };
+    let mut writer = ResultsWriter::create(&options.out, doc).map_err(write_err)?;
+    let logs = writer.logs();
+    let results_dir = writer.dir.clone();
+    let cores = stampede_probe::machine_cores();
+
+    let progress = Progress::new(total);
+    let mut any_invalid = false;
+    let mut stopped = false;
+    'apps: for app in &apps {
+        let name = &app.manifest.name;
+        for note in &app.notes {
+            progress.note(&format!("stampede: note: {note}"));
+        }
+        progress.set_message(format!("{name}: building"));
+        let prepared = match prepare(&app.manifest, scenario.build, &logs, &interrupted) {
+            Ok(p) => p,
+            Err(PrepareError::Interrupted) => {
+                stopped = true;
+                break 'apps;
+            }
+            Err(err) => {
+                progress.note(&format!("stampede: {name}: {err}"));
+                writer.skip(Skipped { app: name.clone(), reason: err.to_string() }).map_err(write_err)?;
+                for _ in 0..app.combos.len() as u64 * per_combo {
+                    progress.inc();
+                }
+                continue;
+            }
+        };
+        writer.doc.environment.runtimes.insert(name.clone(), prepared.runtime_version.clone());
+        writer.write().map_err(write_err)?;
+        for combo in &app.combos {
+            // The contract is checked on the first run of each app × knobs;
+            // the same build with the same settings does the same work after.
+            let mut contract: Option<Result<(), String>> = None;
+            for iteration in 1..=scenario.iterations {
+                for profile in &scenario.profiles {
+                    if interrupted() {
+                        stopped = true;
+                        break 'apps;
+                    }
+                    let title = format!("{name} [{}] {} #{iteration}", combo.label(), profile.name);
+                    let phase = |what: &str| progress.set_message(format!("{title}: {what}"));
+                    let note = |line: &str| progress.note(line);
+                    let ctx = RunContext { exe: &options.exe, scenario: &scenario, logs: &logs, phase: &phase, profiling, results_dir: &results_dir, note: &note };
+                    if let Some(Err(reason)) = &contract {
+                        let record = RunRecord::failed(name, &combo.knobs, profile, iteration, prepared.build_time_ms, format!("{reason} (checked on this combination's first run)"));
+                        progress.inc();
+                        any_invalid = true;
+                        writer.push(record).map_err(write_err)?;
+                        continue;
+                    }
+                    let check = scenario.check && contract.is_none();
+                    let spec = RunSpec { app: &app.manifest, combo, profile, iteration, build_time_ms: prepared.build_time_ms, check };
+                    let outcome = run_once(&ctx, &spec);
+                    if outcome.contract.is_some() {
+                        contract = outcome.contract.clone();
+                    }
+                    progress.inc();
+                    let record = outcome.record;
+                    any_invalid |= !record.valid;
+                    if !record.valid && !outcome.interrupted {
+                        progress.note(&format!("stampede: {title}: invalid: {}", record.invalid_reason.as_deref().unwrap_or("")));
+                    }
+                    progress.println(&format!("\n{title}\n{}", tables::run_tables(&record, &prepared.runtime_version, cores)));
+                    if let Some(profile) = &record.cpu_profile {
+                        progress.println(&profiling::table(profile));
+                    }
+                    writer.push(record).map_err(write_err)?;
+                    if outcome.interrupted {
+                        stopped = true;
+                        break 'apps;
+                    }
+                }
+            }
+        }
+    }
+    progress.finish();
+    if !writer.doc.runs.is_empty() {
+        println!("\nsummary (median over valid iterations)\n{}", tables::summary_table(&writer.doc.runs));
+    }
+    println!("\nresults: {}", writer.path.display());
+    let exit_code = if stopped {
+        eprintln!("stampede: interrupted: stopped every process it started; {} finished run(s) are in {}", writer.doc.runs.len(), writer.path.display());
+        130
+    } else if writer.doc.runs.is_empty() {
+        eprintln!("stampede: error: no run took place (every app was skipped: see above)");
+        2
+    } else if any_invalid {
+        1
+    } else {
+        0
+    };
+    Ok(RunSummary { results_path: writer.path.clone(), exit_code })
+}
