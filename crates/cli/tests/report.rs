@@ -277,3 +277,96 @@ fn json_summary_matches_the_documented_schema() {
         ]
     );
 }
+
+/// The Explain section of a rendered report: from its heading to the next section.
+fn explain_section(html: &str) -> &str {
+    let start = html
+        .find(r#"<section id="explain">"#)
+        .expect("the report has an Explain section");
+    let end = start + html[start..].find("</section>").unwrap();
+    &html[start..end]
+}
+
+#[test]
+fn explain_section_shows_cause_shares_and_escapes_event_labels() {
+    // The explain crate's hand-built run: one slow request above p99 for
+    // each cause (a GC pause, a saturated CPU sample, a run-queue spike,
+    // nothing), so each explains a quarter; the slowest (above p99.9) met
+    // the GC pause, whose label here is hostile.
+    let dir = scratch("explain");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../explain/testdata/results-synthetic.json"
+    );
+    let mut results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let evil = "<script>document.title='pwned'</script>";
+    results["runs"][0]["events"][0]["label"] = json!(evil);
+    let input = write_json(&dir, "results.json", &results);
+    let page = dir.join("report.html");
+    let out = run(&["report", &input, "-o", page.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(r##"<a href="#explain">Explain</a>"##));
+    let section = explain_section(&html);
+
+    let row = |name: &str| -> Vec<String> {
+        let at = section
+            .find(name)
+            .unwrap_or_else(|| panic!("no row {name}: {section}"));
+        let row = &section[at..at + section[at..].find("</tr>").unwrap()];
+        row.split("<td")
+            .skip(1)
+            .map(|cell| {
+                let text = &cell[cell.find('>').unwrap() + 1..];
+                text[..text.find("</td>").unwrap()].to_owned()
+            })
+            .collect()
+    };
+    // The cells after the name: measured, logged of expected, then gc, cpu
+    // saturation, run-queue, unexplained.
+    let p99 = row("above p99 (5 000 µs)");
+    assert_eq!(p99[0], "measured");
+    assert_eq!(p99[1], "4 of ~10");
+    assert_eq!(&p99[2..], ["25%", "25%", "25%", "25%"], "{section}");
+    let p999 = row("above p99.9 (20 000 µs)");
+    assert_eq!(p999[1], "1 of ~1");
+    assert_eq!(&p999[2..], ["100%", "0%", "0%", "0%"], "{section}");
+    assert!(section.contains("by chance"));
+    assert!(
+        section.contains("Events known: 1 cpu_saturation, 1 gc, 1 runqueue."),
+        "{section}"
+    );
+
+    // The slowest request met the GC pause; its label shows as text.
+    let slowest = &section[section.find("explain-slowest").unwrap()..];
+    let first = &slowest[slowest.find("<tbody><tr>").unwrap()..];
+    let first = &first[..first.find("</tr>").unwrap()];
+    assert!(first.contains(">gc<"), "{first}");
+    assert!(
+        first.contains("&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;"),
+        "{first}"
+    );
+    assert!(
+        !html.contains("<script>document"),
+        "a label reached the page unescaped"
+    );
+}
+
+#[test]
+fn runs_without_a_slow_log_get_one_line_instead_of_an_explanation() {
+    let dir = scratch("explain-none");
+    let results = results_json(&[("go", "1", &[1000.0])]);
+    let input = write_json(&dir, "results.json", &results);
+    let page = dir.join("report.html");
+    let out = run(&["report", &input, "-o", page.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let section = explain_section(&html);
+    assert!(
+        section.contains("No run logged its slow requests"),
+        "{section}"
+    );
+    assert!(section.contains("slow_log"));
+    assert!(!section.contains("explain-shares"));
+}

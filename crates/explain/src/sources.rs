@@ -5,48 +5,48 @@
 
 use crate::events::Parsed;
 use crate::explanation::Source;
-use crate::input::{LoadDoc, ResultsDoc};
+use crate::input::{LoadDoc, ResultsDoc, RunDoc};
 use crate::windows;
 
 /// One source per run that has a measured load phase.
 pub fn from_results(doc: &ResultsDoc) -> Vec<Source> {
-    doc.runs
-        .iter()
-        .filter_map(|run| {
-            let load = run.load.clone()?;
-            let mut events = run.runtime_events();
-            let mut clock = Vec::new();
-            if !events.is_empty() {
-                clock.push("runtime events as stored by stampede run".to_string());
-            }
-            match (run.clock.measured_start_mono_ns, doc.server_cores(run), &run.server) {
-                (Some(t0), Some(cores), Some(server)) if !server.samples.is_empty() => {
-                    events.extend(windows::events(&server.samples, t0, cores));
-                    clock.push(format!("probe samples placed from the measured phase's start (CLOCK_MONOTONIC {t0} ns), {cores} server cores"));
-                }
-                (None, _, Some(server)) if !server.samples.is_empty() => {
-                    clock.push("probe samples left out: the run has no clock.measured_start_mono_ns anchor".to_string());
-                }
-                _ => {}
-            }
-            let notes = match (run.valid, &run.invalid_reason) {
-                (Some(false), Some(reason)) => vec![format!("stampede run marked this run invalid: {reason}")],
-                (Some(false), None) => vec!["stampede run marked this run invalid".to_string()],
-                _ => Vec::new(),
-            };
-            Some(Source {
-                notes,
-                app: run.app.clone(),
-                knobs: run.knob_text(),
-                profile: run.profile.clone(),
-                path: run.path.clone(),
-                iteration: run.iteration,
-                load,
-                events,
-                clock,
-            })
-        })
-        .collect()
+    doc.runs.iter().filter_map(|run| from_run(doc, run)).collect()
+}
+
+/// The source of one run of `doc`, or `None` when it has no measured load.
+pub fn from_run(doc: &ResultsDoc, run: &RunDoc) -> Option<Source> {
+    let load = run.load.clone()?;
+    let mut events = run.runtime_events();
+    let mut clock = Vec::new();
+    if !events.is_empty() {
+        clock.push("runtime events as stored by stampede run".to_string());
+    }
+    match (run.clock.measured_start_mono_ns, doc.server_cores(run), &run.server) {
+        (Some(t0), Some(cores), Some(server)) if !server.samples.is_empty() => {
+            events.extend(windows::events(&server.samples, t0, cores));
+            clock.push(format!("probe samples placed from the measured phase's start (CLOCK_MONOTONIC {t0} ns), {cores} server cores"));
+        }
+        (None, _, Some(server)) if !server.samples.is_empty() => {
+            clock.push("probe samples left out: the run has no clock.measured_start_mono_ns anchor".to_string());
+        }
+        _ => {}
+    }
+    let notes = match (run.valid, &run.invalid_reason) {
+        (Some(false), Some(reason)) => vec![format!("stampede run marked this run invalid: {reason}")],
+        (Some(false), None) => vec!["stampede run marked this run invalid".to_string()],
+        _ => Vec::new(),
+    };
+    Some(Source {
+        notes,
+        app: run.app.clone(),
+        knobs: run.knob_text(),
+        profile: run.profile.clone(),
+        path: run.path.clone(),
+        iteration: run.iteration,
+        load,
+        events,
+        clock,
+    })
 }
 
 /// A load document explained with parsed event logs.

@@ -28,6 +28,10 @@ pub struct Results {
     pub runs: Vec<Run>,
     /// Apps the orchestrator could not run at all, with why.
     pub skipped: Vec<Skipped>,
+    /// The same document as `stampede explain` reads it (runs in the same
+    /// order), for the report's Explain section; absent for load documents.
+    #[serde(skip)]
+    pub explain_input: Option<stampede_explain::input::ResultsDoc>,
 }
 
 /// An app left out of the whole scenario (it did not build, say).
@@ -327,6 +331,10 @@ pub struct Event {
     pub kind: String,
     pub label: Option<String>,
     pub duration_ms: Option<f64>,
+    /// False for runtime phases that only compete for CPU (Go's concurrent
+    /// mark); true or absent for stop-the-world pauses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<bool>,
 }
 
 impl Results {
@@ -367,12 +375,16 @@ impl Results {
                 })
             }
         }
-        let results: Results =
+        // Lenient: a file the report can draw but attribution cannot read
+        // just gets no Explain section.
+        let explain_input = serde_json::from_value(value.clone()).ok();
+        let mut results: Results =
             serde_path_to_error::deserialize(value).map_err(|err| ReportError::Json {
                 path: None,
                 field: err.path().to_string(),
                 message: err.inner().to_string(),
             })?;
+        results.explain_input = explain_input;
         Ok(results)
     }
 

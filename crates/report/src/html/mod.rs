@@ -3,6 +3,7 @@
 //! so it opens offline and shows its data even with scripts disabled.
 
 mod efficiency;
+mod explain;
 pub mod escape;
 mod page;
 mod profile;

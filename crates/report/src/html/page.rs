@@ -1,6 +1,7 @@
 //! Assembles the report page: header, warnings about invalid runs, the
 //! summary, the charts (efficiency, latency spectrum, one timeline per run),
-//! the crank-style tables and the environment, with the stylesheet and
+//! the Explain section (slow requests attributed to their causes), the
+//! crank-style tables and the environment, with the stylesheet and
 //! scripts from `assets/` embedded.
 
 use std::fmt::Write;
@@ -59,10 +60,15 @@ pub fn render(results: &Results) -> String {
     let _ = write!(
         out,
         r##"<header><h1>Stampede report</h1><p class="sub">{}</p>
-<nav><a href="#summary">Summary</a><a href="#efficiency">Efficiency</a><a href="#latency">Latency</a><a href="#timelines">Timelines</a><a href="#application">Application</a><a href="#load">Load</a><a href="#environment">Environment</a></nav>
+<nav><a href="#summary">Summary</a><a href="#efficiency">Efficiency</a><a href="#latency">Latency</a><a href="#timelines">Timelines</a>{}<a href="#application">Application</a><a href="#load">Load</a><a href="#environment">Environment</a></nav>
 <div id="js-errors" class="js-errors" hidden></div></header><main>
 "##,
-        esc(&sub.join(" · "))
+        esc(&sub.join(" · ")),
+        if super::explain::present(results) {
+            r##"<a href="#explain">Explain</a>"##
+        } else {
+            ""
+        }
     );
 
     summary_section(&mut out, results);
@@ -109,6 +115,7 @@ pub fn render(results: &Results) -> String {
         run_section(&mut out, run, i);
     }
     out.push_str("</section>\n");
+    super::explain::section(&mut out, results);
 
     out.push_str(r#"<section id="application"><h2>Application</h2>"#);
     tables::application(&mut out, results);
@@ -242,7 +249,10 @@ fn run_section(out: &mut String, run: &Run, index: usize) {
     out.push_str(
         r#"<div class="legend"><span style="--swatch:#4e79a7">requests/s</span><span style="--swatch:#f28e2b">p99</span><span style="--swatch:#59a14f">server cores</span><span style="--swatch:#9ca3af">load generator cores</span><span style="--swatch:#76b7b2">server RSS</span></div>"#,
     );
-    let markers = timeline::markers(run);
+    let (markers, caption) = timeline::drawn(run);
+    if let Some(caption) = &caption {
+        let _ = write!(out, r#"<p class="note caption">{}</p>"#, esc(caption));
+    }
     if !markers.is_empty() {
         out.push_str("<h3>Events</h3><ul>");
         for event in markers {

@@ -31,6 +31,7 @@ pub fn markers(run: &Run) -> Vec<Event> {
             kind: "warmup_end".to_owned(),
             label: Some("warmup end".to_owned()),
             duration_ms: None,
+            stopped: None,
         });
     }
     if let Some(load) = &run.load {
@@ -40,11 +41,85 @@ pub fn markers(run: &Run) -> Vec<Event> {
                 kind: "errors".to_owned(),
                 label: Some(format!("{} errors", point.errors)),
                 duration_ms: None,
+                stopped: None,
             });
         }
     }
     events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
     events
+}
+
+/// The most runtime events drawn one by one; above it the timeline keeps
+/// only stop-the-world pauses, then merges neighbours, so a run with
+/// thousands of collections still makes a small report.
+pub const MAX_DRAWN_EVENTS: usize = 200;
+
+fn is_runtime(event: &Event) -> bool {
+    matches!(
+        event.kind.as_str(),
+        "gc" | "gc_pause" | "safepoint" | "pause"
+    )
+}
+
+/// The markers actually drawn (and listed) for a run, and, when the run had
+/// too many runtime events to draw each, a caption saying what was done.
+pub fn drawn(run: &Run) -> (Vec<Event>, Option<String>) {
+    let all = markers(run);
+    let runtime = all.iter().filter(|e| is_runtime(e)).count();
+    if runtime <= MAX_DRAWN_EVENTS {
+        return (all, None);
+    }
+    let (mut kept, others): (Vec<Event>, Vec<Event>) = all.into_iter().partition(is_runtime);
+    kept.retain(|e| e.stopped != Some(false));
+    let stopped = kept.len();
+    let caption;
+    if stopped <= MAX_DRAWN_EVENTS {
+        caption = format!(
+            "{runtime} runtime events: only the {stopped} stop-the-world pauses are drawn and listed (phases that only compete for CPU are left out)."
+        );
+    } else {
+        kept = merge(&kept, MAX_DRAWN_EVENTS);
+        caption = format!(
+            "{runtime} runtime events ({stopped} stop-the-world): only stop-the-world pauses are drawn, and neighbouring ones are merged into {} bands, each spanning its first start to its last end; a band's label gives how many pauses it holds and their total time.",
+            kept.len()
+        );
+    }
+    let mut events = others;
+    events.extend(kept);
+    events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    (events, Some(caption))
+}
+
+/// Merges events (sorted by start) falling in the same of `slots` equal
+/// slices of their span into one band each.
+fn merge(events: &[Event], slots: usize) -> Vec<Event> {
+    let end = |e: &Event| e.t_s + e.duration_ms.unwrap_or(0.0) / 1000.0;
+    let from = events.iter().map(|e| e.t_s).fold(f64::INFINITY, f64::min);
+    let to = events.iter().map(end).fold(f64::NEG_INFINITY, f64::max);
+    let width = ((to - from) / slots as f64).max(1e-9);
+    let mut bands: Vec<(usize, Event, usize, f64)> = Vec::new();
+    for e in events {
+        let slot = (((e.t_s - from) / width) as usize).min(slots - 1);
+        let ms = e.duration_ms.unwrap_or(0.0);
+        match bands.last_mut() {
+            Some((s, band, n, total)) if *s == slot => {
+                let band_end = end(band).max(end(e));
+                band.duration_ms = Some((band_end - band.t_s) * 1000.0);
+                *n += 1;
+                *total += ms;
+            }
+            _ => bands.push((slot, e.clone(), 1, ms)),
+        }
+    }
+    bands
+        .into_iter()
+        .map(|(_, mut band, n, total)| {
+            if n > 1 {
+                band.label = Some(format!("{n} pauses, {} ms in total", sig(total)));
+            }
+            band
+        })
+        .collect()
 }
 
 fn samples(run: &Run) -> &[Sample] {
@@ -145,7 +220,7 @@ pub fn render(id: &str, run: &Run) -> String {
             }],
         ),
     ];
-    let events = markers(run);
+    let events = drawn(run).0;
     let all_t = panels
         .iter()
         .flat_map(|(_, series)| series.iter().flat_map(|s| s.points.iter().map(|p| p.0)))
@@ -279,6 +354,75 @@ mod tests {
         assert!(svg.contains("GC &lt;pause&gt; at 0.7 s, 12 ms"), "{svg}");
         assert!(svg.contains(r#"data-kind="errors""#));
         assert!(!svg.contains("<pause>"));
+    }
+
+    fn many_events(stopped_every: usize) -> Run {
+        let events: Vec<serde_json::Value> = (0..1000)
+            .map(|i| {
+                serde_json::json!({"t_s": i as f64 * 0.004, "kind": "gc", "label": format!("gc {i}"),
+                                   "duration_ms": 0.5, "stopped": i % stopped_every == 0})
+            })
+            .collect();
+        let text = serde_json::json!({"schema": "stampede.run/1", "runs": [{"app": "go",
+            "load": {"timeline": [{"t_s": 0, "requests": 10, "errors": 0}, {"t_s": 4, "requests": 10, "errors": 0}]},
+            "events": events}]})
+        .to_string();
+        Results::from_json(&text).unwrap().runs.remove(0)
+    }
+
+    #[test]
+    fn more_than_200_events_keep_only_stop_the_world_ones() {
+        let run = many_events(10);
+        let (events, caption) = drawn(&run);
+        assert_eq!(events.len(), 100);
+        assert!(events.iter().all(|e| e.stopped == Some(true)));
+        assert!(caption
+            .unwrap()
+            .contains("only the 100 stop-the-world pauses"));
+        let svg = render("t", &run);
+        assert_eq!(svg.matches(r#"data-kind="gc""#).count(), 100);
+    }
+
+    #[test]
+    fn too_many_stop_the_world_events_are_merged_into_bands() {
+        let run = many_events(1);
+        let (events, caption) = drawn(&run);
+        assert!(
+            events.len() <= MAX_DRAWN_EVENTS && events.len() >= 100,
+            "{}",
+            events.len()
+        );
+        assert!(caption.unwrap().contains("merged"));
+        let held: usize = events
+            .iter()
+            .map(
+                |e| match e.label.as_deref().and_then(|l| l.split_once(" pauses, ")) {
+                    Some((n, _)) => n.parse::<usize>().unwrap(),
+                    None => 1,
+                },
+            )
+            .sum();
+        assert_eq!(held, 1000, "every pause is in one band");
+        let last = events.last().unwrap();
+        assert!(
+            (last.t_s + last.duration_ms.unwrap() / 1000.0 - (999.0 * 0.004 + 0.0005)).abs() < 1e-9
+        );
+    }
+
+    #[test]
+    fn a_few_events_are_drawn_as_they_are() {
+        let run = Run {
+            events: vec![Event {
+                t_s: 1.0,
+                kind: "gc".into(),
+                stopped: Some(false),
+                ..Event::default()
+            }],
+            ..Run::default()
+        };
+        let (events, caption) = drawn(&run);
+        assert_eq!(events.len(), 1);
+        assert!(caption.is_none());
     }
 
     #[test]

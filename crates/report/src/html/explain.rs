@@ -1,0 +1,289 @@
+//! The report's Explain section: for each run whose load logged its slow
+//! requests, what `stampede explain` would say about it, computed with the
+//! `stampede-explain` library on the same results file. It shows the share
+//! of the requests above p99 and above p99.9 that GC pauses, CPU saturation
+//! and run-queue waits explain beside the share they get by chance, the
+//! median and p99 with and without the requests that met a pause, and the
+//! five slowest requests with the events they overlapped.
+
+use std::fmt::Write;
+
+use stampede_explain::explanation::Tier;
+use stampede_explain::input::{ResultsDoc, RunDoc};
+use stampede_explain::{explain, sources, Explanation, Margins, Shares};
+
+use super::escape::esc;
+use super::tables::{self, Cell};
+use crate::format::sig;
+use crate::schema::{Results, Run};
+
+/// What the section says about one run.
+enum Verdict {
+    /// No load phase: nothing to explain, nothing shown.
+    NoLoad,
+    /// A load phase without a slow-request log.
+    NoSlowLog,
+    Explained(Box<Explanation>),
+}
+
+fn verdict(doc: &ResultsDoc, run: &RunDoc) -> Verdict {
+    match &run.load {
+        None => Verdict::NoLoad,
+        Some(load) if load.slow_requests.is_empty() => Verdict::NoSlowLog,
+        Some(_) => match sources::from_run(doc, run) {
+            Some(source) => Verdict::Explained(Box::new(explain(&source, Margins::default()))),
+            None => Verdict::NoLoad,
+        },
+    }
+}
+
+/// The explain view of the results, when it lines up run for run.
+fn input(results: &Results) -> Option<&ResultsDoc> {
+    results
+        .explain_input
+        .as_ref()
+        .filter(|doc| doc.runs.len() == results.runs.len())
+}
+
+/// Whether the report gets an Explain section: some run had a load phase.
+pub fn present(results: &Results) -> bool {
+    input(results).is_some_and(|doc| doc.runs.iter().any(|r| r.load.is_some()))
+}
+
+/// Writes the Explain section, or nothing when no run had a load phase.
+pub fn section(out: &mut String, results: &Results) {
+    let Some(doc) = input(results) else { return };
+    let verdicts: Vec<(&Run, Verdict)> = results
+        .runs
+        .iter()
+        .zip(&doc.runs)
+        .map(|(run, run_doc)| (run, verdict(doc, run_doc)))
+        .filter(|(_, v)| !matches!(v, Verdict::NoLoad))
+        .collect();
+    if verdicts.is_empty() {
+        return;
+    }
+    out.push_str(r#"<section id="explain"><h2>Explain</h2><p class="note">Why the tail is slow, as <code>stampede explain</code> computes it: each slow request (above the run's p99, and above its p99.9) is attributed to the GC or safepoint pause, CPU saturation or run-queue spike it overlapped, when that event can account for at least half its excess over the median. "By chance" is the share the same requests get when moved to other times of the run: a share is evidence only well above it. Method and limits: docs/explain.md.</p>"#);
+    if verdicts
+        .iter()
+        .all(|(_, v)| matches!(v, Verdict::NoSlowLog))
+    {
+        out.push_str(r#"<p class="note">No run logged its slow requests: give the profile a <code>rate</code> and <code>slow_log = N</code> (N at least 1% of the requests; <code>stampede load --rate R --slow-log N</code>) to explain the tail.</p></section>"#);
+        out.push('\n');
+        return;
+    }
+    for (run, verdict) in &verdicts {
+        match verdict {
+            Verdict::NoLoad => {}
+            Verdict::NoSlowLog => {
+                let _ = write!(
+                    out,
+                    r#"<p class="note">{}: no slow requests logged (needs a <code>rate</code> and <code>slow_log</code> in the profile, or <code>--slow-log</code>).</p>"#,
+                    esc(&tables::run_heading(run))
+                );
+            }
+            Verdict::Explained(explanation) => run_block(out, run, explanation),
+        }
+    }
+    out.push_str("</section>\n");
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+fn share_cells(shares: &Shares, with_pause: bool) -> Vec<Cell> {
+    let mut cells = vec![Cell::Num(pct(shares.gc))];
+    if with_pause {
+        cells.push(Cell::Num(pct(shares.pause)));
+    }
+    cells.extend([
+        Cell::Num(pct(shares.cpu_saturation)),
+        Cell::Num(pct(shares.runqueue)),
+        Cell::Num(pct(shares.unexplained)),
+    ]);
+    cells
+}
+
+fn tier_rows(rows: &mut Vec<(String, Vec<Cell>)>, name: &str, tier: &Tier, with_pause: bool) {
+    let mut cells = vec![
+        Cell::Text(format!("{name} ({} µs)", sig(tier.threshold_us))),
+        Cell::Text("measured".to_owned()),
+        Cell::Num(format!("{} of ~{}", tier.slow_requests, tier.expected)),
+    ];
+    cells.extend(share_cells(&tier.share, with_pause));
+    rows.push((String::new(), cells));
+    let mut cells = vec![
+        Cell::Text(String::new()),
+        Cell::Text("by chance".to_owned()),
+        Cell::Text(String::new()),
+    ];
+    cells.extend(share_cells(&tier.chance, with_pause));
+    rows.push(("chance".to_owned(), cells));
+}
+
+fn run_block(out: &mut String, run: &Run, ex: &Explanation) {
+    let _ = write!(
+        out,
+        r#"<details class="run explain" open><summary>{}</summary>"#,
+        esc(&tables::run_heading(run))
+    );
+    let known: Vec<String> = ex
+        .events
+        .iter()
+        .map(|(kind, n)| format!("{n} {kind}"))
+        .collect();
+    let _ = write!(
+        out,
+        r#"<p>Events known: {}.</p>"#,
+        esc(&if known.is_empty() {
+            "none".to_owned()
+        } else {
+            known.join(", ")
+        })
+    );
+
+    let p99 = Tier {
+        threshold_us: ex.slow_threshold_us,
+        slow_requests: ex.slow_requests,
+        expected: (ex.requests as f64 * 0.01).floor() as u64,
+        share: ex.share,
+        present: ex.present,
+        chance: ex.chance,
+    };
+    let with_pause = [p99.share, p99.chance, ex.p999.share, ex.p999.chance]
+        .iter()
+        .any(|s| s.pause > 0.0);
+    let mut headers = vec!["slow requests", "", "logged of expected", "gc"];
+    if with_pause {
+        headers.push("other pause");
+    }
+    headers.extend(["cpu saturation", "run-queue", "unexplained"]);
+    let mut rows = Vec::new();
+    tier_rows(&mut rows, "above p99", &p99, with_pause);
+    tier_rows(&mut rows, "above p99.9", &ex.p999, with_pause);
+    tables::table(out, "explain-shares", &headers, &rows);
+
+    match &ex.latency {
+        Some(l) => {
+            let _ = write!(
+                out,
+                "<p>{}</p>",
+                esc(&format!(
+                    "Latency: p50 {} µs, p99 {} µs; without the {} requests that met a pause: p50 {} µs, p99 {} µs{}.",
+                    sig(l.all.p50_us),
+                    sig(l.all.p99_us),
+                    l.removed,
+                    sig(l.without_pauses.p50_us),
+                    sig(l.without_pauses.p99_us),
+                    if l.exact { "" } else { " (approximate: the slow log does not reach below that p99)" }
+                ))
+            );
+        }
+        None => out.push_str(
+            r#"<p class="note">Latency with and without pauses: the run has no HDR histogram.</p>"#,
+        ),
+    }
+
+    if !ex.slowest.is_empty() {
+        out.push_str("<h3>Slowest requests</h3>");
+        let rows: Vec<(String, Vec<Cell>)> = ex
+            .slowest
+            .iter()
+            .map(|s| {
+                let met: Vec<String> = s
+                    .events
+                    .iter()
+                    .map(|e| {
+                        format!(
+                            "{} {:+.2} ms for {:.2} ms: {}",
+                            e.kind.name(),
+                            e.offset_ms,
+                            e.duration_ms,
+                            e.label
+                        )
+                    })
+                    .collect();
+                (
+                    String::new(),
+                    vec![
+                        Cell::Num(sig(s.latency_us)),
+                        Cell::Text(
+                            s.cause
+                                .map(|c| c.name())
+                                .unwrap_or("unexplained")
+                                .to_owned(),
+                        ),
+                        Cell::Wrap(if met.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            met.join("; ")
+                        }),
+                    ],
+                )
+            })
+            .collect();
+        tables::table(
+            out,
+            "explain-slowest",
+            &[
+                "latency (µs)",
+                "cause",
+                "events met (start relative to the intended send, duration)",
+            ],
+            &rows,
+        );
+    }
+    if !ex.notes.is_empty() {
+        out.push_str(r#"<ul class="note">"#);
+        for note in &ex.notes {
+            let _ = write!(out, "<li>{}</li>", esc(note));
+        }
+        out.push_str("</ul>");
+    }
+    if !ex.clock.is_empty() {
+        out.push_str("<details><summary>Clock alignment</summary><ul>");
+        for line in &ex.clock {
+            let _ = write!(out, "<li>{}</li>", esc(line));
+        }
+        out.push_str("</ul></details>");
+    }
+    out.push_str("</details>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SYNTHETIC: &str = include_str!("../../../explain/testdata/results-synthetic.json");
+
+    fn rendered(text: &str) -> String {
+        let results = Results::from_json(text).unwrap();
+        let mut out = String::new();
+        section(&mut out, &results);
+        out
+    }
+
+    #[test]
+    fn synthetic_run_shows_a_quarter_for_each_cause() {
+        let html = rendered(SYNTHETIC);
+        let shares = &html[html.find("explain-shares").unwrap()..];
+        let first_row = &shares[shares.find("above p99 (5 000 µs)").unwrap()..];
+        let first_row = &first_row[..first_row.find("</tr>").unwrap()];
+        assert_eq!(first_row.matches(">25%<").count(), 4, "{first_row}");
+        assert!(first_row.contains("4 of ~10"), "{first_row}");
+        assert!(html.contains("GC(7) Pause Young"));
+        // The second run has no load phase and gets no block.
+        assert_eq!(html.matches("<details class=\"run explain\"").count(), 1);
+    }
+
+    #[test]
+    fn runs_without_slow_log_get_one_line_and_runs_without_load_nothing() {
+        let no_log = r#"{"schema":"stampede.run/1","runs":[{"app":"go","load":{"requests":10,"slow_requests":[]}}]}"#;
+        let html = rendered(no_log);
+        assert!(html.contains("No run logged its slow requests"), "{html}");
+        assert!(!html.contains("explain-shares"));
+        let no_load = r#"{"schema":"stampede.run/1","runs":[{"app":"go"}]}"#;
+        assert_eq!(rendered(no_load), "");
+    }
+}
