@@ -44,13 +44,16 @@ start_nginx "$URL"
 
 p_oha() { python3 -c 'import json,sys; t=sys.stdin.read(); r=json.loads(t[t.index("{"):t.rindex("}")+1]); print(sum(r["statusCodeDistribution"].values()))'; }
 
-TOOLS=(stampede wrk)
+# `stampede` is the default engine (io_uring where the kernel allows it);
+# `stampede-epoll` is the same binary on its epoll loop, for comparison.
+TOOLS=(stampede stampede-epoll wrk)
 need oha && TOOLS+=(oha)
 need h2load && TOOLS+=(h2load)
 
 run_tool() {
   case $1 in
     stampede) measure p_stampede "$STAMPEDE" load -t 1 -c $CONNS -d "${DURATION}s" "$URL" ;;
+    stampede-epoll) measure p_stampede "$STAMPEDE" load --engine epoll -t 1 -c $CONNS -d "${DURATION}s" "$URL" ;;
     wrk)      measure p_wrk wrk -t 1 -c $CONNS -d "${DURATION}s" "$URL" ;;
     oha)      measure p_oha oha --no-tui --output-format json -c $CONNS -z "${DURATION}s" "$URL" ;;
     h2load)   measure p_h2load h2load --h1 -t 1 -c $CONNS -D "$DURATION" "$URL" ;;
@@ -65,7 +68,7 @@ for round in $(seq "$ROUNDS"); do
 done
 
 echo "nginx 1 worker on CPU 0; each generator on CPU 1, 1 thread, $CONNS connections, ${DURATION}s, $ROUNDS round(s); medians"
-printf '%-10s %12s %14s %18s %10s\n' tool "req/s" "loadgen CPU s" "req per CPU-s" "vs wrk"
+printf '%-15s %12s %14s %18s %10s\n' tool "req/s" "loadgen CPU s" "req per CPU-s" "vs wrk"
 declare -A PER
 for tool in "${TOOLS[@]}"; do
   read -r reqs cpu per < <(echo -n "${RESULTS[$tool]}" | awk -v d="$DURATION" 'NF==2 && $2>0 {print $1, $2, $1/$2}' | sort -k3 -g | awk '{a[NR]=$0} END{print a[int((NR+1)/2)]}')
@@ -75,6 +78,6 @@ done
 for tool in "${TOOLS[@]}"; do
   read -r reqs cpu <<<"${RESULTS[$tool]}"
   awk -v t="$tool" -v r="$reqs" -v c="$cpu" -v p="${PER[$tool]}" -v w="${PER[wrk]}" -v d="$DURATION" \
-    'BEGIN{printf "%-10s %12.0f %14.2f %18.0f %9.2fx\n", t, r/d, c, p, p/w}'
+    'BEGIN{printf "%-15s %12.0f %14.2f %18.0f %9.2fx\n", t, r/d, c, p, p/w}'
 done
 awk -v s="${PER[stampede]}" -v w="${PER[wrk]}" 'BEGIN{printf "stampede/wrk requests per CPU-second: %.2f\n", s/w}'

@@ -16,6 +16,17 @@ pub enum Stop {
     Requests(u64),
 }
 
+/// Which event loop drives cleartext HTTP/1.1 connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// io_uring where the kernel allows it, epoll otherwise.
+    Auto,
+    /// Edge-triggered epoll through `mio`: one `send` and one `recv` per request.
+    Epoll,
+    /// io_uring: sends and multishot receives of a batch in one system call.
+    IoUring,
+}
+
 /// How intended send times are spaced in open-loop mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arrival {
@@ -55,6 +66,8 @@ pub struct LoadConfig {
     pub streams: usize,
     /// `https://` only: trust and ALPN.
     pub tls: TlsOptions,
+    /// Cleartext HTTP/1.1 only: the event loop (TLS and HTTP/2 have their own).
+    pub engine: Engine,
 }
 
 impl LoadConfig {
@@ -78,6 +91,7 @@ impl LoadConfig {
             pipeline: 1,
             http2: false,
             streams: 1,
+            engine: Engine::Auto,
             tls: TlsOptions::default(),
         }
     }

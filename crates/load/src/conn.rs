@@ -62,16 +62,22 @@ impl<T: Transport> Conn<T> {
     /// directions, edge-triggered: it is never re-armed per request, which
     /// saves the two `epoll_ctl` calls per request a level-triggered client makes.
     pub fn open(&mut self, addr: SocketAddr, shared: &T::Shared, registry: &Registry, now: Instant) -> io::Result<()> {
+        let mut stream = self.connect(addr, now)?;
+        registry.register(&mut stream, Token(self.id as usize), Interest::READABLE | Interest::WRITABLE)?;
+        self.stream = Some(T::wrap(stream, shared)?);
+        self.state = State::Connecting;
+        Ok(())
+    }
+
+    /// Drops the old socket and starts a non-blocking connect of a new one;
+    /// the caller decides how to wait for it.
+    pub fn connect(&mut self, addr: SocketAddr, now: Instant) -> io::Result<TcpStream> {
         self.stream = None;
         self.parser.reset();
         self.start = now;
         self.batch = 0;
         self.state = State::Backoff;
-        let mut stream = TcpStream::connect(addr)?;
-        registry.register(&mut stream, Token(self.id as usize), Interest::READABLE | Interest::WRITABLE)?;
-        self.stream = Some(T::wrap(stream, shared)?);
-        self.state = State::Connecting;
-        Ok(())
+        TcpStream::connect(addr)
     }
 
     /// Closing the socket also removes it from epoll: no deregister call needed.

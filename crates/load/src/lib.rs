@@ -1,7 +1,8 @@
 //! The load engine behind `stampede load`: HTTP/1.1 (optionally pipelined)
 //! over TCP or TLS, and HTTP/2.
 //!
-//! Connections are owned by one thread's event loop each (edge-triggered epoll
+//! Connections are owned by one thread's event loop each (io_uring for
+//! cleartext HTTP/1.1 where the kernel allows, else edge-triggered epoll
 //! through `mio`, registered once), requests are encoded once and reused,
 //! responses are framed with `httparse` and their bodies drained without being
 //! kept, and latency goes into per-thread HDR histograms merged at the end. The
@@ -10,6 +11,7 @@
 
 pub mod capacity;
 mod conn;
+mod cycle;
 mod h2_conn;
 mod h2_worker;
 pub mod config;
@@ -24,11 +26,13 @@ pub mod target;
 pub mod text;
 pub mod tls;
 mod transport;
+mod uring_bufs;
+mod uring_worker;
 pub mod units;
 mod timeline;
 mod worker;
 
-pub use config::{Arrival, LoadConfig, Stop};
+pub use config::{Arrival, Engine, LoadConfig, Stop};
 pub use error::LoadError;
 pub use result::LoadResult;
 pub use runner::run;

@@ -3,7 +3,7 @@
 //! own CPU over exactly the measured phase, and merges what the threads
 //! recorded into one result.
 
-use crate::config::{LoadConfig, Stop};
+use crate::config::{Engine, LoadConfig, Stop};
 use crate::error::LoadError;
 use crate::recorder::{Recorder, Slow};
 use crate::result::{
@@ -12,6 +12,7 @@ use crate::result::{
 use crate::rusage;
 use crate::timeline::Timeline;
 use crate::tls::{TlsOptions, TlsShared, TlsStream};
+use crate::uring_worker::UringWorker;
 use crate::worker::{Output, Share, Worker};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -47,8 +48,9 @@ pub fn run(cfg: &LoadConfig) -> Result<LoadResult, LoadError> {
             cfg.target.url
         )));
     }
-    let protocol = Protocol { http2, alpn: negotiated, tls: tls.is_some() };
+    let mut protocol = Protocol { http2, alpn: negotiated, tls: tls.is_some(), engine: "epoll" };
     if http2 {
+        protocol.engine = "tokio";
         let shared = crate::h2_worker::Shared::new(cfg, tls)?;
         return run_threads(cfg, protocol, |share, rec| crate::h2_worker::run(cfg, &shared, share, rec));
     }
@@ -57,9 +59,25 @@ pub fn run(cfg: &LoadConfig) -> Result<LoadResult, LoadError> {
         Some(tls) => run_threads(cfg, protocol, |share, rec| {
             Ok(Worker::<TlsStream>::new(cfg, &batch, tls, share, rec)?.run())
         }),
+        None if use_uring(cfg.engine)? => {
+            protocol.engine = "io_uring";
+            run_threads(cfg, protocol, |share, rec| Ok(UringWorker::new(cfg, &batch, share, rec)?.run()))
+        }
         None => run_threads(cfg, protocol, |share, rec| {
             Ok(Worker::<mio::net::TcpStream>::new(cfg, &batch, &(), share, rec)?.run())
         }),
+    }
+}
+
+/// Whether cleartext HTTP/1.1 runs on io_uring: asked for, or `auto` and
+/// the kernel (or the container's seccomp policy) allows it.
+fn use_uring(engine: Engine) -> Result<bool, LoadError> {
+    match engine {
+        Engine::Epoll => Ok(false),
+        Engine::Auto => Ok(crate::uring_bufs::available().is_ok()),
+        Engine::IoUring => crate::uring_bufs::available()
+            .map(|_| true)
+            .map_err(|e| LoadError::Config(format!("--engine io-uring: {e}; use --engine epoll"))),
     }
 }
 
@@ -77,6 +95,8 @@ pub(crate) struct Protocol {
     pub http2: bool,
     pub alpn: Option<String>,
     pub tls: bool,
+    /// The event loop: "io_uring", "epoll" or "tokio" (HTTP/2).
+    pub engine: &'static str,
 }
 
 /// Starts one thread per share of the run, each running `work`, and merges
@@ -220,6 +240,7 @@ fn assemble(
         timeline: timeline.finish(wall.ceil() as u64),
         slow_requests: stamp(&slow),
         protocol: if protocol.http2 { "h2" } else { "http/1.1" }.into(),
+        engine: protocol.engine.into(),
         pipeline: cfg.pipeline,
         tls_handshake_us: protocol.tls.then(|| Percentiles::of(&rec.handshake)),
         tls: protocol.tls.then(|| TlsStats {

@@ -93,8 +93,11 @@ pub fn render(r: &LoadResult) -> String {
     let g = &r.loadgen;
     let _ = writeln!(
         o,
-        "Load generator CPU: {:.2}s user + {:.2}s sys = {:.2} cores",
-        g.cpu_user_s, g.cpu_sys_s, g.cpu_cores
+        "Load generator CPU: {:.2}s user + {:.2}s sys = {:.2} cores{}",
+        g.cpu_user_s,
+        g.cpu_sys_s,
+        g.cpu_cores,
+        if r.engine.is_empty() { String::new() } else { format!(" ({})", r.engine) }
     );
     let _ = writeln!(o, "Load generator peak RSS: {}", bytes(g.max_rss_kib as f64 * 1024.0));
     if let Some(reason) = r.open.as_ref().and_then(|o| o.saturation_reason.as_ref()) {

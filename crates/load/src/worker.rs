@@ -10,19 +10,21 @@
 //! never copied. With `--pipeline N` a connection writes N requests in that
 //! one write and reads their responses in order before writing the next N.
 //!
+//! What a response, an error or a timeout does to a connection is the
+//! shared cycle (`cycle.rs`); this file is how epoll moves the bytes.
+//!
 //! The loop is generic over the connection's `Transport`: the cleartext
 //! instance has no handshake and no flush, so none of the TLS path is paid
 //! for unless the URL is `https://`.
 
 use crate::config::LoadConfig;
-use crate::conn::{Conn, State};
-use crate::pacer::{Pacer, Timer};
+use crate::conn::State;
+use crate::cycle::{Core, Cycle};
+use crate::pacer::Timer;
 use crate::recorder::{ErrorKind, Recorder, Slow};
-use crate::response::Done;
 use crate::transport::Transport;
 use mio::{Events, Poll, Token};
 use std::io;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 const TIMER: Token = Token(usize::MAX);
@@ -55,24 +57,15 @@ pub struct Output {
 }
 
 pub struct Worker<'a, T: Transport> {
-    cfg: &'a LoadConfig,
+    core: Core<'a, T>,
     /// The request repeated `--pipeline` times (once without pipelining).
     batch: &'a [u8],
     /// The length of one request in `batch`.
     request_len: usize,
     shared: &'a T::Shared,
     poll: Poll,
-    conns: Vec<Conn<T>>,
-    idle: Vec<u32>,
     buf: Box<[u8]>,
-    rec: Recorder,
-    pacer: Option<Pacer>,
     timer: Option<Timer>,
-    share: Share,
-    stopping: bool,
-    max_lag_ns: u64,
-    starved: Duration,
-    starved_since: Option<Instant>,
 }
 
 impl<'a, T: Transport> Worker<'a, T> {
@@ -84,33 +77,18 @@ impl<'a, T: Transport> Worker<'a, T> {
         rec: Recorder,
     ) -> io::Result<Worker<'a, T>> {
         let poll = Poll::new()?;
-        let (pacer, timer) = match share.rate {
-            Some(rate) => {
-                let phase = share.index as f64 / cfg.threads as f64;
-                let pacer = Pacer::new(share.measure_from.min(share.start), rate, cfg.arrival, phase, share.index as u64 + 1);
-                (Some(pacer), Some(Timer::new(poll.registry(), TIMER)?))
-            }
-            None => (None, None),
+        let timer = match share.rate {
+            Some(_) => Some(Timer::new(poll.registry(), TIMER)?),
+            None => None,
         };
-        let head = cfg.is_head();
-        let conns = (0..share.connections).map(|i| Conn::new(i as u32, head, share.start)).collect();
         Ok(Worker {
-            cfg,
+            core: Core::new(cfg, share, rec),
             batch,
             request_len: batch.len() / cfg.pipeline.max(1),
             shared,
             poll,
-            conns,
-            idle: Vec::with_capacity(share.max_connections),
             buf: vec![0u8; READ_BUF].into_boxed_slice(),
-            rec,
-            pacer,
             timer,
-            share,
-            stopping: false,
-            max_lag_ns: 0,
-            starved: Duration::ZERO,
-            starved_since: None,
         })
     }
 
@@ -118,15 +96,15 @@ impl<'a, T: Transport> Worker<'a, T> {
         let mut events = Events::with_capacity(1024);
         let start = Instant::now();
         let busy_from = crate::rusage::thread_busy_ns();
-        for i in 0..self.conns.len() {
+        for i in 0..self.core.conns.len() {
             self.open(i, start);
         }
-        let tick = (self.cfg.timeout / 4).clamp(Duration::from_millis(5), Duration::from_millis(100));
+        let tick = self.core.tick();
         let mut next_tick = start + tick;
         loop {
             let now = Instant::now();
             let mut wake = next_tick;
-            if let Some(end) = self.share.end {
+            if let Some(end) = self.core.share.end {
                 wake = wake.min(end);
             }
             if let Err(e) = self.poll.poll(&mut events, Some(wake.saturating_duration_since(now))) {
@@ -141,53 +119,36 @@ impl<'a, T: Transport> Worker<'a, T> {
                     Token(i) => self.on_event(i, ev.is_readable() || ev.is_read_closed() || ev.is_error(), now),
                 }
             }
-            if self.pacer.is_some() {
+            if self.core.pacer.is_some() {
                 self.dispatch(now);
             }
             if now >= next_tick {
                 self.housekeeping(now);
                 next_tick = now + tick;
             }
-            if self.done(now) {
+            if self.core.done(now) {
                 break;
             }
         }
-        let finished = Instant::now();
-        if let Some(since) = self.starved_since {
-            self.starved += finished.saturating_duration_since(since.max(self.share.measure_from));
-        }
-        let slow = self.rec.finish();
-        let busy_ns = crate::rusage::thread_busy_ns().saturating_sub(busy_from);
-        let busy = busy_ns as f64 / finished.saturating_duration_since(start).as_nanos().max(1) as f64;
-        Output { recorder: self.rec, slow, finished, max_lag_ns: self.max_lag_ns, starved: self.starved, busy }
-    }
-
-    fn done(&mut self, now: Instant) -> bool {
-        if self.stopping {
-            return true;
-        }
-        if let Some(end) = self.share.end {
-            return now >= end;
-        }
-        self.share.quota == Some(0) && !self.conns.iter().any(Conn::<T>::in_flight)
+        self.core.finish(start, busy_from)
     }
 
     /// `readable`: the socket has data, an end or an error to read. An event
     /// that only says it is writable again (an ACK freed send space) costs
     /// no read: the last readable edge already drained it.
     fn on_event(&mut self, i: usize, readable: bool, now: Instant) {
-        match self.conns[i].state {
-            State::Connecting => match self.conns[i].finish_connect() {
+        match self.core.conns[i].state {
+            State::Connecting => match self.core.conns[i].finish_connect() {
                 Ok(true) if T::HANDSHAKE => {
-                    self.conns[i].state = State::Handshaking;
-                    self.conns[i].start = now;
+                    self.core.conns[i].state = State::Handshaking;
+                    self.core.conns[i].start = now;
                     self.handshake(i, now);
                 }
                 Ok(true) => self.ready(i, now),
                 Ok(false) => {}
                 Err(_) => {
-                    self.rec.error(ErrorKind::Connect, now, None);
-                    self.conns[i].close();
+                    self.core.rec.error(ErrorKind::Connect, now, None);
+                    self.core.conns[i].close();
                 }
             },
             State::Handshaking => self.handshake(i, now),
@@ -195,7 +156,7 @@ impl<'a, T: Transport> Worker<'a, T> {
                 self.write(i, off);
                 // Pipelined responses may already be waiting: an edge-triggered
                 // socket will not announce them again.
-                if self.conns[i].state == State::Reading {
+                if self.core.conns[i].state == State::Reading {
                     self.read(i, now);
                 }
             }
@@ -206,69 +167,34 @@ impl<'a, T: Transport> Worker<'a, T> {
 
     /// Drives a TLS handshake; its time is recorded apart from request latency.
     fn handshake(&mut self, i: usize, now: Instant) {
-        let Some(stream) = self.conns[i].stream.as_mut() else { return };
+        let Some(stream) = self.core.conns[i].stream.as_mut() else { return };
         match stream.handshake() {
             Ok(true) => {
                 // A fresh clock: a fast server can finish the handshake within
                 // the very event that started it.
                 let done = Instant::now();
                 let resumed = stream.resumed();
-                let took = done.saturating_duration_since(self.conns[i].start);
-                self.rec.handshake(done, took, resumed);
+                let took = done.saturating_duration_since(self.core.conns[i].start);
+                self.core.rec.handshake(done, took, resumed);
                 self.ready(i, done);
             }
             Ok(false) => {}
             Err(_) => {
                 // Retried at the next housekeeping tick, not in a tight loop.
-                self.rec.error(ErrorKind::Tls, now, None);
-                self.conns[i].close();
+                self.core.rec.error(ErrorKind::Tls, now, None);
+                self.core.conns[i].close();
             }
         }
-    }
-
-    /// The connection can take a request: closed loop sends at once, open
-    /// loop waits for the schedule.
-    fn ready(&mut self, i: usize, now: Instant) {
-        let conn = &mut self.conns[i];
-        conn.state = State::Idle;
-        conn.idle_since = now;
-        if self.pacer.is_some() {
-            self.idle.push(i as u32);
-        } else {
-            let t = Instant::now();
-            self.send(i, t, t);
-        }
-    }
-
-    /// Writes the request (or a batch of `--pipeline` of them). The caller
-    /// has taken `start` from the clock.
-    fn send(&mut self, i: usize, intended: Instant, start: Instant) {
-        let mut batch = self.cfg.pipeline as u64;
-        if let Some(q) = self.share.quota.as_mut() {
-            if *q == 0 {
-                return;
-            }
-            batch = batch.min(*q);
-            *q -= batch;
-        }
-        let conn = &mut self.conns[i];
-        conn.intended = intended;
-        conn.start = start;
-        conn.batch = batch as u32;
-        if self.rec.measuring(start) {
-            self.rec.sent += batch;
-        }
-        self.write(i, 0);
     }
 
     fn write(&mut self, i: usize, mut off: usize) {
-        let len = self.conns[i].batch as usize * self.request_len;
-        let Some(stream) = self.conns[i].stream.as_mut() else { return };
+        let len = self.core.conns[i].batch as usize * self.request_len;
+        let Some(stream) = self.core.conns[i].stream.as_mut() else { return };
         loop {
             if off == len {
                 match stream.flush() {
-                    Ok(true) => self.conns[i].state = State::Reading,
-                    Ok(false) => self.conns[i].state = State::Writing(off),
+                    Ok(true) => self.core.conns[i].state = State::Reading,
+                    Ok(false) => self.core.conns[i].state = State::Writing(off),
                     Err(_) => self.fail(i, ErrorKind::Write, Instant::now()),
                 }
                 return;
@@ -276,7 +202,7 @@ impl<'a, T: Transport> Worker<'a, T> {
             match stream.write(&self.batch[off..len]) {
                 Ok(n) => off += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.conns[i].state = State::Writing(off);
+                    self.core.conns[i].state = State::Writing(off);
                     return;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -289,164 +215,65 @@ impl<'a, T: Transport> Worker<'a, T> {
     }
 
     fn read(&mut self, i: usize, now: Instant) {
+        // The buffer is lent to the parser while `self` records what it finds.
+        let mut buf = std::mem::take(&mut self.buf);
+        self.read_into(i, &mut buf, now);
+        self.buf = buf;
+    }
+
+    fn read_into(&mut self, i: usize, buf: &mut [u8], now: Instant) {
         loop {
-            let Some(stream) = self.conns[i].stream.as_mut() else { return };
-            let n = match stream.read(&mut self.buf) {
+            let Some(stream) = self.core.conns[i].stream.as_mut() else { return };
+            let n = match stream.read(buf) {
                 Ok(0) => return self.eof(i, now),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return self.fail(i, ErrorKind::Read, now),
             };
-            if self.rec.measuring(now) {
-                self.rec.bytes_read += n as u64;
+            if !self.received(i, &buf[..n], now) {
+                return; // reconnecting: the rest was the old socket's
             }
-            if self.conns[i].state != State::Reading {
-                // Bytes nobody asked for: the server is not speaking HTTP/1.1.
-                return self.fail(i, ErrorKind::Parse, now);
-            }
-            let mut off = 0;
-            while off < n {
-                match self.conns[i].parser.feed(&self.buf[off..n]) {
-                    Ok((used, None)) => off += used,
-                    Ok((used, Some(done))) => {
-                        off += used;
-                        if off < n && self.conns[i].batch == 1 {
-                            // Bytes after the last response asked for.
-                            return self.fail(i, ErrorKind::Parse, now);
-                        }
-                        if !self.complete(i, done, now) {
-                            return; // reconnecting: the rest was the old socket's
-                        }
-                    }
-                    Err(_) => return self.fail(i, ErrorKind::Parse, now),
-                }
-            }
-            if T::drained(n, self.buf.len()) {
+            if T::drained(n, buf.len()) {
                 // A short read drained the socket; the next edge will wake us.
                 return;
             }
         }
     }
+}
 
-    /// Records a response; false when the connection was reopened.
-    fn complete(&mut self, i: usize, done: Done, now: Instant) -> bool {
-        let conn = &mut self.conns[i];
-        self.rec.response(conn.intended, conn.start, now, done.status, conn.id);
-        conn.batch = conn.batch.saturating_sub(1);
-        if done.close {
-            // Pipelined requests behind a closing response are never answered.
-            let (intended, start, id) = (conn.intended, conn.start, conn.id);
-            for _ in 0..conn.batch {
-                self.rec.error(ErrorKind::Read, now, Some((intended, start, id)));
-            }
-            self.rec.reconnects += 1;
-            self.open(i, now);
-            false
-        } else {
-            if conn.batch == 0 {
-                self.ready(i, now);
-            }
-            true
-        }
-    }
+impl<'a, T: Transport> Cycle<'a> for Worker<'a, T> {
+    type Stream = T;
 
-    fn eof(&mut self, i: usize, now: Instant) {
-        match self.conns[i].state {
-            State::Reading => match self.conns[i].parser.eof() {
-                Some(done) => {
-                    self.complete(i, done, now);
-                }
-                None => self.fail(i, ErrorKind::Read, now),
-            },
-            _ => {
-                // The server closed an idle keep-alive connection.
-                self.rec.reconnects += 1;
-                self.open(i, now);
-            }
-        }
-    }
-
-    /// Counts the failure against each request in flight and reconnects.
-    fn fail(&mut self, i: usize, kind: ErrorKind, now: Instant) {
-        let c = &self.conns[i];
-        let in_flight = c.in_flight().then_some((c.intended, c.start, c.id));
-        self.rec.error(kind, now, in_flight);
-        for _ in 1..if c.in_flight() { c.batch } else { 0 } {
-            self.rec.error(kind, now, in_flight);
-        }
-        self.open(i, now);
+    fn core(&mut self) -> &mut Core<'a, T> {
+        &mut self.core
     }
 
     fn open(&mut self, i: usize, now: Instant) {
-        if self.stopping {
-            self.conns[i].close();
+        if self.core.stopping {
+            self.core.conns[i].close();
             return;
         }
         let registry = self.poll.registry();
-        if self.conns[i].open(self.cfg.target.addr, self.shared, registry, now).is_err() {
-            self.rec.error(ErrorKind::Connect, now, None);
+        if self.core.conns[i].open(self.core.cfg.target.addr, self.shared, registry, now).is_err() {
+            self.core.rec.error(ErrorKind::Connect, now, None);
         }
     }
 
-    /// Open loop: sends every request that is due on an idle connection.
-    fn dispatch(&mut self, now: Instant) {
-        loop {
-            let Some(next) = self.pacer.as_ref().map(Pacer::next) else { return };
-            if next > now || self.share.quota == Some(0) {
-                break;
-            }
-            let Some(i) = self.idle.pop().map(|i| i as usize) else {
-                // Every connection is busy: due requests wait, and their wait
-                // counts in their latency because it runs from the intended time.
-                self.starved_since.get_or_insert(now);
-                if self.conns.len() < self.share.max_connections {
-                    let id = self.conns.len();
-                    self.conns.push(Conn::<T>::new(id as u32, self.cfg.is_head(), now));
-                    self.open(id, now);
-                }
-                return;
-            };
-            if self.conns[i].state != State::Idle {
-                continue; // a stale entry: the connection was reopened since
-            }
-            if let Some(since) = self.starved_since.take() {
-                self.starved += now.saturating_duration_since(since.max(self.share.measure_from));
-            }
-            let intended = self.pacer.as_mut().expect("open loop").take();
-            let start = Instant::now();
-            // The delay the generator itself caused: from when the request
-            // could have gone (due, and a connection free) to when it went.
-            let could = intended.max(self.conns[i].idle_since);
-            let lag = start.saturating_duration_since(could).as_nanos() as u64;
-            if self.rec.measuring(start) {
-                self.rec.lag.saturating_record(lag.max(1));
-                self.max_lag_ns = self.max_lag_ns.max(lag);
-            }
-            self.send(i, intended, start);
-        }
-        if let (Some(pacer), Some(timer)) = (self.pacer.as_ref(), self.timer.as_mut()) {
-            if !self.idle.is_empty() {
+    fn write_request(&mut self, i: usize) {
+        self.write(i, 0);
+    }
+
+    /// A fresh clock: the request goes out within this call, and the batch
+    /// may have spent a while on earlier events.
+    fn send_time(&self, _now: Instant) -> Instant {
+        Instant::now()
+    }
+
+    fn dispatched(&mut self) {
+        if let (Some(pacer), Some(timer)) = (self.core.pacer.as_ref(), self.timer.as_mut()) {
+            if !self.core.idle.is_empty() {
                 timer.arm(pacer.next());
-            }
-        }
-    }
-
-    fn housekeeping(&mut self, now: Instant) {
-        if self.cfg.interrupt.load(Ordering::Relaxed) {
-            self.stopping = true;
-            return;
-        }
-        let timeout = self.cfg.timeout;
-        for i in 0..self.conns.len() {
-            let c = &self.conns[i];
-            let overdue = now.saturating_duration_since(c.start) > timeout;
-            match c.state {
-                State::Writing(_) | State::Reading if overdue => self.fail(i, ErrorKind::Timeout, now),
-                State::Connecting if overdue => self.fail(i, ErrorKind::Connect, now),
-                State::Handshaking if overdue => self.fail(i, ErrorKind::Tls, now),
-                State::Backoff => self.open(i, now),
-                _ => {}
             }
         }
     }

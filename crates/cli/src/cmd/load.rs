@@ -4,7 +4,7 @@
 
 use anyhow::Context;
 use stampede_load::units::{parse_count, parse_duration, parse_whole};
-use stampede_load::{text, Arrival, LoadConfig, Stop, Target};
+use stampede_load::{text, Arrival, Engine, LoadConfig, Stop, Target};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -142,6 +142,19 @@ pub struct Args {
     /// the run speaks the one the server picks
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub alpn: Vec<String>,
+
+    /// Event loop for cleartext HTTP/1.1: io-uring (sends and receives of a
+    /// batch in one system call), epoll, or auto (io-uring where the kernel
+    /// allows it). HTTPS and HTTP/2 have their own loops.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub engine: EngineArg,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum EngineArg {
+    Auto,
+    Epoll,
+    IoUring,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -207,6 +220,11 @@ pub fn config(args: &Args) -> anyhow::Result<LoadConfig> {
     cfg.tls.insecure = args.insecure;
     cfg.tls.ca = args.ca.clone();
     cfg.tls.alpn = args.alpn.iter().map(|p| p.trim().to_string()).collect();
+    cfg.engine = match args.engine {
+        EngineArg::Auto => Engine::Auto,
+        EngineArg::Epoll => Engine::Epoll,
+        EngineArg::IoUring => Engine::IoUring,
+    };
     cfg.validate().map_err(anyhow::Error::msg)?;
     Ok(cfg)
 }

@@ -34,6 +34,8 @@ pub struct TestServer {
     pub addr: SocketAddr,
     /// Requests received (complete request heads).
     pub requests: Arc<AtomicU64>,
+    /// Connections open at this moment: a client that leaks sockets shows here.
+    pub open: Arc<AtomicU64>,
     /// When the server started: the origin of the hiccup schedule.
     pub t0: Instant,
     stop: Arc<AtomicBool>,
@@ -44,20 +46,25 @@ impl TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind test server");
         let addr = listener.local_addr().unwrap();
         let requests = Arc::new(AtomicU64::new(0));
+        let open = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let t0 = Instant::now();
-        let (req, st) = (requests.clone(), stop.clone());
+        let (req, st, op) = (requests.clone(), stop.clone(), open.clone());
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 if st.load(Ordering::Relaxed) {
                     break;
                 }
                 let Ok(conn) = conn else { continue };
-                let (req, st) = (req.clone(), st.clone());
-                std::thread::spawn(move || serve(conn, mode, t0, &req, &st));
+                let (req, st, op) = (req.clone(), st.clone(), op.clone());
+                op.fetch_add(1, Ordering::Relaxed);
+                std::thread::spawn(move || {
+                    serve(conn, mode, t0, &req, &st);
+                    op.fetch_sub(1, Ordering::Relaxed);
+                });
             }
         });
-        TestServer { addr, requests, t0, stop }
+        TestServer { addr, requests, open, t0, stop }
     }
 
     pub fn url(&self, path: &str) -> String {

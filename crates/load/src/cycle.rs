@@ -1,0 +1,308 @@
+//! The request/response cycle of a worker's connections, apart from how
+//! bytes move: when a request is due, what a response, an end of stream, an
+//! error or a timeout does to a connection, and what each costs in the record.
+//!
+//! Two event loops move the bytes of HTTP/1.1: edge-triggered epoll
+//! (`worker.rs`, also under TLS) and io_uring (`uring_worker.rs`). They differ
+//! in how a write starts and how a socket is opened and closed, never in what
+//! is counted, so the counting lives here once: a loop keeps a `Core` and
+//! implements the few `Cycle` hooks, and the provided methods do the rest.
+
+use crate::config::LoadConfig;
+use crate::conn::{Conn, State};
+use crate::pacer::Pacer;
+use crate::recorder::{ErrorKind, Recorder};
+use crate::response::Done;
+use crate::transport::Transport;
+use crate::worker::{Output, Share};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// What every loop keeps: its connections, its record and its schedule.
+pub struct Core<'a, T> {
+    pub cfg: &'a LoadConfig,
+    pub conns: Vec<Conn<T>>,
+    /// Open loop: connections free to send, most recently freed last.
+    pub idle: Vec<u32>,
+    pub rec: Recorder,
+    pub pacer: Option<Pacer>,
+    pub share: Share,
+    pub stopping: bool,
+    pub max_lag_ns: u64,
+    /// Time during which every connection was busy and due requests waited.
+    pub starved: Duration,
+    pub starved_since: Option<Instant>,
+}
+
+impl<'a, T: Transport> Core<'a, T> {
+    pub fn new(cfg: &'a LoadConfig, share: Share, rec: Recorder) -> Core<'a, T> {
+        let pacer = share.rate.map(|rate| {
+            let phase = share.index as f64 / cfg.threads as f64;
+            Pacer::new(share.measure_from.min(share.start), rate, cfg.arrival, phase, share.index as u64 + 1)
+        });
+        let head = cfg.is_head();
+        Core {
+            cfg,
+            conns: (0..share.connections).map(|i| Conn::new(i as u32, head, share.start)).collect(),
+            idle: Vec::with_capacity(share.max_connections),
+            rec,
+            pacer,
+            share,
+            stopping: false,
+            max_lag_ns: 0,
+            starved: Duration::ZERO,
+            starved_since: None,
+        }
+    }
+
+    /// The housekeeping period: often enough to time requests out promptly.
+    pub fn tick(&self) -> Duration {
+        (self.cfg.timeout / 4).clamp(Duration::from_millis(5), Duration::from_millis(100))
+    }
+
+    /// When the loop must wake at the latest: the next tick, the end of the
+    /// run, or (open loop, a connection free) the next due request.
+    pub fn wake(&self, next_tick: Instant) -> Instant {
+        let mut wake = next_tick;
+        if let Some(end) = self.share.end {
+            wake = wake.min(end);
+        }
+        if let Some(p) = self.pacer.as_ref().filter(|_| !self.idle.is_empty()) {
+            wake = wake.min(p.next());
+        }
+        wake
+    }
+
+    pub fn done(&self, now: Instant) -> bool {
+        if self.stopping {
+            return true;
+        }
+        if let Some(end) = self.share.end {
+            return now >= end;
+        }
+        self.share.quota == Some(0) && !self.conns.iter().any(Conn::in_flight)
+    }
+
+    /// The thread's result, once its loop has ended.
+    pub fn finish(mut self, started: Instant, busy_from_ns: u64) -> Output {
+        let finished = Instant::now();
+        if let Some(since) = self.starved_since {
+            self.starved += finished.saturating_duration_since(since.max(self.share.measure_from));
+        }
+        let slow = self.rec.finish();
+        let busy_ns = crate::rusage::thread_busy_ns().saturating_sub(busy_from_ns);
+        let busy = busy_ns as f64 / finished.saturating_duration_since(started).as_nanos().max(1) as f64;
+        Output { recorder: self.rec, slow, finished, max_lag_ns: self.max_lag_ns, starved: self.starved, busy }
+    }
+}
+
+/// The hooks a loop provides; the provided methods are the cycle itself.
+pub trait Cycle<'a> {
+    type Stream: Transport;
+
+    fn core(&mut self) -> &mut Core<'a, Self::Stream>;
+
+    /// (Re)opens connection `i`; a failure to even start is a connect error.
+    fn open(&mut self, i: usize, now: Instant);
+
+    /// Starts writing connection `i`'s request batch from its first byte.
+    fn write_request(&mut self, i: usize);
+
+    /// Closed loop: the send time of a request sent during the batch of
+    /// events that began at `now`.
+    fn send_time(&self, now: Instant) -> Instant;
+
+    /// Open loop: called after due requests were sent.
+    fn dispatched(&mut self) {}
+
+    /// The connection can take a request: closed loop sends at once, open
+    /// loop waits for the schedule.
+    fn ready(&mut self, i: usize, now: Instant) {
+        let core = self.core();
+        let conn = &mut core.conns[i];
+        conn.state = State::Idle;
+        conn.idle_since = now;
+        if core.pacer.is_some() {
+            core.idle.push(i as u32);
+        } else {
+            let t = self.send_time(now);
+            self.send(i, t, t);
+        }
+    }
+
+    /// Sends the request (or a batch of `--pipeline` of them), within `-n`.
+    fn send(&mut self, i: usize, intended: Instant, start: Instant) {
+        let core = self.core();
+        let mut batch = core.cfg.pipeline as u64;
+        if let Some(q) = core.share.quota.as_mut() {
+            if *q == 0 {
+                return;
+            }
+            batch = batch.min(*q);
+            *q -= batch;
+        }
+        let conn = &mut core.conns[i];
+        conn.intended = intended;
+        conn.start = start;
+        conn.batch = batch as u32;
+        if core.rec.measuring(start) {
+            core.rec.sent += batch;
+        }
+        self.write_request(i);
+    }
+
+    /// Records a response; false when the connection was reopened.
+    fn complete(&mut self, i: usize, done: Done, now: Instant) -> bool {
+        let core = self.core();
+        let conn = &mut core.conns[i];
+        core.rec.response(conn.intended, conn.start, now, done.status, conn.id);
+        conn.batch = conn.batch.saturating_sub(1);
+        // An answer before the whole request went out (io_uring only sees
+        // this): the rest would reach the server as a new request.
+        let early = matches!(conn.state, State::Writing(_));
+        if done.close || early {
+            // Pipelined requests behind a closing response are never answered.
+            let (intended, start, id) = (conn.intended, conn.start, conn.id);
+            for _ in 0..conn.batch {
+                core.rec.error(ErrorKind::Read, now, Some((intended, start, id)));
+            }
+            core.rec.reconnects += 1;
+            self.open(i, now);
+            return false;
+        }
+        if conn.batch == 0 {
+            self.ready(i, now);
+        }
+        true
+    }
+
+    /// The server ended the stream.
+    fn eof(&mut self, i: usize, now: Instant) {
+        let core = self.core();
+        match core.conns[i].state {
+            State::Reading => match core.conns[i].parser.eof() {
+                Some(done) => {
+                    self.complete(i, done, now);
+                }
+                None => self.fail(i, ErrorKind::Read, now),
+            },
+            State::Writing(_) => self.fail(i, ErrorKind::Read, now),
+            _ => {
+                // The server closed an idle keep-alive connection.
+                core.rec.reconnects += 1;
+                self.open(i, now);
+            }
+        }
+    }
+
+    /// Counts the failure against each request in flight and reconnects.
+    fn fail(&mut self, i: usize, kind: ErrorKind, now: Instant) {
+        let core = self.core();
+        let c = &core.conns[i];
+        let in_flight = c.in_flight().then_some((c.intended, c.start, c.id));
+        core.rec.error(kind, now, in_flight);
+        for _ in 1..if c.in_flight() { c.batch } else { 0 } {
+            core.rec.error(kind, now, in_flight);
+        }
+        self.open(i, now);
+    }
+
+    /// Feeds `bytes` read from connection `i` to its parser and completes
+    /// every response they end. False when the connection was reopened (the
+    /// rest belonged to the old socket).
+    fn received(&mut self, i: usize, bytes: &[u8], now: Instant) -> bool {
+        let core = self.core();
+        if core.rec.measuring(now) {
+            core.rec.bytes_read += bytes.len() as u64;
+        }
+        if !core.conns[i].in_flight() {
+            // Bytes nobody asked for: the server is not speaking HTTP/1.1.
+            self.fail(i, ErrorKind::Parse, now);
+            return false;
+        }
+        let mut off = 0;
+        while off < bytes.len() {
+            match self.core().conns[i].parser.feed(&bytes[off..]) {
+                Ok((used, None)) => off += used,
+                Ok((used, Some(done))) => {
+                    off += used;
+                    if off < bytes.len() && self.core().conns[i].batch == 1 {
+                        // Bytes after the last response asked for.
+                        self.fail(i, ErrorKind::Parse, now);
+                        return false;
+                    }
+                    if !self.complete(i, done, now) {
+                        return false;
+                    }
+                }
+                Err(_) => {
+                    self.fail(i, ErrorKind::Parse, now);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Open loop: sends every request that is due on an idle connection.
+    fn dispatch(&mut self, now: Instant) {
+        loop {
+            let core = self.core();
+            let Some(next) = core.pacer.as_ref().map(Pacer::next) else { return };
+            if next > now || core.share.quota == Some(0) {
+                break;
+            }
+            let Some(i) = core.idle.pop().map(|i| i as usize) else {
+                // Every connection is busy: due requests wait, and their wait
+                // counts in their latency because it runs from the intended time.
+                core.starved_since.get_or_insert(now);
+                if core.conns.len() < core.share.max_connections {
+                    let id = core.conns.len();
+                    let head = core.cfg.is_head();
+                    core.conns.push(Conn::new(id as u32, head, now));
+                    self.open(id, now);
+                }
+                return;
+            };
+            if core.conns[i].state != State::Idle {
+                continue; // a stale entry: the connection was reopened since
+            }
+            if let Some(since) = core.starved_since.take() {
+                core.starved += now.saturating_duration_since(since.max(core.share.measure_from));
+            }
+            let intended = core.pacer.as_mut().expect("open loop").take();
+            let start = Instant::now();
+            // The delay the generator itself caused: from when the request
+            // could have gone (due, and a connection free) to when it went.
+            let could = intended.max(core.conns[i].idle_since);
+            let lag = start.saturating_duration_since(could).as_nanos() as u64;
+            if core.rec.measuring(start) {
+                core.rec.lag.saturating_record(lag.max(1));
+                core.max_lag_ns = core.max_lag_ns.max(lag);
+            }
+            self.send(i, intended, start);
+        }
+        self.dispatched();
+    }
+
+    /// Ctrl-C, timeouts, and connects to retry.
+    fn housekeeping(&mut self, now: Instant) {
+        let core = self.core();
+        if core.cfg.interrupt.load(Ordering::Relaxed) {
+            core.stopping = true;
+            return;
+        }
+        let timeout = core.cfg.timeout;
+        for i in 0..core.conns.len() {
+            let c = &self.core().conns[i];
+            let overdue = now.saturating_duration_since(c.start) > timeout;
+            match c.state {
+                State::Writing(_) | State::Reading if overdue => self.fail(i, ErrorKind::Timeout, now),
+                State::Connecting if overdue => self.fail(i, ErrorKind::Connect, now),
+                State::Handshaking if overdue => self.fail(i, ErrorKind::Tls, now),
+                State::Backoff => self.open(i, now),
+                _ => {}
+            }
+        }
+    }
+}
