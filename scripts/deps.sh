@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests and the shootout need and a fresh machine of this
 # project's kind lacks: the peers and servers the benchmarks and tests run
-# (wrk, nginx, h2load), headless Chromium for the report test, strace and perf
+# (wrk, nginx, h2load, sshd for the multi-host test), headless Chromium for the report test, strace and perf
 # for measuring. Toolchains (Rust, Go, Node, Python, Java + Maven) come with
 # the machine. Idempotent and quick when everything is there.
 set -euo pipefail
@@ -16,6 +16,12 @@ need chromium chromium
 need strace strace
 need perf linux-perf
 need taskset util-linux
+# Multi-host load (tests/hosts.rs): the ssh client, an sshd the test starts in
+# its own network namespaces (the system's sshd service is never started), ip.
+need ssh openssh-client
+need ssh-keygen openssh-client
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+need ip iproute2
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "deps: installing ${missing[*]}" >&2

@@ -16,6 +16,7 @@ mod h2_conn;
 mod h2_worker;
 pub mod config;
 pub mod error;
+pub mod interchange;
 mod pacer;
 mod recorder;
 pub mod response;

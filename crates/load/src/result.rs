@@ -3,7 +3,7 @@
 //! `docs/results.md`; a test checks real output against that table.
 
 use crate::recorder::Errors;
-use crate::timeline::SecondStats;
+pub use crate::timeline::SecondStats;
 use base64::Engine;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;

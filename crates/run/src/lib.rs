@@ -12,6 +12,7 @@ mod environment;
 mod events;
 mod error;
 mod figures;
+pub mod hosts;
 mod http;
 mod interrupt;
 mod lifecycle;

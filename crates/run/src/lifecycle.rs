@@ -131,8 +131,11 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     }
 
     let loadgen_cpus = s.pinning.loadgen.as_ref().map(|t| t.as_str());
-    let url = format!("{base_url}{}", spec.profile.path);
-    let phase = |duration: Duration| LoadPhase { exe: ctx.exe, url: url.clone(), profile: spec.profile, duration, cpus: loadgen_cpus };
+    // Load hosts reach the server at [hosts] server_address; checks stay local.
+    let load_base = s.hosts.as_ref().map_or(base_url.clone(), |h| h.base_url(port));
+    let url = format!("{load_base}{}", spec.profile.path);
+    let hosts = s.hosts.as_ref();
+    let phase = |duration: Duration| LoadPhase { exe: ctx.exe, url: url.clone(), profile: spec.profile, duration, cpus: loadgen_cpus, hosts };
     let crash_or = |server: &mut Server, what: &str, err: LoadError| match server.exited() {
         Some(status) => format!("{} crashed during {what} ({status}): {}", spec.app.name, server.output_tail(TAIL_LINES)),
         None => format!("{what}: {err}"),
@@ -188,8 +191,11 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         Ok(doc) => {
             let figures = LoadFigures::from_json(&doc);
             record.rps_per_server_core = rps_per_core(figures.rps, record.server.cpu_cores_avg);
-            record.load = Some(doc);
             judge(&mut record, &figures, loadgen_cpus);
+            if let Some(reason) = partial(&doc) {
+                record.invalidate(reason);
+            }
+            record.load = Some(doc);
         }
         Err(LoadError::Interrupted) => record.invalidate("interrupted (Ctrl-C)"),
         Err(err) => record.invalidate(format!("load: {err}")),
@@ -223,6 +229,19 @@ fn judge(record: &mut RunRecord, f: &LoadFigures, loadgen_cpus: Option<&str>) {
             record.invalidate(format!("load generator saturated: it used {used:.2} of its {cores} pinned core(s)"));
         }
     }
+}
+
+/// Why a multi-host load document covers only some of its hosts, if it does
+/// (`[hosts] on_host_failure = "continue"`): kept, but not comparable.
+fn partial(doc: &serde_json::Value) -> Option<String> {
+    if doc.get("partial").and_then(|p| p.as_bool()) != Some(true) {
+        return None;
+    }
+    let failed: Vec<String> = doc["failed_hosts"]
+        .as_array()
+        .map(|a| a.iter().map(|f| format!("host {}: {}", f["host"].as_str().unwrap_or("?"), f["reason"].as_str().unwrap_or(""))).collect())
+        .unwrap_or_default();
+    Some(format!("partial load: {}", failed.join("; ")))
 }
 
 fn sanitize(label: &str) -> String {

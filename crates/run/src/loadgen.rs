@@ -31,6 +31,8 @@ pub struct LoadPhase<'a> {
     pub profile: &'a Profile,
     pub duration: Duration,
     pub cpus: Option<&'a str>,
+    /// Send the load from these hosts (`[hosts] load`).
+    pub hosts: Option<&'a crate::hosts::Hosts>,
 }
 
 impl LoadPhase<'_> {
@@ -53,6 +55,9 @@ impl LoadPhase<'_> {
         }
         if let Some(n) = p.slow_log {
             args.extend(["--slow-log".into(), n.to_string()]);
+        }
+        if let Some(hosts) = self.hosts {
+            args.extend(hosts.load_args());
         }
         args.push("--json".into());
         args
@@ -123,7 +128,7 @@ mod tests {
     #[test]
     fn arguments_follow_the_profile() {
         let profile: Profile = toml::from_str("path = \"/json\"\nconnections = 8\nthreads = 2\nrate = 500.0\nslow_log = 5\n").unwrap();
-        let phase = LoadPhase { exe: Path::new("stampede"), url: "http://127.0.0.1:9/json".into(), profile: &profile, duration: Duration::from_secs(2), cpus: None };
+        let phase = LoadPhase { exe: Path::new("stampede"), url: "http://127.0.0.1:9/json".into(), profile: &profile, duration: Duration::from_secs(2), cpus: None, hosts: None };
         let args = phase.args().join(" ");
         assert_eq!(args, "load http://127.0.0.1:9/json -c 8 -t 2 -d 2s --warmup 0s --rate 500 --slow-log 5 --json");
     }
@@ -138,7 +143,7 @@ mod tests {
     #[test]
     fn a_failing_generator_reports_its_last_stderr_line() {
         let profile: Profile = toml::from_str("path = \"/\"").unwrap();
-        let phase = LoadPhase { exe: Path::new("/bin/false"), url: "http://x/".into(), profile: &profile, duration: Duration::from_secs(1), cpus: None };
+        let phase = LoadPhase { exe: Path::new("/bin/false"), url: "http://x/".into(), profile: &profile, duration: Duration::from_secs(1), cpus: None, hosts: None };
         let err = phase.run(|_| {}, &|| false).unwrap_err();
         assert!(matches!(err, LoadError::Failed { code: 1, .. }), "{err}");
     }

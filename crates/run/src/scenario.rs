@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::duration::serde_text;
 use crate::error::ScenarioError;
+use crate::hosts::Hosts;
 use crate::overrides;
 use crate::text::Text;
 
@@ -54,6 +55,9 @@ pub struct Scenario {
     /// perf's sampling frequency under `cpu_profile`, per second per thread.
     #[serde(default = "defaults::cpu_profile_frequency")]
     pub cpu_profile_frequency: u32,
+    /// Load from other machines over ssh (docs/hosts.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<Hosts>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -214,6 +218,9 @@ impl Scenario {
             if let Some(cpus) = cpus {
                 crate::pinning::parse_cpu_list(cpus.as_str()).map_err(|reason| field(role, &reason))?;
             }
+        }
+        if let Some(hosts) = &self.hosts {
+            hosts.validate(self.pinning.loadgen.is_some())?;
         }
         Ok(())
     }

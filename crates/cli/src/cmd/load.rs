@@ -5,9 +5,9 @@
 use anyhow::Context;
 use stampede_load::units::{parse_count, parse_duration, parse_whole};
 use stampede_load::{text, Arrival, Engine, LoadConfig, Stop, Target};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -34,9 +34,16 @@ Examples:
       each of 4 connections.
   stampede load --json URL > result.json
       One stampede.load/1 JSON object on stdout (see docs/results.md).
+  stampede load --hosts me@load1,me@load2 -c 64 -d 30s http://10.0.0.9:8080/json
+      Load from two machines over ssh, 32 connections each, started at one
+      agreed instant; merged histograms, a row per host (docs/hosts.md).
+  stampede load --hosts me@load1,me@load2 --copy-binary --rate 40k --on-host-failure continue URL
+      Send this binary to hosts that lack it; a host that fails is named and
+      the rest go on (the JSON says partial: true).
 
 Exit status: 0 the run completed (errors during it are counted, not fatal),
-2 bad usage or the target could not be reached.";
+2 bad usage, the target could not be reached, or (with --hosts and
+--on-host-failure stop) a load host failed.";
 
 #[derive(clap::Args)]
 #[command(after_help = EXAMPLES)]
@@ -148,6 +155,89 @@ pub struct Args {
     /// allows it). HTTPS and HTTP/2 have their own loops.
     #[arg(long, value_enum, default_value = "auto")]
     pub engine: EngineArg,
+
+    /// Run the load from these hosts over ssh, e.g. me@load1,me@load2 (repeatable);
+    /// connections, --rate and --requests are split among them (docs/hosts.md)
+    #[arg(long, value_name = "USER@HOST,…", value_delimiter = ',', conflicts_with = "find_max", help_heading = "Load hosts")]
+    pub hosts: Vec<String>,
+
+    /// With --hosts: copy this binary to hosts that lack this version (to ~/.cache/stampede)
+    #[arg(long, requires = "hosts", help_heading = "Load hosts")]
+    pub copy_binary: bool,
+
+    /// With --hosts: the stampede to run on the hosts [default: stampede, on their PATH]
+    #[arg(long, value_name = "PATH", requires = "hosts", help_heading = "Load hosts")]
+    pub remote_path: Option<String>,
+
+    /// With --hosts: ssh client config to use (ssh -F FILE) instead of ~/.ssh/config
+    #[arg(long, value_name = "FILE", requires = "hosts", help_heading = "Load hosts")]
+    pub ssh_config: Option<std::path::PathBuf>,
+
+    /// With --hosts: when a host fails, stop the others (exit 2) or go on without it
+    /// (the result is marked partial)
+    #[arg(long, value_enum, default_value = "stop", help_heading = "Load hosts")]
+    pub on_host_failure: OnHostFailure,
+
+    /// With --hosts: a host whose clock differs from this one's by more counts as failed
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration, help_heading = "Load hosts")]
+    pub max_clock_offset: Duration,
+
+    /// With --hosts: give up on connecting to a host after this long
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration, help_heading = "Load hosts")]
+    pub connect_timeout: Duration,
+
+    /// Start at this wall-clock instant (unix seconds, e.g. 1767225600.5, or RFC 3339);
+    /// set by the controller of a --hosts run
+    #[arg(long, value_name = "INSTANT", value_parser = parse_instant, conflicts_with = "hosts")]
+    pub start_at: Option<SystemTime>,
+
+    /// End the run (printing its result) when stdin closes: how a --hosts controller stops a host
+    #[arg(long, hide = true)]
+    pub exit_on_stdin_eof: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnHostFailure {
+    Stop,
+    Continue,
+}
+
+/// `--start-at`: unix seconds (with a fraction) or an RFC 3339 timestamp.
+fn parse_instant(s: &str) -> Result<SystemTime, String> {
+    if let Ok(secs) = s.parse::<f64>() {
+        if secs.is_finite() && secs >= 0.0 {
+            return Ok(UNIX_EPOCH + Duration::from_secs_f64(secs));
+        }
+    }
+    humantime::parse_rfc3339_weak(s)
+        .map_err(|_| format!("{s:?} is not an instant; use unix seconds (e.g. 1767225600.25) or RFC 3339 (2026-01-01T00:00:00Z)"))
+}
+
+/// Sleeps until `--start-at`, or fails if that instant has passed.
+fn wait_until(at: SystemTime, interrupt: &AtomicBool) -> anyhow::Result<()> {
+    if let Err(e) = at.duration_since(SystemTime::now()) {
+        let secs = at.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        anyhow::bail!(
+            "--start-at {secs:.3} is {:.3} s in the past on this host; give a future instant (check this host's clock)",
+            e.duration().as_secs_f64()
+        );
+    }
+    while let Ok(left) = at.duration_since(SystemTime::now()) {
+        if interrupt.load(Ordering::Relaxed) || left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+    Ok(())
+}
+
+/// `--exit-on-stdin-eof`: a controller that goes away (or closes our stdin
+/// on purpose) ends the run as Ctrl-C would, results and all.
+fn stop_on_stdin_eof(flag: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+        flag.store(true, Ordering::Relaxed);
+    });
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -232,6 +322,15 @@ pub fn config(args: &Args) -> anyhow::Result<LoadConfig> {
 pub fn run(args: Args) -> anyhow::Result<i32> {
     let mut cfg = config(&args)?;
     cfg.interrupt = interrupt_flag()?;
+    if !args.hosts.is_empty() {
+        return super::hosts::run(&args, &cfg);
+    }
+    if args.exit_on_stdin_eof {
+        stop_on_stdin_eof(cfg.interrupt.clone());
+    }
+    if let Some(at) = args.start_at {
+        wait_until(at, &cfg.interrupt)?;
+    }
     if let (true, Some(slo)) = (args.find_max, args.slo) {
         return find_max(cfg, &slo, args.json);
     }

@@ -2,8 +2,10 @@
 //! 0 success, 1 a check or threshold failed, 2 bad usage or an error.
 
 pub mod check;
+pub mod clock;
 pub mod compare;
 pub mod explain;
+pub mod hosts;
 pub mod load;
 pub mod profile;
 pub mod report;
@@ -19,6 +21,8 @@ pub struct Cli {
 }
 
 #[derive(Subcommand)]
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Command {
     /// Generate HTTP load against a URL and report latency, throughput and errors
     Load(load::Args),
@@ -34,6 +38,9 @@ pub enum Command {
     Explain(explain::Args),
     /// Sample a running process tree with perf: flame graph, folded stacks and top functions
     Profile(profile::Args),
+    /// Answer each line on stdin with this host's wall clock (used by `load --hosts`)
+    #[command(hide = true)]
+    Clock,
 }
 
 pub fn dispatch(cli: Cli) -> i32 {
@@ -45,6 +52,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Compare(args) => compare::run(args),
         Command::Explain(args) => explain::run(args),
         Command::Profile(args) => profile::run(args),
+        Command::Clock => clock::run(),
     };
     match result {
         Ok(code) => code,

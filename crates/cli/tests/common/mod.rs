@@ -43,7 +43,11 @@ pub struct TestServer {
 
 impl TestServer {
     pub fn start(mode: Mode) -> TestServer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind test server");
+        TestServer::start_on(TcpListener::bind("127.0.0.1:0").expect("bind test server"), mode)
+    }
+
+    /// Serves on a listener the test bound itself (e.g. inside a network namespace).
+    pub fn start_on(listener: TcpListener, mode: Mode) -> TestServer {
         let addr = listener.local_addr().unwrap();
         let requests = Arc::new(AtomicU64::new(0));
         let open = Arc::new(AtomicU64::new(0));

@@ -106,7 +106,8 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    server = ThreadingHTTPServer(("127.0.0.1", int(os.environ.get("PORT") or 9009)), Handler)
+    # BIND=0.0.0.0 lets load hosts in other network namespaces reach it (tests/hosts.rs).
+    server = ThreadingHTTPServer((os.environ.get("BIND") or "127.0.0.1", int(os.environ.get("PORT") or 9009)), Handler)
     server.daemon_threads = True
     workers = int(os.environ.get("THREADS") or 1)
     children = []
