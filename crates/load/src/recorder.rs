@@ -90,6 +90,10 @@ pub struct Recorder {
     slow_cap: usize,
     second: Second,
     timeline: Arc<Timeline>,
+    /// Open loop: service time (from the actual send) differs from latency
+    /// (from the intended send) and gets a histogram of its own. In closed
+    /// loop the two are the same, and recording it twice is waste.
+    open_loop: bool,
 }
 
 struct Second {
@@ -100,7 +104,13 @@ struct Second {
 }
 
 impl Recorder {
-    pub fn new(measure_from: Instant, measure_until: Option<Instant>, slow_cap: usize, timeline: Arc<Timeline>) -> Recorder {
+    pub fn new(
+        measure_from: Instant,
+        measure_until: Option<Instant>,
+        slow_cap: usize,
+        timeline: Arc<Timeline>,
+        open_loop: bool,
+    ) -> Recorder {
         Recorder {
             measure_from,
             measure_until,
@@ -121,6 +131,7 @@ impl Recorder {
             slow_cap,
             second: Second { index: 0, requests: 0, errors: 0, hist: Timeline::new_second_histogram() },
             timeline,
+            open_loop,
         }
     }
 
@@ -137,9 +148,11 @@ impl Recorder {
             return;
         }
         let latency_ns = end.saturating_duration_since(intended).as_nanos().max(1) as u64;
-        let service_ns = end.saturating_duration_since(start).as_nanos().max(1) as u64;
         self.latency.saturating_record(latency_ns);
-        self.service.saturating_record(service_ns);
+        if self.open_loop {
+            let service_ns = end.saturating_duration_since(start).as_nanos().max(1) as u64;
+            self.service.saturating_record(service_ns);
+        }
         self.requests += 1;
         self.status[(status as usize).min(999)] += 1;
         let bad = !(200..400).contains(&status);
@@ -249,7 +262,7 @@ mod tests {
     fn warmup_is_measured_but_not_recorded_and_slow_log_keeps_the_slowest() {
         let t0 = Instant::now();
         let from = t0 + Duration::from_secs(1);
-        let mut r = Recorder::new(from, None, 2, Arc::new(Timeline::default()));
+        let mut r = Recorder::new(from, None, 2, Arc::new(Timeline::default()), true);
         r.response(t0, t0, t0 + Duration::from_millis(5), 200, 0);
         assert_eq!(r.requests, 0, "a warmup response is not recorded");
         for (i, ms) in [3u64, 9, 1, 7].into_iter().enumerate() {

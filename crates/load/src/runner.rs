@@ -130,7 +130,7 @@ where
                     measure_from,
                     end,
                 };
-                let rec = Recorder::new(measure_from, end, cfg.slow_log, timeline.clone());
+                let rec = Recorder::new(measure_from, end, cfg.slow_log, timeline.clone(), cfg.rate.is_some());
                 std::thread::Builder::new().name(format!("stampede-{index}")).spawn_scoped(s, move || work(share, rec))
             })
             .collect();
