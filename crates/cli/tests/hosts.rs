@@ -16,7 +16,6 @@ use common::{refused_port, Mode, TestServer};
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use serde_json::Value;
-use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support_hosts::{processes_in, Net};
@@ -73,13 +72,7 @@ fn finish(child: std::process::Child, deadline: Duration) -> (Option<i32>, Value
 
 #[test]
 fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
-    if let Some(why) = support_hosts::unavailable() {
-        // Written to the real stderr (not eprintln!, which the harness
-        // captures) so the skip shows in every test run's output.
-        let _ = writeln!(std::io::stderr(), "SKIP hosts: {why}");
-        return;
-    }
-    let net = Net::new().unwrap_or_else(|e| panic!("cannot build the test network: {e}"));
+    let Some(net) = support_hosts::net_or_skip("hosts") else { return };
     let server = TestServer::start_on(net.server_listener(), Mode::Ok);
 
     // 1. Two hosts, two seconds: the total is the sum, percentiles from the merged histogram.
@@ -321,4 +314,143 @@ fn a_closed_stdin_ends_a_remote_run_with_its_result() {
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(v["interrupted"], true);
     assert!(v["requests"].as_u64().unwrap() > 0);
+}
+
+/// A scenario whose server runs on the server namespace's host under
+/// `stampede agent`, with the load from the two load hosts; `after` goes at
+/// the end (e.g. a second `[[profiles]]`).
+fn remote_server_scenario(net: &Net, scratch: &support_run::Scratch, after: &str) -> std::path::PathBuf {
+    let app = scratch.app("remote", "BIND=0.0.0.0");
+    let load = format!("load = [\"{}\", \"{}\"]\nremote_path = \"{BIN}\"", net.load_hosts[0], net.load_hosts[1]);
+    server_scenario(net, scratch, &app, &net.server_host, &net.server_ip, &format!("{load}\n{after}"), "")
+}
+
+/// A scenario running the app of `manifest` with its server on `server`,
+/// reached at `address`; `hosts` and `extra` go into `[hosts]` and the top.
+fn server_scenario(net: &Net, scratch: &support_run::Scratch, manifest: &std::path::Path, server: &str, address: &str, hosts: &str, extra: &str) -> std::path::PathBuf {
+    scratch.scenario(&format!(
+        "apps = [\"{}\"]\n{extra}\n[[profiles]]\npath = \"/plaintext\"\nconnections = 4\nduration = \"1s\"\nwarmup = \"500ms\"\n\
+         [hosts]\nserver = \"{server}\"\nserver_address = \"{address}\"\nssh_config = \"{}\"\n{hosts}",
+        manifest.display(),
+        net.ssh_config.display()
+    ))
+}
+
+#[test]
+fn a_server_on_another_host_is_probed_there_and_a_dead_agent_is_named() {
+    let Some(net) = support_hosts::net_or_skip("hosts (server on another host)") else { return };
+    let server_ns = net.ns_id(&net.server_ns);
+
+    // 1. The whole lifecycle through the agent: results as a local run's.
+    let scratch = support_run::Scratch::new("remote-server");
+    let scenario = remote_server_scenario(&net, &scratch, "");
+    let out = scratch.run(&[scenario.to_str().unwrap(), "--out", scratch.out().to_str().unwrap()]);
+    let (stdout, stderr) = (support_run::text(&out.stdout), support_run::text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let doc = scratch.results().expect("results.json");
+    let where_ = &doc["environment"]["server_host"];
+    assert_eq!(where_["host"], net.server_host.as_str(), "{where_}");
+    assert_eq!(where_["address"], net.server_ip.as_str());
+    assert!(where_["clock_offset_ms"].as_f64().unwrap().abs() < 50.0, "{where_}");
+    assert!(where_["clock_rtt_ms"].as_f64().unwrap() > 0.0, "{where_}");
+    let run = &doc["runs"][0];
+    assert_eq!(run["valid"], true, "{run}");
+    assert!(run["start_time_ms"].as_f64().unwrap() > 0.0, "{run}");
+    // The probe ran where the server ran: its figures came back from there.
+    let server = &run["server"];
+    assert!(server["cpu_cores_avg"].as_f64().unwrap() > 0.0, "{server}");
+    assert!(server["rss_max_mib"].as_f64().unwrap() > 0.0, "{server}");
+    let samples = server["samples"].as_array().unwrap();
+    assert!(samples.len() >= 5, "{server}");
+    assert!(samples.iter().any(|s| s["cpu_cores"].as_f64().unwrap() > 0.0 && s["rss_mib"].as_f64().unwrap() > 0.0));
+    assert!(run["rps_per_server_core"].as_f64().unwrap() > 0.0);
+    // The load came from both load hosts, to the server's address.
+    let load = &run["load"];
+    let hosts = load["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 2, "{load}");
+    let sum: u64 = hosts.iter().map(|h| h["requests"].as_u64().unwrap()).sum();
+    assert!(sum > 0);
+    assert_eq!(load["requests"].as_u64().unwrap(), sum);
+    assert!(load["url"].as_str().unwrap().starts_with(&format!("http://{}:", net.server_ip)), "{}", load["url"]);
+    // The server's log came back; nothing of the app or agent is left there.
+    let logs: Vec<_> = std::fs::read_dir(scratch.out()).unwrap().flatten().flat_map(|d| std::fs::read_dir(d.path().join("logs")).into_iter().flatten().flatten()).collect();
+    assert!(logs.iter().any(|l| l.file_name().to_string_lossy().starts_with("remote-") && l.metadata().unwrap().len() > 0), "{logs:?}");
+    support_run::assert_nothing_left(&scratch);
+    assert!(processes_in(server_ns, &["agent"]).is_empty(), "an agent is left in the server namespace");
+    drop(scratch);
+
+    // 2. The agent is killed during the second run's 30 s load: the load
+    // stops at once, one line names the host, the scenario stops (exit 2),
+    // the first run is kept, and the app is stopped over a new ssh session.
+    let scratch = support_run::Scratch::new("remote-killed");
+    let scenario = remote_server_scenario(&net, &scratch, "[[profiles]]\nname = \"long\"\npath = \"/plaintext\"\nduration = \"30s\"\nwarmup = \"0s\"\n");
+    let child = scratch.spawn_run(&[scenario.to_str().unwrap(), "--out", scratch.out().to_str().unwrap()]);
+    let first_done = support_run::wait_for(Duration::from_secs(60), || scratch.results().is_some_and(|d| d["runs"].as_array().is_some_and(|r| !r.is_empty())));
+    assert!(first_done, "the first run never finished");
+    let loading = support_run::wait_for(Duration::from_secs(30), || !processes_in(net.ns_id(&net.load_ns[0]), &["load", "--exit-on-stdin-eof"]).is_empty());
+    assert!(loading, "the long load never started");
+    let agent = processes_in(server_ns, &["agent"]);
+    assert_eq!(agent.len(), 1, "one agent serves the long run: {agent:?}");
+    // SAFETY: kill(2) on the agent found above, inside this test's namespace.
+    unsafe { libc::kill(agent[0], libc::SIGKILL) };
+    let killed = Instant::now();
+    // A killed agent cannot remove its copy of the server's log (sshd passes no TMPDIR).
+    let _ = std::fs::remove_file(format!("/tmp/stampede-agent/remote-{}.log", agent[0]));
+    let out = support_run::wait_output(child, Duration::from_secs(60));
+    assert!(killed.elapsed() < Duration::from_secs(15), "the load went on for {:?} after the agent died", killed.elapsed());
+    let stderr = support_run::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("stampede: error:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].starts_with(&format!("stampede: error: hosts.server {}: the stampede agent died mid-run", net.server_host)), "{}", errors[0]);
+    assert!(errors[0].contains("the server there was stopped"), "{}", errors[0]);
+    let doc = scratch.results().expect("results.json");
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert_eq!((&runs[0]["profile"], &runs[0]["valid"]), (&"plaintext".into(), &true.into()));
+    assert_eq!((&runs[1]["profile"], &runs[1]["valid"]), (&"long".into(), &false.into()));
+    assert!(runs[1]["invalid_reason"].as_str().unwrap().contains("agent died"), "{}", runs[1]["invalid_reason"]);
+    support_run::assert_nothing_left(&scratch);
+    drop(scratch);
+
+    // 3. Ctrl-C on the controller mid-load: exit 130, and the agent stops the app there.
+    let scratch = support_run::Scratch::new("remote-ctrl-c");
+    let scenario = remote_server_scenario(&net, &scratch, "");
+    let child = scratch.spawn_run(&[scenario.to_str().unwrap(), "--duration", "30s", "--out", scratch.out().to_str().unwrap()]);
+    let loading = support_run::wait_for(Duration::from_secs(60), || !processes_in(net.ns_id(&net.load_ns[0]), &["load", "--exit-on-stdin-eof"]).is_empty());
+    assert!(loading, "the load never started");
+    assert!(!scratch.leftovers().is_empty(), "the app is not running");
+    // SAFETY: kill(2) on the `stampede run` this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let start = Instant::now();
+    let out = support_run::wait_output(child, Duration::from_secs(40));
+    assert_eq!(out.status.code(), Some(130), "stderr:\n{}", support_run::text(&out.stderr));
+    assert!(start.elapsed() < Duration::from_secs(20), "Ctrl-C took {:?}", start.elapsed());
+    support_run::assert_nothing_left(&scratch);
+    assert!(support_run::wait_for(Duration::from_secs(5), || processes_in(server_ns, &["agent"]).is_empty()), "an agent is left");
+    drop(scratch);
+
+    // 4. An app that fails to start there: the run is invalid with its output's tail, as locally.
+    let scratch = support_run::Scratch::new("remote-broken");
+    let broken = scratch.manifest("broken", "name = \"broken\"\nrun = \"echo remote-boom >&2; exit 3\"\n");
+    let scenario = server_scenario(&net, &scratch, &broken, &net.server_host, &net.server_ip, &format!("remote_path = \"{BIN}\"\n"), "");
+    let out = scratch.run(&[scenario.to_str().unwrap(), "--out", scratch.out().to_str().unwrap()]);
+    let stderr = support_run::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let run = &scratch.results().expect("results.json")["runs"][0];
+    let reason = run["invalid_reason"].as_str().unwrap();
+    assert!(reason.starts_with("broken crashed during start (exit status: 3): remote-boom"), "{reason}");
+    drop(scratch);
+
+    // 5. An unreachable server host: one line naming hosts.server, exit 2.
+    let scratch = support_run::Scratch::new("remote-dead");
+    let app = scratch.app("remote", "BIND=0.0.0.0");
+    let dead = net.dead_ip.as_str();
+    let scenario = server_scenario(&net, &scratch, &app, &format!("root@{dead}"), dead, "", "");
+    let out = scratch.run(&[scenario.to_str().unwrap(), "--out", scratch.out().to_str().unwrap()]);
+    let stderr = support_run::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("stampede: error:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].starts_with(&format!("stampede: error: hosts.server root@{}: could not connect over ssh", net.dead_ip)), "{}", errors[0]);
 }

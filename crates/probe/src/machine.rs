@@ -6,7 +6,7 @@ use std::path::Path;
 
 use procfs::{CpuTime, KernelStats};
 use procfs::FromReadSI;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::proc_file::ProcFile;
 
@@ -19,7 +19,7 @@ pub struct MachineReading {
 }
 
 /// One point of the machine's time series.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct MachineSample {
     pub t_s: f64,
     pub cpu_cores: f64,

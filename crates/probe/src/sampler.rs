@@ -33,8 +33,9 @@ impl Default for ProbeConfig {
     }
 }
 
-/// Everything the probe measured in one run.
-#[derive(Debug, Clone)]
+/// Everything the probe measured in one run (serialisable: `stampede agent`
+/// sends it from the server's host).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct ProbeReport {
     pub server: TreeSummary,
     pub loadgen: TreeSummary,

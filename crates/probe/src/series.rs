@@ -3,11 +3,11 @@
 
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::tracked::TreeReading;
 
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct Sample {
     /// Seconds since the measured phase began; negative during warmup.
     pub t_s: f64,

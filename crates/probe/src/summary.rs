@@ -5,13 +5,13 @@
 
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::machine::MachineSample;
 use crate::series::{RawSample, Sample};
 use crate::tracked::TrackedTree;
 
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct TreeSummary {
     /// Average cores used over the measured phase.
     pub cpu_cores_avg: f64,
@@ -26,7 +26,7 @@ pub struct TreeSummary {
     pub threads_table: Vec<ThreadRow>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ThreadRow {
     pub tid: i32,
     pub name: String,
@@ -37,7 +37,7 @@ pub struct ThreadRow {
     pub ctx_involuntary: u64,
 }
 
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct MachineSummary {
     pub cpu_cores_avg: f64,
     pub samples: Vec<MachineSample>,

@@ -25,6 +25,7 @@ pub fn collect(scenario: &Scenario, repo_hint: &Path, tool_version: &str) -> Env
         },
         runtimes: BTreeMap::new(),
         started_unix_s: SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+        server_host: None,
     }
 }
 

@@ -106,11 +106,11 @@ pub fn pump(stream: Box<dyn Read + Send>, log: Arc<Mutex<std::fs::File>>, stampe
 }
 
 /// One event as results.json stores it (docs/results.md, docs/explain.md).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EventRecord {
     /// Start, seconds since the measured phase began (negative in warmup).
     pub t_s: f64,
-    pub kind: &'static str,
+    pub kind: String,
     pub label: String,
     pub duration_ms: f64,
     pub start_mono_ns: u64,
@@ -148,7 +148,7 @@ pub fn collect(capture: &Capture, exec_mono_ns: u64, t0_mono_ns: u64, from_mono_
         for e in parsed.events.into_iter().filter(|e| e.end_mono_ns >= from_mono_ns && e.start_mono_ns <= to_mono_ns) {
             out.push(EventRecord {
                 t_s: (e.start_mono_ns as f64 - t0_mono_ns as f64) / 1e9,
-                kind: e.kind.name(),
+                kind: e.kind.name().to_string(),
                 duration_ms: e.duration_ns() as f64 / 1e6,
                 label: e.label,
                 start_mono_ns: e.start_mono_ns,
@@ -191,7 +191,7 @@ mod tests {
         std::fs::write(dir.join("py.events.4242"), "start 0 1500000000\nstop 0 1502000000\nstart 2 9000000000\nstop 2 9001000000\n").unwrap();
         let events = collect(&capture, 0, 1_000_000_000, 1_000_000_000, 5_000_000_000).unwrap();
         assert_eq!(events.len(), 1, "the second collection is after the run");
-        assert_eq!((events[0].t_s, events[0].duration_ms, events[0].kind), (0.5, 2.0, "gc"));
+        assert_eq!((events[0].t_s, events[0].duration_ms, events[0].kind.as_str()), (0.5, 2.0, "gc"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

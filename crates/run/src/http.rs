@@ -4,17 +4,24 @@
 //! blocking: the load generator does the real HTTP work.
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 /// The status code of `GET path` on 127.0.0.1:port, and how long it took.
 pub fn get_status(port: u16, path: &str, timeout: Duration) -> io::Result<(u16, Duration)> {
+    get_status_at("127.0.0.1", port, path, timeout)
+}
+
+/// The same on `host:port` (a name or an address; IPv6 bare or in brackets).
+pub fn get_status_at(host: &str, port: u16, path: &str, timeout: Duration) -> io::Result<(u16, Duration)> {
     let started = Instant::now();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let addr = (bare, port).to_socket_addrs()?.next().ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{host} has no address")))?;
+    let host_header = if bare.contains(':') { format!("[{bare}]") } else { bare.to_string() };
     let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
     stream.set_read_timeout(Some(timeout))?;
     stream.set_write_timeout(Some(timeout))?;
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n")?;
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {host_header}:{port}\r\nConnection: close\r\n\r\n")?;
     let mut head = Vec::with_capacity(256);
     let mut buf = [0u8; 256];
     while !head.windows(2).any(|w| w == b"\r\n") {

@@ -4,8 +4,12 @@
 //! its start, check the contract, warm up, load it while the probe samples its
 //! process tree, stop it, and append the run to results.json.
 //!
+//! With `[hosts] server` the server runs on another host under `stampede
+//! agent` ([`agent::run`], remote_server.rs); the lifecycle is the same.
+//!
 //! The binary's `run` command only parses flags and calls [`run`].
 
+pub mod agent;
 mod contract;
 pub mod duration;
 mod environment;
@@ -24,10 +28,12 @@ mod pinning;
 mod prepare;
 mod profiling;
 mod progress;
+pub mod remote_server;
 pub mod record;
 mod results;
 mod runner;
 pub mod scenario;
+mod served;
 mod server;
 mod subprocess;
 mod tables;

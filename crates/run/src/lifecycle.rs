@@ -1,17 +1,15 @@
 //! One run, start to finish: take a port, start the server in its own process
-//! group, time it to its first `200`, check the contract, warm up (recorded
-//! apart), load while the probe samples, stop the server. Every failure is a
-//! one-line reason on an invalid record; the server is stopped on every path
-//! (its `Drop` does it if nothing else does).
+//! group (here, or on `[hosts] server` through `stampede agent`), time it to
+//! its first `200`, check the contract, warm up (recorded apart), load while
+//! the probe samples, stop the server. Every failure is a one-line reason on
+//! an invalid record; the server is stopped on every path (its `Drop` does it
+//! if nothing else does).
 
 use std::path::Path;
-use std::time::{Duration, Instant};
-
-use stampede_probe::{Probe, ProbeConfig};
+use std::time::Duration;
 
 use crate::contract::{self, Verdict};
 use crate::figures::LoadFigures;
-use crate::http;
 use crate::interrupt::interrupted;
 use crate::loadgen::{LoadError, LoadPhase};
 use crate::manifest::Manifest;
@@ -19,7 +17,8 @@ use crate::matrix::Combination;
 use crate::pinning;
 use crate::record::{rps_per_core, MachineRecord, RunRecord};
 use crate::scenario::{Profile, Scenario};
-use crate::server::Server;
+use crate::remote_server::ServerHost;
+use crate::served::{pick_port, Failure, Launch, LocalServer, Served};
 
 /// What every run of a scenario shares.
 pub struct RunContext<'a> {
@@ -34,6 +33,8 @@ pub struct RunContext<'a> {
     pub results_dir: &'a Path,
     /// Prints a one-line note above the progress bar.
     pub note: &'a dyn Fn(&str),
+    /// `[hosts] server`: the server runs there, through `stampede agent`.
+    pub server_host: Option<&'a ServerHost>,
 }
 
 pub struct RunSpec<'a> {
@@ -52,137 +53,152 @@ pub struct Outcome {
     pub interrupted: bool,
     /// The contract verdict, when this run checked it: `Err(reason)` if broken.
     pub contract: Option<Result<(), String>>,
+    /// The one line saying the server's host was lost (its agent died): the
+    /// scenario stops after this run.
+    pub host_lost: Option<String>,
 }
 
-const TAIL_LINES: usize = 3;
+/// Starts the run's server: here, or through `stampede agent` on `[hosts] server`.
+fn start_server<'a>(ctx: &RunContext<'a>, spec: &RunSpec, log: &Path) -> Result<Box<dyn Served + 'a>, Failure> {
+    let s = ctx.scenario;
+    let launch = |port| Launch {
+        app: spec.app,
+        combo: spec.combo,
+        port,
+        cpus: s.pinning.server.as_ref().map(|t| t.as_str()),
+        log,
+        grace: s.stop_grace,
+        sample_interval: s.sample_interval,
+    };
+    match ctx.server_host {
+        Some(host) => Ok(Box::new(host.start(&launch(s.port), s.start_timeout)?)),
+        None => {
+            let port = pick_port(s.port).map_err(Failure::Run)?;
+            Ok(Box::new(LocalServer::start(&launch(port)).map_err(Failure::Run)?))
+        }
+    }
+}
 
 pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     let s = ctx.scenario;
     let mut record = RunRecord::failed(&spec.app.name, &spec.combo.knobs, spec.profile, spec.iteration, spec.build_time_ms, String::new());
     record.valid = true;
     record.invalid_reason = None;
-    let fail = |mut record: RunRecord, reason: String| {
-        record.invalidate(reason);
-        Outcome { record, interrupted: false, contract: None }
+    let end = |mut record: RunRecord, failure: Failure| {
+        let (interrupted, lost) = match failure {
+            Failure::Run(reason) => {
+                record.invalidate(reason);
+                (false, None)
+            }
+            Failure::Interrupted => {
+                record.invalidate("interrupted (Ctrl-C)");
+                (true, None)
+            }
+            Failure::Host(line) => {
+                record.invalidate(line.clone());
+                (false, Some(line))
+            }
+        };
+        Outcome { record, interrupted, contract: None, host_lost: lost }
     };
-    let stop_short = |mut record: RunRecord| {
-        record.invalidate("interrupted (Ctrl-C)");
-        Outcome { record, interrupted: true, contract: None }
-    };
-
-    let port = if s.port != 0 {
-        s.port
-    } else {
-        match http::free_port() {
-            Ok(p) => p,
-            Err(e) => return fail(record, format!("cannot find a free port: {e}")),
-        }
-    };
-    if http::port_in_use(port) {
-        return fail(record, format!("port {port} is already in use by another process: stop it, or pick another with --set port=<n> (0 picks a free one)"));
-    }
 
     (ctx.phase)("starting");
     let log_name = format!("{}-{}-{}-{}.log", spec.app.name, sanitize(&spec.combo.label()), spec.profile.name, spec.iteration);
     let log = ctx.logs.join(log_name);
-    let server_cpus = s.pinning.server.as_ref().map(|t| t.as_str());
-    let mut server = match Server::spawn(spec.app, spec.combo, port, server_cpus, &log, s.stop_grace) {
+    let mut server = match start_server(ctx, spec, &log) {
         Ok(server) => server,
-        Err(e) => return fail(record, format!("cannot start `{}`: {e}", spec.app.run)),
+        Err(failure) => return end(record, failure),
     };
-    let probe = match Probe::start(ProbeConfig { interval: s.sample_interval, ..Default::default() }, server.pid()) {
-        Ok(probe) => probe,
-        Err(e) => return fail(record, format!("{} exited at once: {e}; output: {}", spec.app.name, server.output_tail(TAIL_LINES))),
-    };
+    let port = server.port();
 
-    // Start: exec → first 200 on /plaintext.
-    let deadline = server.spawned_at + s.start_timeout;
-    loop {
-        if interrupted() {
-            return stop_short(record);
+    // Start: exec → first 200 on /plaintext (timed where the server runs).
+    match server.wait_ready(s.start_timeout, &interrupted) {
+        Ok(ready) => {
+            record.start_time_ms = ready.start_time_ms;
+            record.first_request_ms = ready.first_request_ms;
         }
-        if let Some(status) = server.exited() {
-            return fail(record, format!("{} crashed during start ({status}): {}", spec.app.name, server.output_tail(TAIL_LINES)));
-        }
-        if Instant::now() > deadline {
-            return fail(record, format!("{} did not answer 200 on /plaintext within {} (port {port}): {}", spec.app.name, crate::duration::format(s.start_timeout), server.output_tail(TAIL_LINES)));
-        }
-        if let Ok((200, took)) = http::get_status(port, "/plaintext", Duration::from_secs(2)) {
-            record.start_time_ms = server.spawned_at.elapsed().as_secs_f64() * 1000.0;
-            record.first_request_ms = took.as_secs_f64() * 1000.0;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
+        Err(failure) => return end(record, failure),
     }
 
-    let base_url = format!("http://127.0.0.1:{port}");
+    // Checks and load reach a remote server at [hosts] server_address; a
+    // local one at 127.0.0.1, and load hosts at [hosts] server_address.
+    let base_url = match ctx.server_host {
+        Some(host) => match host.reachable(port) {
+            Ok(url) => url,
+            Err(reason) => return end(record, Failure::Run(reason)),
+        },
+        None => format!("http://127.0.0.1:{port}"),
+    };
     let mut verdict = None;
     if spec.check {
         (ctx.phase)("checking the contract");
         match contract::check(ctx.exe, &base_url, &interrupted) {
             Verdict::Honoured => verdict = Some(Ok(())),
             Verdict::Broken(reason) => {
-                let mut outcome = fail(record, reason.clone());
+                let mut outcome = end(record, Failure::Run(reason.clone()));
                 outcome.contract = Some(Err(reason));
                 return outcome;
             }
-            Verdict::Interrupted => return stop_short(record),
+            Verdict::Interrupted => return end(record, Failure::Interrupted),
         }
     }
 
     let loadgen_cpus = s.pinning.loadgen.as_ref().map(|t| t.as_str());
-    // Load hosts reach the server at [hosts] server_address; checks stay local.
-    let load_base = s.hosts.as_ref().map_or(base_url.clone(), |h| h.base_url(port));
+    let hosts = s.hosts.as_ref().filter(|h| !h.load.is_empty());
+    let load_base = match (hosts, ctx.server_host) {
+        (Some(h), None) => h.base_url(port),
+        _ => base_url.clone(),
+    };
     let url = format!("{load_base}{}", spec.profile.path);
-    let hosts = s.hosts.as_ref();
     let phase = |duration: Duration| LoadPhase { exe: ctx.exe, url: url.clone(), profile: spec.profile, duration, cpus: loadgen_cpus, hosts };
-    let crash_or = |server: &mut Server, what: &str, err: LoadError| match server.exited() {
-        Some(status) => format!("{} crashed during {what} ({status}): {}", spec.app.name, server.output_tail(TAIL_LINES)),
+    let crash_or = |server: &mut Box<dyn Served + '_>, what: &str, err: LoadError| match server.crashed() {
+        Some(status) => format!("{} crashed during {what} ({status}): {}", spec.app.name, server.output_tail()),
         None => format!("{what}: {err}"),
     };
 
-    let warmup_start_mono_ns = crate::events::mono_ns();
+    server.mark_warmup();
     if !spec.profile.warmup.is_zero() {
         (ctx.phase)("warming up");
-        match phase(spec.profile.warmup).run(|pid| probe.set_loadgen(pid), &interrupted) {
+        match phase(spec.profile.warmup).run(|pid| server.set_loadgen(pid), &|| interrupted() || !server.alive()) {
             Ok(doc) => record.warmup = Some(doc),
-            Err(LoadError::Interrupted) => return stop_short(record),
-            Err(err) => return fail(record, crash_or(&mut server, "warmup", err)),
+            // Stopped because the server's host was lost: finish says how.
+            Err(LoadError::Interrupted) if !interrupted() => return end(record, server.finish().err().unwrap_or(Failure::Interrupted)),
+            Err(LoadError::Interrupted) => return end(record, Failure::Interrupted),
+            Err(err) => {
+                let reason = crash_or(&mut server, "warmup", err);
+                return end(record, Failure::Run(reason));
+            }
         }
     }
 
     (ctx.phase)("measuring");
     // perf samples the measured phase only: it starts after the warmup and is
     // stopped (and its stacks read, while a JVM can still write its perf map)
-    // as soon as the load ends.
-    let recorder = ctx.profiling.then(|| crate::profiling::start(server.pid() as u32, s.cpu_profile_frequency));
-    probe.mark_measured_start();
-    let measured_start_mono_ns = crate::events::mono_ns();
-    record.clock.measured_start_mono_ns = Some(measured_start_mono_ns);
-    let load = phase(spec.profile.duration).run(|pid| probe.set_loadgen(pid), &interrupted);
+    // as soon as the load ends. Scenario validation refuses it remotely.
+    let recorder = server.local_pid().filter(|_| ctx.profiling).map(|pid| crate::profiling::start(pid as u32, s.cpu_profile_frequency));
+    server.mark_measured_start();
+    let load = phase(spec.profile.duration).run(|pid| server.set_loadgen(pid), &|| interrupted() || !server.alive());
     if let Some(recorder) = recorder {
         (ctx.phase)("reading the profile");
         let stem = format!("{}-{}-{}-{}", spec.app.name, sanitize(&spec.combo.label()), spec.profile.name, spec.iteration);
         let title = format!("{} [{}] {} #{}", spec.app.name, spec.combo.label(), spec.profile.name, spec.iteration);
         record.cpu_profile = crate::profiling::finish(recorder, ctx.results_dir, &stem, &title, ctx.note);
     }
-    let report = probe.finish();
-    let crashed = server.exited();
-    let crash_tail = server.output_tail(TAIL_LINES);
-    let load_end_mono_ns = crate::events::mono_ns();
     (ctx.phase)("stopping");
-    server.stop();
+    let finished = match server.finish() {
+        Ok(finished) => finished,
+        Err(failure) => return end(record, failure),
+    };
     if let Some(profile) = &record.cpu_profile {
         crate::profiling::remove_perf_maps(profile);
     }
-    server.finish_output();
-    if let Some(capture) = server.capture.clone() {
-        match crate::events::collect(&capture, server.exec_mono_ns, measured_start_mono_ns, warmup_start_mono_ns, load_end_mono_ns) {
-            Ok(events) => record.events = events,
-            Err(e) => (ctx.note)(&format!("{}: runtime events not read: {e}", spec.app.name)),
-        }
+    record.events = finished.events;
+    if let Some(e) = finished.events_error {
+        (ctx.note)(&format!("{}: runtime events not read: {e}", spec.app.name));
     }
+    record.clock.measured_start_mono_ns = finished.measured_start_mono_ns;
 
+    let report = finished.report;
     record.server = report.server;
     record.loadgen = report.loadgen;
     record.machine = MachineRecord { summary: report.machine, probe_cpu_cores: report.probe_cpu_cores };
@@ -200,10 +216,10 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         Err(LoadError::Interrupted) => record.invalidate("interrupted (Ctrl-C)"),
         Err(err) => record.invalidate(format!("load: {err}")),
     }
-    if let Some(status) = crashed {
-        record.invalidate(format!("{} crashed during load ({status}): {crash_tail}", spec.app.name));
+    if let Some(status) = finished.crashed {
+        record.invalidate(format!("{} crashed during load ({status}): {}", spec.app.name, finished.tail));
     }
-    Outcome { record, interrupted: was_interrupted, contract: verdict }
+    Outcome { record, interrupted: was_interrupted, contract: verdict, host_lost: None }
 }
 
 /// The validity rules that need the load's figures.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ScenarioError;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Manifest {
     pub name: String,
     #[serde(default)]
@@ -35,7 +35,7 @@ pub struct Manifest {
     pub dir: PathBuf,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Knob {
     #[serde(default)]
     pub description: String,

@@ -27,6 +27,9 @@ pub enum PrepareError {
     Build(SubprocessError),
     #[error("interrupted")]
     Interrupted,
+    /// On `[hosts] server`: what the agent there said.
+    #[error("on hosts.server {host}: {reason}")]
+    Remote { host: String, reason: String },
 }
 
 pub fn prepare(app: &Manifest, build: bool, logs: &Path, interrupted: &dyn Fn() -> bool) -> Result<Prepared, PrepareError> {

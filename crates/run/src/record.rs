@@ -38,6 +38,10 @@ pub struct Environment {
     /// App name → its `version` command's output.
     pub runtimes: BTreeMap<String, String>,
     pub started_unix_s: u64,
+    /// With `[hosts] server`: where the server ran and that host's clock
+    /// offset; the CPU, kernel and cores above are then this machine's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_host: Option<crate::remote_server::ServerHostRecord>,
 }
 
 #[derive(Debug, Clone, Serialize, Default)]

@@ -90,6 +90,7 @@ mod tests {
                 pinning: PinningRecord::default(),
                 runtimes: BTreeMap::new(),
                 started_unix_s: 0,
+                server_host: None,
             },
             scenario: serde_json::json!({}),
             runs: vec![],

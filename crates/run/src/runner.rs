@@ -15,6 +15,7 @@ use crate::matrix::{self, Combination};
 use crate::prepare::{prepare, PrepareError};
 use crate::profiling;
 use crate::progress::Progress;
+use crate::remote_server::{ServerHost, ServerHostError};
 use crate::record::{ResultsDoc, RunRecord, Skipped, SCHEMA};
 use crate::results::ResultsWriter;
 use crate::scenario::Scenario;
@@ -43,6 +44,8 @@ pub enum RunError {
     Scenario(#[from] ScenarioError),
     #[error("cannot write results under {dir}: {source} (choose a writable folder with --out)")]
     Results { dir: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    ServerHost(#[from] ServerHostError),
 }
 
 struct App {
@@ -82,13 +85,21 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
         }
         apps.push(App { manifest, combos, notes });
     }
+    // A server on another host is reached (and its clock measured) before
+    // anything is written: an unreachable host is one line and exit 2.
+    let server_host = match scenario.hosts.as_ref().filter(|h| h.server.is_some()) {
+        Some(hosts) => Some(ServerHost::connect(hosts, &options.exe, scenario.stop_grace)?),
+        None => None,
+    };
     let per_combo = u64::from(scenario.iterations) * scenario.profiles.len() as u64;
     let total: u64 = apps.iter().map(|a| a.combos.len() as u64 * per_combo).sum();
 
     let repo_hint = if scenario_dir.as_os_str().is_empty() { PathBuf::from(".") } else { scenario_dir.clone() };
+    let mut environment = environment::collect(&scenario, &repo_hint, &options.tool_version);
+    environment.server_host = server_host.as_ref().map(|h| h.record.clone());
     let doc = ResultsDoc {
         schema: SCHEMA,
-        environment: environment::collect(&scenario, &repo_hint, &options.tool_version),
+        environment,
         scenario: serde_json::to_value(&scenario).unwrap_or(serde_json::Value::Null),
         runs: Vec::new(),
         skipped: Vec::new(),
@@ -97,18 +108,23 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
     let mut writer = ResultsWriter::create(&options.out, doc).map_err(write_err)?;
     let logs = writer.logs();
     let results_dir = writer.dir.clone();
-    let cores = stampede_probe::machine_cores();
+    let cores = server_host.as_ref().map_or_else(stampede_probe::machine_cores, |h| h.record.cores);
 
     let progress = Progress::new(total);
     let mut any_invalid = false;
     let mut stopped = false;
+    let mut host_lost = None;
     'apps: for app in &apps {
         let name = &app.manifest.name;
         for note in &app.notes {
             progress.note(&format!("stampede: note: {note}"));
         }
         progress.set_message(format!("{name}: building"));
-        let prepared = match prepare(&app.manifest, scenario.build, &logs, &interrupted) {
+        let prepared = match &server_host {
+            Some(host) => host.prepare(&app.manifest, scenario.build, &interrupted),
+            None => prepare(&app.manifest, scenario.build, &logs, &interrupted),
+        };
+        let prepared = match prepared {
             Ok(p) => p,
             Err(PrepareError::Interrupted) => {
                 stopped = true;
@@ -138,7 +154,16 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                     let title = format!("{name} [{}] {} #{iteration}", combo.label(), profile.name);
                     let phase = |what: &str| progress.set_message(format!("{title}: {what}"));
                     let note = |line: &str| progress.note(line);
-                    let ctx = RunContext { exe: &options.exe, scenario: &scenario, logs: &logs, phase: &phase, profiling, results_dir: &results_dir, note: &note };
+                    let ctx = RunContext {
+                        exe: &options.exe,
+                        scenario: &scenario,
+                        logs: &logs,
+                        phase: &phase,
+                        profiling,
+                        results_dir: &results_dir,
+                        note: &note,
+                        server_host: server_host.as_ref(),
+                    };
                     if let Some(Err(reason)) = &contract {
                         let record = RunRecord::failed(name, &combo.knobs, profile, iteration, prepared.build_time_ms, format!("{reason} (checked on this combination's first run)"));
                         progress.inc();
@@ -163,6 +188,10 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         progress.println(&profiling::table(profile));
                     }
                     writer.push(record).map_err(write_err)?;
+                    if outcome.host_lost.is_some() {
+                        host_lost = outcome.host_lost;
+                        break 'apps;
+                    }
                     if outcome.interrupted {
                         stopped = true;
                         break 'apps;
@@ -176,7 +205,10 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
         println!("\nsummary (median over valid iterations)\n{}", tables::summary_table(&writer.doc.runs));
     }
     println!("\nresults: {}", writer.path.display());
-    let exit_code = if stopped {
+    let exit_code = if let Some(line) = host_lost {
+        eprintln!("stampede: error: {line}; the scenario stopped: {} run(s) are in {}", writer.doc.runs.len(), writer.path.display());
+        2
+    } else if stopped {
         eprintln!("stampede: interrupted: stopped every process it started; {} finished run(s) are in {}", writer.doc.runs.len(), writer.path.display());
         130
     } else if writer.doc.runs.is_empty() {

@@ -220,7 +220,7 @@ impl Scenario {
             }
         }
         if let Some(hosts) = &self.hosts {
-            hosts.validate(self.pinning.loadgen.is_some())?;
+            hosts.validate(self.pinning.loadgen.is_some(), self.cpu_profile)?;
         }
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! The subcommands, one module each, and the exit-code convention they share:
 //! 0 success, 1 a check or threshold failed, 2 bad usage or an error.
 
+pub mod agent;
 pub mod check;
 pub mod clock;
 pub mod compare;
@@ -41,6 +42,9 @@ pub enum Command {
     /// Answer each line on stdin with this host's wall clock (used by `load --hosts`)
     #[command(hide = true)]
     Clock,
+    /// Start, probe and stop a server for a controller's `run` over ssh (`[hosts] server`)
+    #[command(hide = true)]
+    Agent,
 }
 
 pub fn dispatch(cli: Cli) -> i32 {
@@ -53,6 +57,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Explain(args) => explain::run(args),
         Command::Profile(args) => profile::run(args),
         Command::Clock => clock::run(),
+        Command::Agent => agent::run(),
     };
     match result {
         Ok(code) => code,

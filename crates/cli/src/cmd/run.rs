@@ -13,7 +13,9 @@ use anyhow::Context;
   stampede run scenarios/gc.toml --duration 5s --iterations 3
   stampede run my.toml --set profiles.*.connections=64 --set pinning.server=0
   stampede run --apps go --duration 2s --warmup 500ms --out /tmp/results
-  stampede run --apps go,node --profile          # flame graphs of the measured phases")]
+  stampede run --apps go,node --profile          # flame graphs of the measured phases
+  stampede run my.toml --set hosts.server=me@srv --set hosts.server_address=10.0.0.9
+                                                 # the server on srv over ssh (docs/hosts.md)")]
 pub struct Args {
     /// Scenario file (TOML, see docs/scenarios.md); default scenarios/shootout.toml
     pub scenario: Option<PathBuf>,

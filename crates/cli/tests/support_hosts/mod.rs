@@ -1,6 +1,6 @@
-//! A small network of namespaces for `tests/hosts.rs`: two load hosts, each
-//! running its own `sshd` (Debian's openssh-server) with keys this fixture
-//! generates, and a server host, all on one bridge that the test (in the
+//! A small network of namespaces for `tests/hosts.rs`: two load hosts and a
+//! server host, each running its own `sshd` (Debian's openssh-server) with
+//! keys this fixture generates, all on one bridge that the test (in the
 //! root namespace, playing the controller) also reaches. Addresses are in
 //! 198.18.0.0/15, the range set aside for benchmarking (RFC 2544), and exist
 //! only inside the namespaces made here. Everything is removed on drop, also
@@ -24,6 +24,8 @@ pub struct Net {
     pub load_ns: Vec<String>,
     pub server_ns: String,
     pub server_ip: String,
+    /// `root@ADDR` of the server host (its sshd runs `stampede agent`).
+    pub server_host: String,
     /// An address on the bridge with no sshd.
     pub dead_ip: String,
     /// The root namespace's (the controller's) address on the bridge.
@@ -64,7 +66,8 @@ pub fn unavailable() -> Option<String> {
     if !Path::new("/usr/sbin/sshd").exists() {
         return Some("/usr/sbin/sshd is missing (apt-get install openssh-server; scripts/deps.sh does)".into());
     }
-    let probe = format!("stp{}probe", std::process::id());
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let probe = format!("stp{}probe{nanos}", std::process::id());
     if let Err(e) = ip(&["netns", "add", &probe]) {
         return Some(format!("cannot create a network namespace ({e})"));
     }
@@ -72,12 +75,29 @@ pub fn unavailable() -> Option<String> {
     None
 }
 
+/// The test network, or `None` after a visible `SKIP <test>: why` line
+/// (written to the real stderr, not with eprintln!, which the harness
+/// captures, so the skip shows in every test run's output).
+pub fn net_or_skip(test: &str) -> Option<Net> {
+    if let Some(why) = unavailable() {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "SKIP {test}: {why}");
+        return None;
+    }
+    Some(Net::new().unwrap_or_else(|e| panic!("cannot build the test network: {e}")))
+}
+
 impl Net {
     pub fn new() -> Result<Net, String> {
+        // Two networks may be up at once (the tests run in parallel): each
+        // has its own tag and subnet, 198.18.x.0/24 then 198.19.x.0/24.
+        static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        assert!(n < 2, "at most two test networks per process");
         let pid = std::process::id();
-        let tag = format!("stp{pid}");
-        let subnet = format!("198.18.{}", pid % 250 + 1);
-        let dir = std::env::temp_dir().join(format!("stampede-hosts-{pid}"));
+        let tag = format!("stp{n}{pid}");
+        let subnet = format!("198.{}.{}", 18 + n, pid % 250 + 1);
+        let dir = std::env::temp_dir().join(format!("stampede-hosts-{pid}-{n}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         let mut net = Net {
@@ -85,6 +105,7 @@ impl Net {
             load_ns: vec![format!("{tag}a"), format!("{tag}b")],
             server_ns: format!("{tag}s"),
             server_ip: format!("{subnet}.4"),
+            server_host: format!("root@{subnet}.4"),
             dead_ip: format!("{subnet}.9"),
             controller_ip: format!("{subnet}.1"),
             load_hosts: vec![format!("root@{subnet}.2"), format!("root@{subnet}.3")],
@@ -133,7 +154,7 @@ impl Net {
         std::fs::write(d.join("authorized_keys"), read(d.join("client.pub"))?).map_err(|e| e.to_string())?;
         let host_pub = read(d.join("host.pub"))?;
         let host_pub = host_pub.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
-        let known: String = [2, 3].iter().map(|h| format!("{subnet}.{h} {host_pub}\n")).collect();
+        let known: String = [2, 3, 4].iter().map(|h| format!("{subnet}.{h} {host_pub}\n")).collect();
         std::fs::write(d.join("known_hosts"), known).map_err(|e| e.to_string())?;
         std::fs::write(
             &self.ssh_config,
@@ -144,11 +165,13 @@ impl Net {
             ),
         )
         .map_err(|e| e.to_string())?;
-        for i in 0..self.load_ns.len() {
+        // Load hosts a and b, then the server host: sshd i listens on .(i + 2).
+        let hosts: Vec<String> = self.load_ns.iter().chain([&self.server_ns]).cloned().collect();
+        for i in 0..hosts.len() {
             std::fs::create_dir_all(self.home(i)).map_err(|e| e.to_string())?;
         }
         std::fs::create_dir_all("/run/sshd").map_err(|e| format!("/run/sshd: {e}"))?;
-        for (i, ns) in self.load_ns.clone().iter().enumerate() {
+        for (i, ns) in hosts.iter().enumerate() {
             let addr = format!("{subnet}.{}", i + 2);
             let cfg = d.join(format!("sshd_{i}.conf"));
             std::fs::write(
@@ -178,8 +201,9 @@ impl Net {
         Ok(())
     }
 
-    /// Load host `i`'s home directory as its ssh sessions see it (sshd sets
-    /// HOME there, so `--copy-binary` writes into the test's temp dir).
+    /// Host `i`'s home directory as its ssh sessions see it (sshd sets HOME
+    /// there, so `--copy-binary` writes into the test's temp dir): 0 and 1
+    /// are the load hosts, 2 the server host.
     pub fn home(&self, i: usize) -> PathBuf {
         self.dir.join(format!("home_{i}"))
     }

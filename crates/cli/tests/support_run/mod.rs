@@ -55,6 +55,15 @@ version = "python3 --version"
         path
     }
 
+    /// Writes `<dir>/<name>/app.toml` with `text`; returns its path.
+    pub fn manifest(&self, name: &str, text: &str) -> PathBuf {
+        let dir = self.dir.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("app.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
     pub fn scenario(&self, text: &str) -> PathBuf {
         let path = self.dir.join("scenario.toml");
         std::fs::write(&path, text).unwrap();
@@ -81,8 +90,12 @@ version = "python3 --version"
 
     /// Runs `stampede run` to completion (with a generous deadline).
     pub fn run(&self, args: &[&str]) -> Output {
-        let child = self.stampede().arg("run").args(args).current_dir(&self.dir).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-        wait_output(child, Duration::from_secs(240))
+        wait_output(self.spawn_run(args), Duration::from_secs(240))
+    }
+
+    /// Starts `stampede run` in this folder, its output piped.
+    pub fn spawn_run(&self, args: &[&str]) -> Child {
+        self.stampede().arg("run").args(args).current_dir(&self.dir).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
     }
 
     /// Processes whose command line or environment carries this test's marker.
