@@ -59,6 +59,9 @@ pub struct Capture {
 
 impl Capture {
     pub fn new(settings: &EventsSettings, log_path: &Path) -> Option<Capture> {
+        // Absolute: the path goes to a server that runs in its app's folder,
+        // and `--out` (default `results/`) is relative to ours.
+        let log_path = std::path::absolute(log_path).unwrap_or_else(|_| log_path.to_path_buf());
         Some(Capture {
             runtime: Runtime::parse(&settings.runtime).ok()?,
             from_output: settings.source == "output",
@@ -181,6 +184,22 @@ mod tests {
         assert_eq!(env["GODEBUG"], "madvdontneed=1,gctrace=1");
         let bad = EventsSettings { runtime: "cobol".into(), ..settings };
         assert!(bad.validate().unwrap_err().starts_with("events.runtime"));
+    }
+
+    #[test]
+    fn a_relative_out_dir_still_gives_the_server_an_absolute_events_path() {
+        // `make shootout` writes to `results/` while each app runs in its own
+        // folder: a relative path made Python and Java fail to start.
+        let settings = EventsSettings {
+            runtime: "python".into(),
+            source: "file".into(),
+            env: [("STAMPEDE_EVENTS".to_string(), "{events}".to_string())].into(),
+        };
+        let capture = Capture::new(&settings, Path::new("results/run/logs/python.log")).unwrap();
+        let env = capture.env(&settings, &BTreeMap::new());
+        let path = Path::new(&env["STAMPEDE_EVENTS"]);
+        assert!(path.is_absolute(), "{}", path.display());
+        assert_eq!(path, std::env::current_dir().unwrap().join("results/run/logs/python.events"));
     }
 
     #[test]
