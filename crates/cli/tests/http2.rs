@@ -92,11 +92,11 @@ fn http2_flags_that_cannot_work_exit_2_with_one_line() {
     let certs = Certs::generate();
     let h1 = TlsServer::start(certs.server_config(&[b"http/1.1"]), 0);
     let h1_url = h1.url("127.0.0.1");
-    // (clap's own usage errors come with a "try --help" line; ours are one line.)
+    // Every error is one line, clap's usage errors included.
     for (args, needle, one_line) in [
         (vec!["load", "-d", "1s", "--http2", "-k", h1_url.as_str()], "ALPN", true),
         (vec!["load", "-d", "1s", "--streams", "4", "http://127.0.0.1:1/"], "--streams", true),
-        (vec!["load", "-d", "1s", "--streams", "0", "--http2", "http://127.0.0.1:1/"], "--streams", false),
+        (vec!["load", "-d", "1s", "--streams", "0", "--http2", "http://127.0.0.1:1/"], "--streams", true),
     ] {
         let out = stampede(&args, DEADLINE);
         let err = String::from_utf8_lossy(&out.stderr);

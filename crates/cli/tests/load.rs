@@ -90,12 +90,17 @@ fn bad_urls_and_flags_exit_2_without_panicking() {
         vec!["load", "-H", "novalue", "http://127.0.0.1:1/"],
         vec!["load", "--rate", "0", "http://127.0.0.1:1/"],
         vec!["load", "-n", "10", "-d", "1s", "http://127.0.0.1:1/"],
+        vec!["load", "--engine", "bogus", "http://127.0.0.1:1/"],
+        vec!["load", "--no-such-flag", "http://127.0.0.1:1/"],
+        vec!["load"],
     ] {
         let out = stampede(&args, DEADLINE);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
-        assert!(err.contains("error"), "{args:?}: {err}");
+        // One line naming what is wrong, whether clap or Stampede found it.
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("stampede: error: "), "{args:?}: {err}");
     }
 }
 
