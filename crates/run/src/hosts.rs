@@ -36,10 +36,17 @@ pub struct Hosts {
     /// `stop` (the run is invalid) or `continue` (a partial result is kept, marked).
     #[serde(default = "stop")]
     pub on_host_failure: String,
+    /// A load host whose clock is further off than this fails (`--max-clock-offset`).
+    #[serde(default = "hundred_ms")]
+    pub max_clock_offset: String,
 }
 
 fn stop() -> String {
     "stop".into()
+}
+
+fn hundred_ms() -> String {
+    "100ms".into()
 }
 
 impl Hosts {
@@ -71,6 +78,9 @@ impl Hosts {
         if !matches!(self.on_host_failure.as_str(), "stop" | "continue") {
             return Err(field("on_host_failure", format!("{:?}: use \"stop\" or \"continue\"", self.on_host_failure)));
         }
+        if let Err(e) = crate::duration::parse(&self.max_clock_offset) {
+            return Err(field("max_clock_offset", format!("{:?}: {e}", self.max_clock_offset)));
+        }
         if loadgen_pinned && !self.load.is_empty() {
             return Err(ScenarioError::Field {
                 field: "pinning.loadgen".into(),
@@ -93,6 +103,7 @@ impl Hosts {
             a.push("--copy-binary".into());
         }
         a.extend(["--on-host-failure".into(), self.on_host_failure.clone()]);
+        a.extend(["--max-clock-offset".into(), self.max_clock_offset.clone()]);
         a
     }
 
@@ -123,7 +134,7 @@ mod tests {
     fn load_hosts_become_flags() {
         let h = hosts("load = [\"me@a\", \"me@b\"]\nserver_address = \"10.0.0.9\"\nssh_config = \"/tmp/cfg\"\ncopy_binary = true\n");
         h.validate(false, false).unwrap();
-        assert_eq!(h.load_args().join(" "), "--hosts me@a,me@b --ssh-config /tmp/cfg --copy-binary --on-host-failure stop");
+        assert_eq!(h.load_args().join(" "), "--hosts me@a,me@b --ssh-config /tmp/cfg --copy-binary --on-host-failure stop --max-clock-offset 100ms");
         assert_eq!(h.base_url(8080), "http://10.0.0.9:8080");
         assert_eq!(hosts("load = [\"a\"]\nserver_address = \"fd00::9\"").base_url(80), "http://[fd00::9]:80");
     }
@@ -139,6 +150,7 @@ mod tests {
             ("load = [\"me@a\"]", false, false, "hosts.server_address: is required with hosts.load"),
             ("load = []\nserver_address = \"x\"", false, false, "hosts.load: "),
             ("load = [\"a\"]\nserver_address = \"x\"\non_host_failure = \"retry\"", false, false, "hosts.on_host_failure: "),
+            ("load = [\"a\"]\nserver_address = \"x\"\nmax_clock_offset = \"soon\"", false, false, "hosts.max_clock_offset: "),
             ("load = [\"a\"]\nserver_address = \"x\"", true, false, "pinning.loadgen: "),
             ("server = \"me@srv\"", false, false, "hosts.server_address: is required with hosts.server"),
             ("server = \"me srv\"\nserver_address = \"x\"", false, false, "hosts.server: "),
