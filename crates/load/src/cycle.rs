@@ -32,6 +32,8 @@ pub struct Core<'a, T> {
     /// Time during which every connection was busy and due requests waited.
     pub starved: Duration,
     pub starved_since: Option<Instant>,
+    /// When housekeeping (timeouts, reconnects, Ctrl-C) is due next.
+    pub next_tick: Instant,
 }
 
 impl<'a, T: Transport> Core<'a, T> {
@@ -41,6 +43,7 @@ impl<'a, T: Transport> Core<'a, T> {
             Pacer::new(share.measure_from.min(share.start), rate, cfg.arrival, phase, share.index as u64 + 1)
         });
         let head = cfg.is_head();
+        let share_start = share.start;
         Core {
             cfg,
             conns: (0..share.connections).map(|i| Conn::new(i as u32, head, share.start)).collect(),
@@ -52,25 +55,24 @@ impl<'a, T: Transport> Core<'a, T> {
             max_lag_ns: 0,
             starved: Duration::ZERO,
             starved_since: None,
+            next_tick: share_start,
         }
     }
 
     /// The housekeeping period: often enough to time requests out promptly.
-    pub fn tick(&self) -> Duration {
+    fn tick(&self) -> Duration {
         (self.cfg.timeout / 4).clamp(Duration::from_millis(5), Duration::from_millis(100))
     }
 
-    /// When the loop must wake at the latest: the next tick, the end of the
-    /// run, or (open loop, a connection free) the next due request.
-    pub fn wake(&self, next_tick: Instant) -> Instant {
-        let mut wake = next_tick;
-        if let Some(end) = self.share.end {
-            wake = wake.min(end);
-        }
-        if let Some(p) = self.pacer.as_ref().filter(|_| !self.idle.is_empty()) {
-            wake = wake.min(p.next());
-        }
-        wake
+    /// When the loop must wake at the latest for its own sake: the next
+    /// housekeeping tick or the end of the run.
+    pub fn deadline(&self) -> Instant {
+        self.share.end.map_or(self.next_tick, |end| end.min(self.next_tick))
+    }
+
+    /// Open loop, a connection free: when the next request is due.
+    pub fn next_due(&self) -> Option<Instant> {
+        self.pacer.as_ref().filter(|_| !self.idle.is_empty()).map(Pacer::next)
     }
 
     pub fn done(&self, now: Instant) -> bool {
@@ -114,6 +116,29 @@ pub trait Cycle<'a> {
 
     /// Open loop: called after due requests were sent.
     fn dispatched(&mut self) {}
+
+    /// Opens every connection; the first housekeeping tick follows.
+    fn begin(&mut self, start: Instant) {
+        for i in 0..self.core().conns.len() {
+            self.open(i, start);
+        }
+        let core = self.core();
+        core.next_tick = start + core.tick();
+    }
+
+    /// After a batch of events: sends what is due (open loop), does the
+    /// housekeeping when its tick has come; true when the run is over.
+    fn end_batch(&mut self, now: Instant) -> bool {
+        if self.core().pacer.is_some() {
+            self.dispatch(now);
+        }
+        if now >= self.core().next_tick {
+            self.housekeeping(now);
+            let core = self.core();
+            core.next_tick = now + core.tick();
+        }
+        self.core().done(now)
+    }
 
     /// The connection can take a request: closed loop sends at once, open
     /// loop waits for the schedule.

@@ -37,5 +37,6 @@ pub use config::{Arrival, Engine, LoadConfig, Stop};
 pub use error::LoadError;
 pub use result::LoadResult;
 pub use runner::run;
+pub use rusage::monotonic_ns;
 pub use target::Target;
 pub use tls::TlsOptions;

@@ -96,37 +96,17 @@ impl<'a> UringWorker<'a> {
     pub fn run(mut self) -> Output {
         let start = Instant::now();
         let busy_from = crate::rusage::thread_busy_ns();
-        for i in 0..self.core.conns.len() {
-            self.open(i, start);
-        }
-        let tick = self.core.tick();
-        let mut next_tick = start + tick;
+        self.begin(start);
         loop {
             let now = Instant::now();
-            let wake = self.core.wake(next_tick);
+            let wake = self.core.next_due().map_or(self.core.deadline(), |due| due.min(self.core.deadline()));
             self.stamp_queued();
             if !self.wait(wake.saturating_duration_since(now)) {
                 break;
             }
             let now = Instant::now();
-            self.completions.clear();
-            self.completions.extend(self.ring.completion().map(|c| (c.user_data(), c.result(), c.flags())));
-            for k in 0..self.completions.len() {
-                let (data, res, flags) = self.completions[k];
-                self.on_completion(data, res, flags, now);
-            }
-            self.bufs.publish();
-            while let Some(i) = self.rearm.pop() {
-                self.arm_recv(i as usize);
-            }
-            if self.core.pacer.is_some() {
-                self.dispatch(now);
-            }
-            if now >= next_tick {
-                self.housekeeping(now);
-                next_tick = now + tick;
-            }
-            if self.core.done(now) {
+            self.reap(now);
+            if self.end_batch(now) {
                 break;
             }
         }
@@ -135,6 +115,21 @@ impl<'a> UringWorker<'a> {
         drop(ring); // before the buffers it may still name
         drop(bufs);
         core.finish(start, busy_from)
+    }
+
+    /// Handles every completion the ring holds, gives their buffers back in
+    /// one publish, and arms again the receives that ended on live sockets.
+    fn reap(&mut self, now: Instant) {
+        self.completions.clear();
+        self.completions.extend(self.ring.completion().map(|c| (c.user_data(), c.result(), c.flags())));
+        for k in 0..self.completions.len() {
+            let (data, res, flags) = self.completions[k];
+            self.on_completion(data, res, flags, now);
+        }
+        self.bufs.publish();
+        while let Some(i) = self.rearm.pop() {
+            self.arm_recv(i as usize);
+        }
     }
 
     /// Requests queued in this batch go out at the next submit: their send
@@ -280,9 +275,6 @@ impl<'a> UringWorker<'a> {
             // would outlive its close.
             let _ = self.ring.submitter().register_files_update(i as u32, &[-1]);
         }
-        if i >= self.gens.len() {
-            self.gens.resize(i + 1, 0);
-        }
         self.gens[i] = self.gens[i].wrapping_add(1) & 0x3fff_ffff;
         self.core.conns[i].close();
     }
@@ -300,17 +292,9 @@ impl<'a> UringWorker<'a> {
             if !self.wait(Duration::from_millis(50)) {
                 break;
             }
-            let done: Vec<_> = self.ring.completion().map(|c| (c.user_data(), c.flags())).collect();
-            for (data, flags) in done {
-                let (kind, _, _) = untag(data);
-                if !(kind == RECV && cqueue::more(flags)) {
-                    self.in_flight_ops -= 1;
-                }
-                if let Some(id) = cqueue::buffer_select(flags) {
-                    self.bufs.give_back(id);
-                }
-            }
-            self.bufs.publish();
+            // Every socket is closed: completions only return buffers and
+            // count down what is in flight.
+            self.reap(Instant::now());
         }
         self.bufs.unregister(&self.ring);
     }

@@ -96,18 +96,12 @@ impl<'a, T: Transport> Worker<'a, T> {
         let mut events = Events::with_capacity(1024);
         let start = Instant::now();
         let busy_from = crate::rusage::thread_busy_ns();
-        for i in 0..self.core.conns.len() {
-            self.open(i, start);
-        }
-        let tick = self.core.tick();
-        let mut next_tick = start + tick;
+        self.begin(start);
         loop {
-            let now = Instant::now();
-            let mut wake = next_tick;
-            if let Some(end) = self.core.share.end {
-                wake = wake.min(end);
-            }
-            if let Err(e) = self.poll.poll(&mut events, Some(wake.saturating_duration_since(now))) {
+            // The open loop's schedule has its own timer (`Timer`, a timerfd):
+            // epoll's timeout has millisecond resolution.
+            let wait = self.core.deadline().saturating_duration_since(Instant::now());
+            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     break;
                 }
@@ -119,14 +113,7 @@ impl<'a, T: Transport> Worker<'a, T> {
                     Token(i) => self.on_event(i, ev.is_readable() || ev.is_read_closed() || ev.is_error(), now),
                 }
             }
-            if self.core.pacer.is_some() {
-                self.dispatch(now);
-            }
-            if now >= next_tick {
-                self.housekeeping(now);
-                next_tick = now + tick;
-            }
-            if self.core.done(now) {
+            if self.end_batch(now) {
                 break;
             }
         }

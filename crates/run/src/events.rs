@@ -86,12 +86,9 @@ impl Capture {
     }
 }
 
-pub fn mono_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+/// CLOCK_MONOTONIC in nanoseconds: the load engine's clock for the same
+/// purpose, so that events and slow requests share one reading.
+pub use stampede_load::monotonic_ns as mono_ns;
 
 /// Copies a server's output stream to its log, and each line stamped
 /// `<mono_ns>\t<line>` to the events file, until the stream closes.
