@@ -8,8 +8,8 @@
 //! stays armed for the connection's life, filling buffers the kernel picks
 //! from a shared ring (`uring_bufs.rs`): the sends and receives of every
 //! connection that is ready in a batch cost one `io_uring_enter` together.
-//! On this project's 2-core machine that is about 10% fewer CPU-seconds per
-//! request than the epoll loop (see `bench/loadgen.sh`).
+//! On this project's 2-core machine `bench/loadgen.sh 10 5` measured 6%
+//! more requests per CPU-second than the epoll loop (1.31x wrk against 1.24x).
 //!
 //! Completion tags carry a generation per connection: a reconnect bumps it,
 //! so completions of the old socket (shut down, never leaked) are recognised
