@@ -42,6 +42,14 @@ pub struct Conn<T> {
     /// of a batch share `intended` and `start`: they were written at once,
     /// and their responses come back in order.
     pub batch: u32,
+    /// Requests in the batch as it was written (`batch` counts down from it).
+    pub batch_len: u32,
+    /// Responses read on this socket since it was opened.
+    pub served: u32,
+    /// Requests the server dropped unprocessed (behind a closing response,
+    /// or by closing a used keep-alive connection before answering): sent
+    /// again, keeping their intended time, as soon as a new socket is up.
+    pub retry: u32,
 }
 
 impl<T: Transport> Conn<T> {
@@ -55,6 +63,9 @@ impl<T: Transport> Conn<T> {
             start: now,
             idle_since: now,
             batch: 0,
+            batch_len: 0,
+            served: 0,
+            retry: 0,
         }
     }
 
@@ -76,6 +87,7 @@ impl<T: Transport> Conn<T> {
         self.parser.reset();
         self.start = now;
         self.batch = 0;
+        self.served = 0;
         self.state = State::Backoff;
         TcpStream::connect(addr)
     }
@@ -85,6 +97,7 @@ impl<T: Transport> Conn<T> {
         self.stream = None;
         self.parser.reset();
         self.batch = 0;
+        self.served = 0;
         self.state = State::Backoff;
     }
 
@@ -106,5 +119,10 @@ impl<T: Transport> Conn<T> {
 
     pub fn in_flight(&self) -> bool {
         matches!(self.state, State::Writing(_) | State::Reading)
+    }
+
+    /// Requests sent (or to be sent again) that have no answer yet.
+    pub fn owed(&self) -> u32 {
+        if self.in_flight() { self.batch + self.retry } else { self.retry }
     }
 }

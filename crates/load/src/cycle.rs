@@ -34,10 +34,17 @@ pub struct Core<'a, T> {
     pub starved_since: Option<Instant>,
     /// When housekeeping (timeouts, reconnects, Ctrl-C) is due next.
     pub next_tick: Instant,
+    /// The length of one request on the wire.
+    pub request_len: usize,
+    /// Open loop, past the end of a timed run: nothing new is sent, and the
+    /// requests still in flight are waited for (up to `--timeout`).
+    pub draining: bool,
+    /// The method may be sent again when a server drops it unprocessed.
+    idempotent: bool,
 }
 
 impl<'a, T: Transport> Core<'a, T> {
-    pub fn new(cfg: &'a LoadConfig, share: Share, rec: Recorder) -> Core<'a, T> {
+    pub fn new(cfg: &'a LoadConfig, share: Share, rec: Recorder, request_len: usize) -> Core<'a, T> {
         let pacer = share.rate.map(|rate| {
             let phase = share.index as f64 / cfg.threads as f64;
             Pacer::new(share.measure_from.min(share.start), rate, cfg.arrival, phase, share.index as u64 + 1)
@@ -56,6 +63,9 @@ impl<'a, T: Transport> Core<'a, T> {
             starved: Duration::ZERO,
             starved_since: None,
             next_tick: share_start,
+            request_len,
+            draining: false,
+            idempotent: matches!(cfg.method.as_str(), "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE"),
         }
     }
 
@@ -67,7 +77,10 @@ impl<'a, T: Transport> Core<'a, T> {
     /// When the loop must wake at the latest for its own sake: the next
     /// housekeeping tick or the end of the run.
     pub fn deadline(&self) -> Instant {
-        self.share.end.map_or(self.next_tick, |end| end.min(self.next_tick))
+        match self.share.end {
+            Some(end) if !self.draining => end.min(self.next_tick),
+            _ => self.next_tick,
+        }
     }
 
     /// Open loop, a connection free: when the next request is due.
@@ -79,10 +92,36 @@ impl<'a, T: Transport> Core<'a, T> {
         if self.stopping {
             return true;
         }
-        if let Some(end) = self.share.end {
-            return now >= end;
+        let owed = || self.conns.iter().any(|c| c.owed() > 0);
+        match self.share.end {
+            Some(end) if self.pacer.is_some() => {
+                // The requests in flight at the end are the slowest of the
+                // run: dropping them would cut off the tail.
+                now >= end && (!owed() || now >= end + self.cfg.timeout)
+            }
+            Some(end) => now >= end,
+            None => self.share.quota == Some(0) && !owed(),
         }
-        self.share.quota == Some(0) && !self.conns.iter().any(Conn::in_flight)
+    }
+
+    /// The end of an open-loop drain: what is still owed timed out.
+    fn abandon(&mut self, now: Instant) {
+        for c in &self.conns {
+            for _ in 0..c.owed() {
+                self.rec.error(ErrorKind::Timeout, now, Some((c.intended, c.start, c.id)));
+            }
+        }
+    }
+
+    /// Records the response to the next request of connection `i`'s batch;
+    /// true when it came before that request was all written.
+    fn answer(&mut self, i: usize, done: Done, now: Instant) -> bool {
+        let conn = &mut self.conns[i];
+        self.rec.response(conn.intended, conn.start, now, done.status, conn.id);
+        let answered = (conn.batch_len - conn.batch + 1) as usize;
+        conn.batch = conn.batch.saturating_sub(1);
+        conn.served += 1;
+        matches!(conn.state, State::Writing(off) if off < answered * self.request_len)
     }
 
     /// The thread's result, once its loop has ended.
@@ -129,7 +168,9 @@ pub trait Cycle<'a> {
     /// After a batch of events: sends what is due (open loop), does the
     /// housekeeping when its tick has come; true when the run is over.
     fn end_batch(&mut self, now: Instant) -> bool {
-        if self.core().pacer.is_some() {
+        let core = self.core();
+        if core.pacer.is_some() {
+            core.draining = core.share.end.is_some_and(|end| now >= end);
             self.dispatch(now);
         }
         if now >= self.core().next_tick {
@@ -137,7 +178,12 @@ pub trait Cycle<'a> {
             let core = self.core();
             core.next_tick = now + core.tick();
         }
-        self.core().done(now)
+        let core = self.core();
+        let done = core.done(now);
+        if done && core.draining && !core.stopping {
+            core.abandon(now);
+        }
+        done
     }
 
     /// The connection can take a request: closed loop sends at once, open
@@ -147,6 +193,14 @@ pub trait Cycle<'a> {
         let conn = &mut core.conns[i];
         conn.state = State::Idle;
         conn.idle_since = now;
+        if conn.retry > 0 {
+            // Sent again, already counted as sent and taken off `-n`.
+            let n = std::mem::take(&mut conn.retry);
+            let open_loop = core.pacer.is_some();
+            let intended = conn.intended;
+            let start = self.send_time(now);
+            return self.transmit(i, n, if open_loop { intended } else { start }, start);
+        }
         if core.pacer.is_some() {
             core.idle.push(i as u32);
         } else {
@@ -166,31 +220,32 @@ pub trait Cycle<'a> {
             batch = batch.min(*q);
             *q -= batch;
         }
-        let conn = &mut core.conns[i];
+        core.rec.sent(batch, intended, start);
+        self.transmit(i, batch as u32, intended, start);
+    }
+
+    /// Writes a batch of `n` requests on connection `i`.
+    fn transmit(&mut self, i: usize, n: u32, intended: Instant, start: Instant) {
+        let conn = &mut self.core().conns[i];
         conn.intended = intended;
         conn.start = start;
-        conn.batch = batch as u32;
-        if core.rec.measuring(start) {
-            core.rec.sent += batch;
-        }
+        conn.batch = n;
+        conn.batch_len = n;
         self.write_request(i);
     }
 
     /// Records a response; false when the connection was reopened.
     fn complete(&mut self, i: usize, done: Done, now: Instant) -> bool {
         let core = self.core();
+        let early = core.answer(i, done, now);
         let conn = &mut core.conns[i];
-        core.rec.response(conn.intended, conn.start, now, done.status, conn.id);
-        conn.batch = conn.batch.saturating_sub(1);
-        // An answer before the whole request went out (io_uring only sees
-        // this): the rest would reach the server as a new request.
-        let early = matches!(conn.state, State::Writing(_));
         if done.close || early {
-            // Pipelined requests behind a closing response are never answered.
-            let (intended, start, id) = (conn.intended, conn.start, conn.id);
-            for _ in 0..conn.batch {
-                core.rec.error(ErrorKind::Read, now, Some((intended, start, id)));
-            }
+            // An answer before its request was all written: the rest would
+            // reach the server as a new request, so the socket goes. The
+            // requests behind it (pipelined) were not processed: a server
+            // that closes says so, and one that answered early stopped
+            // reading. They are sent again on the new socket.
+            conn.retry += std::mem::take(&mut conn.batch);
             core.rec.reconnects += 1;
             self.open(i, now);
             return false;
@@ -201,23 +256,39 @@ pub trait Cycle<'a> {
         true
     }
 
+    /// The server closed the connection, or reset it, with `kind` the error
+    /// this is unless it can be retried. A keep-alive connection that
+    /// answered before and now ends with nothing of the next response read
+    /// was closed by the server between requests (idle, or a server that
+    /// closes after every response without saying so): RFC 9112 §9.3.1 lets
+    /// a client send an idempotent request again, and that is a reconnect,
+    /// not an error.
+    fn peer_closed(&mut self, i: usize, kind: ErrorKind, now: Instant) {
+        let core = self.core();
+        let c = &mut core.conns[i];
+        if !c.in_flight() {
+            core.rec.reconnects += 1;
+            return self.open(i, now);
+        }
+        if c.served > 0 && c.parser.is_idle() && core.idempotent {
+            c.retry += std::mem::take(&mut c.batch);
+            core.rec.reconnects += 1;
+            return self.open(i, now);
+        }
+        self.fail(i, kind, now)
+    }
+
     /// The server ended the stream.
     fn eof(&mut self, i: usize, now: Instant) {
         let core = self.core();
-        match core.conns[i].state {
-            State::Reading => match core.conns[i].parser.eof() {
-                Some(done) => {
-                    self.complete(i, done, now);
-                }
-                None => self.fail(i, ErrorKind::Read, now),
-            },
-            State::Writing(_) => self.fail(i, ErrorKind::Read, now),
-            _ => {
-                // The server closed an idle keep-alive connection.
-                core.rec.reconnects += 1;
-                self.open(i, now);
+        let conn = &mut core.conns[i];
+        if conn.state == State::Reading {
+            if let Some(done) = conn.parser.eof() {
+                self.complete(i, done, now);
+                return;
             }
         }
+        self.peer_closed(i, ErrorKind::Read, now);
     }
 
     /// Counts the failure against each request in flight and reconnects.
@@ -251,9 +322,14 @@ pub trait Cycle<'a> {
                 Ok((used, None)) => off += used,
                 Ok((used, Some(done))) => {
                     off += used;
-                    if off < bytes.len() && self.core().conns[i].batch == 1 {
-                        // Bytes after the last response asked for.
-                        self.fail(i, ErrorKind::Parse, now);
+                    let core = self.core();
+                    if off < bytes.len() && core.conns[i].batch == 1 {
+                        // Bytes after the last response asked for (a second
+                        // answer to one request): the answer counts, the
+                        // extra bytes are the error, and the socket goes.
+                        core.answer(i, done, now);
+                        core.rec.error(ErrorKind::Parse, now, None);
+                        self.open(i, now);
                         return false;
                     }
                     if !self.complete(i, done, now) {
@@ -274,7 +350,7 @@ pub trait Cycle<'a> {
         loop {
             let core = self.core();
             let Some(next) = core.pacer.as_ref().map(Pacer::next) else { return };
-            if next > now || core.share.quota == Some(0) {
+            if next > now || core.share.quota == Some(0) || core.share.end.is_some_and(|end| next >= end) {
                 break;
             }
             let Some(i) = core.idle.pop().map(|i| i as usize) else {

@@ -68,6 +68,36 @@ impl Shared {
     }
 }
 
+/// Before a cleartext `--http2` run: an HTTP/2 handshake and a PING, so
+/// that a server which does not speak HTTP/2 is named in one line instead of
+/// a run of failed connections. A PING, not a request: it proves the
+/// protocol without giving the server work, and a server that is merely
+/// slow to answer requests still passes.
+pub fn preflight(shared: &Shared, url: &str, timeout: Duration) -> Result<(), LoadError> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let refused = |why: String| {
+        LoadError::Config(format!("--http2: {url} does not speak HTTP/2 with prior knowledge ({why}); drop --http2 to load it over HTTP/1.1"))
+    };
+    tokio::task::LocalSet::new().block_on(&rt, async {
+        let exchange = async {
+            let (_send, mut conn, _) = shared.connector.open(Rc::new(Cell::new(0))).await.map_err(|e| match e {
+                OpenError::Connect => "connect failed".to_string(),
+                OpenError::Tls | OpenError::Protocol => "no HTTP/2 handshake".to_string(),
+            })?;
+            let mut ping = conn.ping_pong().ok_or("no PING handle")?;
+            let driver = tokio::task::spawn_local(conn);
+            let pong = ping.ping(h2::Ping::opaque()).await.map(|_| ()).map_err(|e| e.to_string());
+            driver.abort();
+            pong
+        };
+        match tokio::time::timeout(timeout, exchange).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(why)) => Err(refused(why)),
+            Err(_) => Err(refused(format!("no answer to an HTTP/2 PING within {timeout:?}"))),
+        }
+    })
+}
+
 /// Runs this thread's share of an HTTP/2 load.
 pub fn run(cfg: &LoadConfig, shared: &Shared, share: Share, rec: Recorder) -> Result<Output, LoadError> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -186,12 +216,29 @@ async fn drive(ctx: Rc<Ctx>, share: Share) -> Result<(), LoadError> {
     let tick = (ctx.cfg.timeout / 4).clamp(Duration::from_millis(5), Duration::from_millis(100));
     loop {
         let now = Instant::now();
-        let wake = share.end.map_or(now + tick, |end| end.min(now + tick));
+        let wake = match share.end {
+            Some(end) if end > now => end.min(now + tick),
+            _ => now + tick,
+        };
         // Woken early when the last request of `-n` is answered.
         let _ = tokio::time::timeout_at(wake.into(), ctx.finished.notified()).await;
         let now = Instant::now();
-        if ctx.cfg.interrupt.load(Ordering::Relaxed) || share.end.is_some_and(|end| now >= end) {
+        if ctx.cfg.interrupt.load(Ordering::Relaxed) {
             break;
+        }
+        if let Some(end) = share.end {
+            // Open loop: the requests in flight at the end are the slowest
+            // of the run; they are waited for, up to `--timeout`.
+            let owed = ctx.in_flight.get() > 0 || !ctx.due.borrow().is_empty();
+            if now >= end && (!ctx.open_loop || !owed || now >= end + ctx.cfg.timeout) {
+                if ctx.open_loop {
+                    // Scheduled, never sent: every stream stayed busy.
+                    for intended in ctx.due.borrow_mut().drain(..) {
+                        ctx.error(ErrorKind::Timeout, now, Some((intended, intended, u32::MAX)));
+                    }
+                }
+                break;
+            }
         }
         if ctx.all_sent_and_answered() {
             break;
@@ -221,6 +268,9 @@ async fn dispatch(ctx: Rc<Ctx>, mut pacer: Pacer, mut timer: AsyncFd<Timer>, end
             continue;
         }
         while pacer.next() <= now {
+            if end.is_some_and(|end| pacer.next() >= end) {
+                return; // the schedule ends with the run
+            }
             if !ctx.take_quota() {
                 return;
             }
@@ -271,19 +321,31 @@ async fn connection(ctx: Rc<Ctx>, id: u32) {
             ctx.rec().handshake(now, h.took, h.resumed);
         }
         let goaway = Rc::new(Cell::new(false));
-        let driver = tokio::task::spawn_local(async move {
-            // Ends when the server closes (GOAWAY, then the last stream) or
-            // the streams below are all dropped.
-            let _ = conn.await;
-        });
+        let retire = Rc::new(Cell::new(false));
+        // Ends when the server closes (GOAWAY, then the last stream), the
+        // connection fails, or the streams below are all dropped.
+        let driver = tokio::task::spawn_local(conn);
         let streams: Vec<_> = (0..ctx.cfg.streams)
-            .map(|_| tokio::task::spawn_local(stream(ctx.clone(), id, send.clone(), goaway.clone())))
+            .map(|_| tokio::task::spawn_local(stream(ctx.clone(), id, send.clone(), goaway.clone(), retire.clone())))
             .collect();
         drop(send);
         for s in streams {
             let _ = s.await;
         }
-        driver.abort();
+        let ended = if driver.is_finished() {
+            driver.await.ok()
+        } else {
+            driver.abort();
+            None
+        };
+        if let Some(Err(e)) = ended {
+            if !(e.is_go_away() && e.is_remote()) && !e.is_io() {
+                // The server broke the protocol (or never spoke it): a parse
+                // error, and a pause before the next try rather than a storm.
+                ctx.error(ErrorKind::Parse, Instant::now(), None);
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
         if goaway.get() && ctx.rec().measuring(Instant::now()) {
             ctx.rec().goaway += 1;
         }
@@ -296,10 +358,18 @@ async fn connection(ctx: Rc<Ctx>, id: u32) {
     }
 }
 
-/// One stream slot: request after request until the connection goes away.
-async fn stream(ctx: Rc<Ctx>, id: u32, send: h2::client::SendRequest<Bytes>, goaway: Rc<Cell<bool>>) {
+/// One stream slot: request after request until the connection goes away,
+/// or is retired because a request on it timed out (`--timeout` reopens the
+/// connection; the other streams finish what they sent first).
+async fn stream(
+    ctx: Rc<Ctx>,
+    id: u32,
+    send: h2::client::SendRequest<Bytes>,
+    goaway: Rc<Cell<bool>>,
+    retire: Rc<Cell<bool>>,
+) {
     loop {
-        if ctx.stopping.get() {
+        if ctx.stopping.get() || retire.get() {
             return;
         }
         // Wait for the connection to take another stream before taking a
@@ -312,6 +382,9 @@ async fn stream(ctx: Rc<Ctx>, id: u32, send: h2::client::SendRequest<Bytes>, goa
             }
         };
         let Some((intended, could)) = next_request(&ctx).await else { return };
+        if retire.get() {
+            return give_back(&ctx, intended);
+        }
         let start = Instant::now();
         if ctx.open_loop {
             let lag = start.saturating_duration_since(intended.max(could)).as_nanos() as u64;
@@ -320,9 +393,7 @@ async fn stream(ctx: Rc<Ctx>, id: u32, send: h2::client::SendRequest<Bytes>, goa
                 ctx.max_lag_ns.set(ctx.max_lag_ns.get().max(lag));
             }
         }
-        if ctx.rec().measuring(start) {
-            ctx.rec().sent += 1;
-        }
+        ctx.rec().sent(1, intended, start);
         ctx.in_flight.set(ctx.in_flight.get() + 1);
         let outcome = exchange(&ctx, &mut ready).await;
         let now = Instant::now();
@@ -339,7 +410,8 @@ async fn stream(ctx: Rc<Ctx>, id: u32, send: h2::client::SendRequest<Bytes>, goa
             }
             Err(Failure::Timeout) => {
                 ctx.error(ErrorKind::Timeout, now, req);
-                true
+                retire.set(true);
+                false
             }
             Err(Failure::Reset) => {
                 if ctx.rec().measuring(now) {
@@ -365,6 +437,10 @@ async fn stream(ctx: Rc<Ctx>, id: u32, send: h2::client::SendRequest<Bytes>, goa
                 ctx.error(ErrorKind::Read, now, req);
                 false
             }
+            Err(Failure::Protocol) => {
+                ctx.error(ErrorKind::Parse, now, req);
+                false
+            }
         };
         ctx.in_flight.set(ctx.in_flight.get() - 1);
         if ctx.all_sent_and_answered() {
@@ -379,11 +455,12 @@ async fn stream(ctx: Rc<Ctx>, id: u32, send: h2::client::SendRequest<Bytes>, goa
 /// Puts a request that was never processed back: on the quota in closed
 /// loop, at the front of the due queue (keeping its intended time) in open loop.
 fn requeue(ctx: &Ctx, intended: Instant, start: Instant) {
-    let mut rec = ctx.rec();
-    if rec.measuring(start) {
-        rec.sent -= 1; // it is counted when it is sent again
-    }
-    drop(rec);
+    ctx.rec().unsent(intended, start); // counted when it is sent again
+    give_back(ctx, intended);
+}
+
+/// Puts a request taken but never sent back where it came from.
+fn give_back(ctx: &Ctx, intended: Instant) {
     if ctx.open_loop {
         ctx.due.borrow_mut().push_front(intended);
         ctx.due_ready.notify_one();
@@ -429,13 +506,18 @@ enum Failure {
     Reset,
     GoneAway,
     Connection,
+    /// The server broke HTTP/2 (or does not speak it): this side ended the
+    /// connection with a protocol error.
+    Protocol,
 }
 
 fn classify(e: &h2::Error) -> Failure {
-    if e.is_go_away() {
+    if e.is_go_away() && e.is_remote() {
         Failure::GoneAway
     } else if e.is_reset() && e.is_remote() {
         Failure::Reset
+    } else if e.is_library() || (e.is_go_away() && !e.is_io()) {
+        Failure::Protocol
     } else {
         Failure::Connection
     }
@@ -446,7 +528,10 @@ async fn exchange(ctx: &Ctx, send: &mut h2::client::SendRequest<Bytes>) -> Resul
     let body = !ctx.shared.body.is_empty();
     let (response, mut body_out) = send
         .send_request(ctx.shared.request(), !body)
-        .map_err(|e| Failure::NotSent { goaway: e.is_go_away() })?;
+        .map_err(|e| match classify(&e) {
+            Failure::Protocol => Failure::Protocol,
+            _ => Failure::NotSent { goaway: e.is_go_away() && e.is_remote() },
+        })?;
     if body {
         body_out.send_data(ctx.shared.body.clone(), true).map_err(|e| classify(&e))?;
     }

@@ -142,9 +142,37 @@ impl Recorder {
 
     /// A response ended at `end`; `intended` is when it should have been sent
     /// (equal to `start` in closed-loop mode).
+    /// When a request's outcome counts: in open loop by its intended send
+    /// time, so that the requests of the measured schedule are the ones
+    /// counted, however late they end; in closed loop by when it ended.
+    #[inline]
+    fn counted_at(&self, intended: Instant, end: Instant) -> Instant {
+        if self.open_loop {
+            intended
+        } else {
+            end
+        }
+    }
+
+    /// `n` requests were sent at `start` (meant for `intended`).
+    #[inline]
+    pub fn sent(&mut self, n: u64, intended: Instant, start: Instant) {
+        if self.measuring(self.counted_at(intended, start)) {
+            self.sent += n;
+        }
+    }
+
+    /// A request counted by `sent` was not processed and will be sent again.
+    pub fn unsent(&mut self, intended: Instant, start: Instant) {
+        if self.measuring(self.counted_at(intended, start)) {
+            self.sent = self.sent.saturating_sub(1);
+        }
+    }
+
     #[inline]
     pub fn response(&mut self, intended: Instant, start: Instant, end: Instant, status: u16, conn: u32) {
-        if !self.measuring(end) {
+        let at = self.counted_at(intended, end);
+        if !self.measuring(at) {
             return;
         }
         let latency_ns = end.saturating_duration_since(intended).as_nanos().max(1) as u64;
@@ -159,7 +187,7 @@ impl Recorder {
         if bad {
             self.errors.status += 1;
         }
-        self.tick(end);
+        self.tick(at);
         self.second.requests += 1;
         self.second.errors += bad as u64;
         self.second.hist.saturating_record(latency_ns);
@@ -169,7 +197,8 @@ impl Recorder {
     }
 
     pub fn error(&mut self, kind: ErrorKind, now: Instant, intended: Option<(Instant, Instant, u32)>) {
-        if !self.measuring(now) {
+        let at = intended.map_or(now, |(i, _, _)| self.counted_at(i, now));
+        if !self.measuring(at) {
             return;
         }
         match kind {
@@ -180,7 +209,7 @@ impl Recorder {
             ErrorKind::Parse => self.errors.parse += 1,
             ErrorKind::Tls => self.errors.tls += 1,
         }
-        self.tick(now);
+        self.tick(at);
         self.second.errors += 1;
         // A request that never got an answer is as slow as the run let it be:
         // it belongs in the slow log (with status 0), not silently dropped.

@@ -25,6 +25,12 @@ pub enum ParseError {
     ChunkSize,
     #[error("invalid Content-Length")]
     ContentLength,
+    #[error("Content-Length and Transfer-Encoding together")]
+    LengthAndChunked,
+    #[error("status code outside 100-599")]
+    Status,
+    #[error("chunk data not followed by CRLF")]
+    ChunkEnd,
 }
 
 /// A response that has been read to its end.
@@ -41,8 +47,8 @@ enum State {
     Fixed(u64),
     ChunkSize,
     ChunkData(u64),
-    /// Bytes of the CRLF that ends a chunk's data still to skip.
-    ChunkEnd(u8),
+    /// The line end after a chunk's data: `true` once its CR was seen.
+    ChunkEnd(bool),
     /// After the last chunk: trailer lines up to an empty line. The count is
     /// the length of the current line so far (excluding CR).
     Trailer(u32),
@@ -122,12 +128,18 @@ impl ResponseParser {
                 State::ChunkData(left) => {
                     let take = left.min(rest.len() as u64);
                     used += take as usize;
-                    self.state = if take == left { State::ChunkEnd(2) } else { State::ChunkData(left - take) };
+                    self.state = if take == left { State::ChunkEnd(false) } else { State::ChunkData(left - take) };
                 }
-                State::ChunkEnd(left) => {
-                    let take = (left as usize).min(rest.len());
-                    used += take;
-                    self.state = if take == left as usize { State::ChunkSize } else { State::ChunkEnd(left - take as u8) };
+                State::ChunkEnd(cr) => {
+                    // RFC 9112 §7.1: chunk data ends with CRLF (a bare LF is
+                    // allowed by §2.2); anything else is a framing error, not
+                    // the start of the next chunk.
+                    used += 1;
+                    self.state = match (cr, rest[0]) {
+                        (false, b'\r') => State::ChunkEnd(true),
+                        (_, b'\n') => State::ChunkSize,
+                        _ => return Err(ParseError::ChunkEnd),
+                    };
                 }
                 State::Trailer(mut line) => {
                     for (i, &b) in rest.iter().enumerate() {
@@ -175,7 +187,9 @@ impl ResponseParser {
                 }
             }
         } else {
-            self.carry(buf)?;
+            // Only what can still belong to the head is joined: the rest of a
+            // large read is body (or the next response), not head.
+            let take = self.carry_upto(buf);
             let joined = std::mem::take(&mut self.pending);
             let parsed = self.parse_head(&joined);
             self.pending = joined;
@@ -184,38 +198,46 @@ impl ResponseParser {
                     self.pending.clear();
                     Ok((len - carried, true))
                 }
-                None => Ok((buf.len(), false)),
+                None if self.pending.len() >= MAX_HEAD_BYTES => Err(ParseError::HeadTooLarge),
+                None => Ok((take, false)),
             }
         }
     }
 
+    /// Starts carrying a partial head or chunk-size line over to the next read.
     fn carry(&mut self, bytes: &[u8]) -> Result<(), ParseError> {
-        if self.pending.len() + bytes.len() > MAX_HEAD_BYTES {
+        if self.carry_upto(bytes) < bytes.len() {
             return Err(ParseError::HeadTooLarge);
         }
-        self.pending.extend_from_slice(bytes);
         Ok(())
+    }
+
+    /// Appends as much of `bytes` as the head limit leaves room for; returns
+    /// how much.
+    fn carry_upto(&mut self, bytes: &[u8]) -> usize {
+        let take = bytes.len().min(MAX_HEAD_BYTES - self.pending.len().min(MAX_HEAD_BYTES));
+        self.pending.extend_from_slice(&bytes[..take]);
+        take
     }
 
     /// Reads a chunk-size line, which may be split across reads. Returns the
     /// bytes of `buf` consumed and the size once the line is complete.
     fn feed_chunk_size(&mut self, buf: &[u8]) -> Result<(usize, Option<u64>), ParseError> {
         let carried = self.pending.len();
-        if carried > 0 {
-            self.carry(buf)?;
-        }
+        // As for a head: join only what can still be part of the line.
+        let take = if carried > 0 { self.carry_upto(buf) } else { buf.len() };
         let line: &[u8] = if carried > 0 { &self.pending } else { buf };
         match httparse::parse_chunk_size(line) {
             Ok(httparse::Status::Complete((end, size))) => {
                 self.pending.clear();
                 Ok((end - carried, Some(size)))
             }
-            Ok(httparse::Status::Partial) => {
-                if carried == 0 {
-                    self.carry(buf)?;
-                }
+            Ok(httparse::Status::Partial) if carried == 0 => {
+                self.carry(buf)?;
                 Ok((buf.len(), None))
             }
+            Ok(httparse::Status::Partial) if self.pending.len() >= MAX_HEAD_BYTES => Err(ParseError::HeadTooLarge),
+            Ok(httparse::Status::Partial) => Ok((take, None)),
             Err(_) => Err(ParseError::ChunkSize),
         }
     }
@@ -232,15 +254,22 @@ impl ResponseParser {
             Err(e) => return Err(ParseError::Head(e.to_string())),
         };
         let status = resp.code.unwrap_or(0);
+        if !(100..=599).contains(&status) {
+            return Err(ParseError::Status);
+        }
         let mut close = resp.version == Some(0);
         let mut length: Option<u64> = None;
-        let mut chunked = false;
+        // The last Transfer-Encoding header's final coding decides (RFC 9112 §6.3).
+        let mut encoding: Option<bool> = None;
         for h in resp.headers.iter() {
             if h.name.eq_ignore_ascii_case("content-length") {
-                let v = std::str::from_utf8(h.value).map_err(|_| ParseError::ContentLength)?;
-                length = Some(v.trim().parse().map_err(|_| ParseError::ContentLength)?);
+                let n = content_length(h.value)?;
+                if length.is_some_and(|l| l != n) {
+                    return Err(ParseError::ContentLength);
+                }
+                length = Some(n);
             } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-                chunked = ends_with_chunked(h.value);
+                encoding = Some(ends_with_chunked(h.value));
             } else if h.name.eq_ignore_ascii_case("connection") {
                 if contains_token(h.value, b"close") {
                     close = true;
@@ -249,15 +278,24 @@ impl ResponseParser {
                 }
             }
         }
+        let bodiless = self.head_request || status == 204 || status == 304 || (100..200).contains(&status);
+        if encoding.is_some() && length.is_some() && !bodiless {
+            // RFC 9112 §6.3: "ought to be handled as an error" (smuggling).
+            return Err(ParseError::LengthAndChunked);
+        }
         self.status = status;
         self.close = close;
         self.state = if (100..200).contains(&status) {
             // An interim response: the real one follows on the same request.
             State::Head
-        } else if self.head_request || status == 204 || status == 304 {
+        } else if bodiless {
             State::Fixed(0)
-        } else if chunked {
+        } else if encoding == Some(true) {
             State::ChunkSize
+        } else if encoding == Some(false) {
+            // A final coding other than chunked: the body ends at the close.
+            self.close = true;
+            State::UntilClose
         } else if let Some(n) = length {
             State::Fixed(n)
         } else {
@@ -266,6 +304,24 @@ impl ResponseParser {
         };
         Ok(Some(len))
     }
+}
+
+/// A Content-Length value: digits only (RFC 9112 §6.3; no sign, no
+/// spaces inside), or a list of one repeated value.
+fn content_length(value: &[u8]) -> Result<u64, ParseError> {
+    let mut n = None;
+    for part in value.split(|&b| b == b',') {
+        let part = part.trim_ascii();
+        if part.is_empty() || !part.iter().all(u8::is_ascii_digit) || part.len() > 19 {
+            return Err(ParseError::ContentLength);
+        }
+        let v: u64 = std::str::from_utf8(part).ok().and_then(|p| p.parse().ok()).ok_or(ParseError::ContentLength)?;
+        if n.is_some_and(|n| n != v) {
+            return Err(ParseError::ContentLength);
+        }
+        n = Some(v);
+    }
+    n.ok_or(ParseError::ContentLength)
 }
 
 fn ends_with_chunked(value: &[u8]) -> bool {
@@ -355,5 +411,75 @@ mod tests {
         let huge = vec![b'a'; MAX_HEAD_BYTES + 1];
         assert!(p.feed(b"HTTP/1.1 200 OK\r\nX: ").is_ok());
         assert_eq!(p.feed(&huge), Err(ParseError::HeadTooLarge));
+    }
+
+    /// Regression: a head split across two reads, the second of which also
+    /// fills a 64 KiB buffer with body, was called too large (issue 20 #2).
+    #[test]
+    fn a_split_head_followed_by_a_full_buffer_of_body_is_one_response() {
+        let body = vec![b'x'; 200_000];
+        let mut wire = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+        wire.extend_from_slice(&body);
+        let mut p = ResponseParser::new(false);
+        let (first, rest) = wire.split_at(10);
+        assert_eq!(p.feed(first).unwrap(), (10, None));
+        let mut done = None;
+        for piece in rest.chunks(64 * 1024) {
+            let mut off = 0;
+            while off < piece.len() {
+                let (n, d) = p.feed(&piece[off..]).unwrap();
+                off += n;
+                done = done.or(d);
+            }
+        }
+        assert_eq!(done, Some(Done { status: 200, close: false }));
+        // The same for a chunk-size line split across reads.
+        let mut wire = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3".to_vec();
+        let cut = wire.len();
+        wire.extend_from_slice(b"0d40\r\n");
+        wire.extend_from_slice(&vec![b'y'; 0x30d40]);
+        wire.extend_from_slice(b"\r\n0\r\n\r\n");
+        let mut p = ResponseParser::new(false);
+        let (n, _) = p.feed(&wire[..cut]).unwrap();
+        assert_eq!(n, cut);
+        let mut off = cut;
+        let mut done = None;
+        while off < wire.len() {
+            let end = (off + 64 * 1024).min(wire.len());
+            let (n, d) = p.feed(&wire[off..end]).unwrap();
+            off += n;
+            done = done.or(d);
+        }
+        assert_eq!(done.map(|d| d.status), Some(200));
+    }
+
+    /// RFC 9112: what makes a message invalid is a parse error, never a response.
+    #[test]
+    fn invalid_framing_is_refused() {
+        let cases: [(&[u8], ParseError); 7] = [
+            (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc", ParseError::ContentLength),
+            (b"HTTP/1.1 200 OK\r\nContent-Length: 2, 3\r\n\r\nabc", ParseError::ContentLength),
+            (b"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nab", ParseError::ContentLength),
+            (b"HTTP/1.1 200 OK\r\nContent-Length: 1 2\r\n\r\nab", ParseError::ContentLength),
+            (b"HTTP/1.1 000 Zero\r\nContent-Length: 0\r\n\r\n", ParseError::Status),
+            (b"HTTP/1.1 999 Nine\r\nContent-Length: 0\r\n\r\n", ParseError::Status),
+            (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n", ParseError::LengthAndChunked),
+        ];
+        for (wire, want) in cases {
+            let mut p = ResponseParser::new(false);
+            assert_eq!(p.feed(wire).map(|(_, d)| d), Err(want), "{}", String::from_utf8_lossy(wire));
+        }
+        let mut p = ResponseParser::new(false);
+        let wire = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcXY0\r\n\r\n";
+        assert_eq!(p.feed(wire), Err(ParseError::ChunkEnd));
+        // Repeated identical lengths are one length; a bare LF after chunk data is allowed.
+        let got = feed_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab", 3);
+        assert_eq!(got.len(), 1);
+        let got = feed_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\n0\r\n\r\n", 1);
+        assert_eq!(got.len(), 1);
+        // A final coding other than chunked: the body runs to the close.
+        let mut p = ResponseParser::new(false);
+        assert_eq!(p.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nzzz").unwrap().1, None);
+        assert_eq!(p.eof(), Some(Done { status: 200, close: true }));
     }
 }

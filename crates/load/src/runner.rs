@@ -52,6 +52,9 @@ pub fn run(cfg: &LoadConfig) -> Result<LoadResult, LoadError> {
     if http2 {
         protocol.engine = "tokio";
         let shared = crate::h2_worker::Shared::new(cfg, tls)?;
+        if !protocol.tls {
+            crate::h2_worker::preflight(&shared, &cfg.target.url, timeout)?;
+        }
         return run_threads(cfg, protocol, |share, rec| crate::h2_worker::run(cfg, &shared, share, rec));
     }
     let batch = cfg.encode_batch();

@@ -46,7 +46,6 @@ fn untag(data: u64) -> (u64, u32, usize) {
 pub struct UringWorker<'a> {
     core: Core<'a, TcpStream>,
     batch: &'a [u8],
-    request_len: usize,
     // Declared before `bufs`: the ring goes first when the worker is dropped.
     ring: IoUring,
     bufs: BufRing,
@@ -55,8 +54,9 @@ pub struct UringWorker<'a> {
     gens: Vec<u32>,
     /// Operations submitted whose last completion has not been seen.
     in_flight_ops: usize,
-    /// Connections whose multishot receive ended and must be armed again.
-    rearm: Vec<u32>,
+    /// Connections (and their generation) whose multishot receive ended and
+    /// must be armed again, unless the socket was replaced meanwhile.
+    rearm: Vec<(u32, u32)>,
     completions: Vec<(u64, i32, u32)>,
     /// Connections whose request was queued in this batch: they all leave
     /// at the next `io_uring_enter`, so they share one clock reading.
@@ -80,9 +80,8 @@ impl<'a> UringWorker<'a> {
             crate::pacer::fine_timer_slack();
         }
         Ok(UringWorker {
-            core: Core::new(cfg, share, rec),
+            core: Core::new(cfg, share, rec, batch.len() / cfg.pipeline.max(1)),
             batch,
-            request_len: batch.len() / cfg.pipeline.max(1),
             ring,
             bufs,
             gens: vec![0; most],
@@ -127,8 +126,10 @@ impl<'a> UringWorker<'a> {
             self.on_completion(data, res, flags, now);
         }
         self.bufs.publish();
-        while let Some(i) = self.rearm.pop() {
-            self.arm_recv(i as usize);
+        while let Some((i, gen)) = self.rearm.pop() {
+            if gen == self.gens[i as usize] {
+                self.arm_recv(i as usize);
+            }
         }
     }
 
@@ -192,13 +193,15 @@ impl<'a> UringWorker<'a> {
                     self.received(i, unsafe { &*bytes }, now);
                 } else if res == 0 {
                     self.eof(i, now);
+                } else if res == -libc::ECONNRESET {
+                    self.peer_closed(i, ErrorKind::Read, now);
                 } else if res != -libc::ENOBUFS {
                     self.fail(i, ErrorKind::Read, now);
                 }
                 // The receive ended with the socket still ours (no buffer free,
                 // or the kernel's own limit): arm it again after this batch.
                 if !more && gen == self.gens[i] && self.core.conns[i].stream.is_some() {
-                    self.rearm.push(i as u32);
+                    self.rearm.push((i as u32, gen));
                 }
             }
             SEND if current => self.on_sent(i, res, now),
@@ -226,11 +229,14 @@ impl<'a> UringWorker<'a> {
 
     fn on_sent(&mut self, i: usize, res: i32, now: Instant) {
         let State::Writing(off) = self.core.conns[i].state else { return };
+        if res == -libc::EPIPE || res == -libc::ECONNRESET {
+            return self.peer_closed(i, ErrorKind::Write, now);
+        }
         if res < 0 {
             return self.fail(i, ErrorKind::Write, now);
         }
         let off = off + res as usize;
-        if off < self.core.conns[i].batch as usize * self.request_len {
+        if off < self.core.conns[i].batch_len as usize * self.core.request_len {
             self.send_from(i, off);
         } else {
             self.core.conns[i].state = State::Reading;
@@ -255,7 +261,7 @@ impl<'a> UringWorker<'a> {
     /// Queues the rest of the request batch from byte `off`; the connection
     /// stays `Writing` until the kernel says all of it went.
     fn send_from(&mut self, i: usize, off: usize) {
-        let len = self.core.conns[i].batch as usize * self.request_len;
+        let len = self.core.conns[i].batch_len as usize * self.core.request_len;
         let Some(fd) = self.fixed(i) else { return };
         self.core.conns[i].state = State::Writing(off);
         let bytes = &self.batch[off..len];
@@ -270,6 +276,14 @@ impl<'a> UringWorker<'a> {
     /// still armed on it completes and the kernel lets the socket go.
     fn close(&mut self, i: usize) {
         if let Some(s) = self.core.conns[i].stream.as_ref() {
+            // An entry still queued names the socket by its slot, and the
+            // slot is resolved when the entry is submitted: submitted after
+            // the slot is given to a new socket, the rest of the old
+            // request would go out on the new connection. Submitting now
+            // binds every queued entry to the socket it was meant for.
+            if !self.ring.submission().is_empty() {
+                let _ = self.ring.submit();
+            }
             let _ = s.shutdown(Shutdown::Both);
             // The table holds its own reference: release it, or the socket
             // would outlive its close.

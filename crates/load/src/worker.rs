@@ -60,8 +60,6 @@ pub struct Worker<'a, T: Transport> {
     core: Core<'a, T>,
     /// The request repeated `--pipeline` times (once without pipelining).
     batch: &'a [u8],
-    /// The length of one request in `batch`.
-    request_len: usize,
     shared: &'a T::Shared,
     poll: Poll,
     buf: Box<[u8]>,
@@ -82,9 +80,8 @@ impl<'a, T: Transport> Worker<'a, T> {
             None => None,
         };
         Ok(Worker {
-            core: Core::new(cfg, share, rec),
+            core: Core::new(cfg, share, rec, batch.len() / cfg.pipeline.max(1)),
             batch,
-            request_len: batch.len() / cfg.pipeline.max(1),
             shared,
             poll,
             buf: vec![0u8; READ_BUF].into_boxed_slice(),
@@ -142,8 +139,11 @@ impl<'a, T: Transport> Worker<'a, T> {
             State::Writing(off) => {
                 self.write(i, off);
                 // Pipelined responses may already be waiting: an edge-triggered
-                // socket will not announce them again.
-                if self.core.conns[i].state == State::Reading {
+                // socket will not announce them again. And a batch larger
+                // than the socket buffers is only written while its first
+                // responses are read: the server stops reading while its
+                // answers have nowhere to go.
+                if readable || self.core.conns[i].state == State::Reading {
                     self.read(i, now);
                 }
             }
@@ -175,7 +175,7 @@ impl<'a, T: Transport> Worker<'a, T> {
     }
 
     fn write(&mut self, i: usize, mut off: usize) {
-        let len = self.core.conns[i].batch as usize * self.request_len;
+        let len = self.core.conns[i].batch_len as usize * self.core.request_len;
         let Some(stream) = self.core.conns[i].stream.as_mut() else { return };
         loop {
             if off == len {
@@ -193,6 +193,7 @@ impl<'a, T: Transport> Worker<'a, T> {
                     return;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if peer_gone(&e) => return self.peer_closed(i, ErrorKind::Write, Instant::now()),
                 Err(_) => {
                     self.fail(i, ErrorKind::Write, Instant::now());
                     return;
@@ -216,6 +217,7 @@ impl<'a, T: Transport> Worker<'a, T> {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if peer_gone(&e) => return self.peer_closed(i, ErrorKind::Read, now),
                 Err(_) => return self.fail(i, ErrorKind::Read, now),
             };
             if !self.received(i, &buf[..n], now) {
@@ -227,6 +229,11 @@ impl<'a, T: Transport> Worker<'a, T> {
             }
         }
     }
+}
+
+/// The server reset or closed the connection under a read or a write.
+pub fn peer_gone(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ECONNRESET | libc::EPIPE))
 }
 
 impl<'a, T: Transport> Cycle<'a> for Worker<'a, T> {

@@ -17,6 +17,8 @@ pub enum Behaviour {
     GoawayAfter(u64),
     /// Reset every Nth stream with REFUSED_STREAM instead of answering it.
     ResetEvery(u64),
+    /// Accept every stream and never answer it.
+    Silent,
 }
 
 #[derive(Default)]
@@ -91,10 +93,16 @@ where
     counts.connections.fetch_add(1, Ordering::Relaxed);
     let open = Arc::new(AtomicU64::new(0));
     let mut seen = 0u64;
+    // Silent: held, because a dropped responder resets its stream.
+    let mut unanswered = Vec::new();
     while let Some(next) = conn.accept().await {
         let Ok((_request, mut respond)) = next else { return };
         seen += 1;
         counts.requests.fetch_add(1, Ordering::Relaxed);
+        if let Behaviour::Silent = behaviour {
+            unanswered.push(respond);
+            continue;
+        }
         if let Behaviour::ResetEvery(n) = behaviour {
             if seen.is_multiple_of(n) {
                 respond.send_reset(h2::Reason::REFUSED_STREAM);

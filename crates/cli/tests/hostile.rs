@@ -1,0 +1,175 @@
+//! The load engine against servers that misbehave on purpose
+//! (`support_hostile`): split writes, early answers, silent closes, closes
+//! behind pipelined requests, double answers, slow answers, and a server
+//! that does not speak the protocol asked for. Every count is checked
+//! against what the server saw, on both HTTP/1.1 engines, in closed and
+//! open loop, pipelined, and over HTTP/2. Each test is named after the
+//! defect it guards against.
+
+mod common;
+mod support_hostile;
+mod support_proto;
+
+use common::{load_json, stampede};
+use std::time::Duration;
+use support_hostile::{Hostile, Seen, Trick};
+use support_proto::h2_server::{Behaviour, H2Server};
+
+const DEADLINE: Duration = Duration::from_secs(60);
+const ENGINES: [&str; 2] = ["epoll", "io-uring"];
+
+fn load(engine: &str, args: &[&str], url: &str) -> serde_json::Value {
+    let mut all = vec!["--engine", engine];
+    all.extend_from_slice(args);
+    all.push(url);
+    load_json(&all, DEADLINE)
+}
+
+fn errors(r: &serde_json::Value) -> u64 {
+    r["errors"].as_object().unwrap().iter().filter(|(k, _)| *k != "status").map(|(_, v)| v.as_u64().unwrap()).sum()
+}
+
+/// Regression (epoll): a head split across writes, followed by a read that
+/// filled the buffer, was counted as a parse error.
+#[test]
+fn split_heads_and_split_chunk_lines_are_responses_on_every_engine_and_mode() {
+    let gap = Duration::from_millis(20);
+    for trick in [Trick::SplitHead { gap }, Trick::SplitChunkLine { gap }] {
+        for engine in ENGINES {
+            let srv = Hostile::start(trick);
+            let r = load(engine, &["-n", "30", "-c", "2"], &srv.url("/"));
+            assert_eq!((r["requests"].as_u64(), errors(&r)), (Some(30), 0), "{trick:?} {engine} closed: {}", r["errors"]);
+            assert_eq!(srv.get(|s: &Seen| &s.responses), 30, "{trick:?} {engine}");
+
+            let srv = Hostile::start(trick);
+            let r = load(engine, &["-n", "40", "-c", "1", "--pipeline", "4"], &srv.url("/"));
+            assert_eq!((r["requests"].as_u64(), errors(&r)), (Some(40), 0), "{trick:?} {engine} pipelined: {}", r["errors"]);
+
+            let srv = Hostile::start(trick);
+            let r = load(engine, &["--rate", "20", "-d", "1s", "-c", "2", "--max-connections", "8"], &srv.url("/"));
+            assert_eq!(errors(&r), 0, "{trick:?} {engine} open: {}", r["errors"]);
+            assert_eq!(r["requests"].as_u64(), Some(srv.get(|s: &Seen| &s.responses)), "{trick:?} {engine} open");
+        }
+    }
+}
+
+/// Regression (io_uring): when a server answered before a large body was
+/// written and the connection was replaced, the rest of the old body was
+/// sent first on the new connection.
+#[test]
+fn an_early_answer_never_sends_the_rest_of_the_old_request_on_a_new_connection() {
+    let body = std::env::temp_dir().join(format!("stampede-hostile-body-{}", std::process::id()));
+    std::fs::write(&body, vec![b'b'; 8 << 20]).unwrap();
+    for engine in ENGINES {
+        let srv = Hostile::start(Trick::EarlyAnswer);
+        let r = load(engine, &["-m", "POST", "--body-file", body.to_str().unwrap(), "-c", "1", "-d", "1s", "--timeout", "1s"], &srv.url("/"));
+        let connections = srv.get(|s: &Seen| &s.connections);
+        assert!(connections >= 2, "{engine}: {connections} connections");
+        assert_eq!(srv.get(|s: &Seen| &s.bad_starts), 0, "{engine}: a connection began with old bytes");
+        assert!(r["requests"].as_u64().unwrap() >= 1, "{engine}: {r}");
+        assert_eq!(r["status_codes"]["200"], r["requests"], "{engine}");
+    }
+    let _ = std::fs::remove_file(&body);
+}
+
+/// Regression (epoll): a pipelined batch larger than the socket buffers
+/// deadlocked (the server stopped reading while its answers went unread).
+/// And a batch behind a closing response is sent again, not counted as
+/// millions of read errors, and never leaks onto the next connection.
+#[test]
+fn deep_pipelines_finish_and_requests_behind_a_close_are_sent_again() {
+    for engine in ENGINES {
+        let srv = Hostile::start(Trick::None);
+        let r = load(engine, &["-n", "40000", "-c", "1", "--pipeline", "20000", "--timeout", "20s"], &srv.url("/"));
+        assert_eq!((r["requests"].as_u64(), errors(&r)), (Some(40000), 0), "{engine}: {}", r["errors"]);
+        assert_eq!(srv.get(|s: &Seen| &s.requests), 40000, "{engine}");
+
+        let srv = Hostile::start(Trick::CloseAfter(100));
+        let r = load(engine, &["-n", "3000", "-c", "1", "--pipeline", "1000", "--timeout", "20s"], &srv.url("/"));
+        assert_eq!((r["requests"].as_u64(), errors(&r)), (Some(3000), 0), "{engine}: {}", r["errors"]);
+        assert_eq!(srv.get(|s: &Seen| &s.responses), 3000, "{engine}: every request was answered once");
+        assert_eq!(r["reconnects"], 30, "{engine}");
+        assert_eq!(srv.get(|s: &Seen| &s.bad_starts), 0, "{engine}");
+    }
+}
+
+/// A server that closes after every response without `Connection: close`:
+/// the next request, sent before the close was seen, is sent again on a new
+/// connection. Reconnects, not read errors.
+#[test]
+fn a_server_closing_after_every_response_costs_reconnects_not_errors() {
+    for engine in ENGINES {
+        let srv = Hostile::start(Trick::CloseSilently);
+        let r = load(engine, &["-n", "300", "-c", "4"], &srv.url("/"));
+        assert_eq!((r["requests"].as_u64(), errors(&r)), (Some(300), 0), "{engine}: {}", r["errors"]);
+        assert_eq!(srv.get(|s: &Seen| &s.responses), 300, "{engine}");
+        assert!(r["reconnects"].as_u64().unwrap() >= 296, "{engine}: {}", r["reconnects"]);
+    }
+    // A method that is not idempotent is never sent twice: it is an error.
+    let srv = Hostile::start(Trick::CloseSilently);
+    let r = load("epoll", &["-m", "POST", "--body", "x", "-n", "50", "-c", "1"], &srv.url("/"));
+    assert_eq!(srv.get(|s: &Seen| &s.requests), r["requests"].as_u64().unwrap(), "{r}");
+}
+
+/// Regression: two answers to one request made the valid first one a parse
+/// error. The first counts; the extra bytes are the error.
+#[test]
+fn a_second_answer_to_one_request_is_one_parse_error_and_the_first_counts() {
+    for engine in ENGINES {
+        let srv = Hostile::start(Trick::TwoAnswers);
+        let r = load(engine, &["-n", "20", "-c", "1"], &srv.url("/"));
+        assert_eq!(r["requests"], 20, "{engine}: {r}");
+        assert_eq!(r["status_codes"]["200"], 20, "{engine}");
+        assert_eq!(r["errors"]["parse"], 20, "{engine}: {}", r["errors"]);
+    }
+}
+
+/// Regression (open loop): requests in flight when the duration ended were
+/// dropped uncounted, and they are the slowest of the run.
+#[test]
+fn open_loop_waits_for_the_requests_in_flight_at_the_end() {
+    for engine in ENGINES {
+        let srv = Hostile::start(Trick::Delay(Duration::from_millis(300)));
+        let r = load(engine, &["--rate", "40", "-d", "1s", "-c", "16", "--max-connections", "64", "--timeout", "3s"], &srv.url("/"));
+        let answered = srv.get(|s: &Seen| &s.responses);
+        assert_eq!(errors(&r), 0, "{engine}: {}", r["errors"]);
+        assert_eq!(r["requests"].as_u64(), Some(answered), "{engine}: every answer the server wrote is counted");
+        assert_eq!(srv.get(|s: &Seen| &s.requests), answered, "{engine}");
+        assert!(r["latency_us"]["max"].as_f64().unwrap() >= 300_000.0, "{engine}: {}", r["latency_us"]);
+    }
+    // Past --timeout, what is still owed is a timeout, not lost.
+    let srv = Hostile::start(Trick::Delay(Duration::from_millis(800)));
+    let r = load("io-uring", &["--rate", "20", "-d", "1s", "-c", "32", "--timeout", "300ms"], &srv.url("/"));
+    let sent = r["requests"].as_u64().unwrap() + r["errors"]["timeout"].as_u64().unwrap();
+    assert!(r["errors"]["timeout"].as_u64().unwrap() >= 15, "{}", r["errors"]);
+    assert!((18..=22).contains(&sent), "every scheduled request is a response or a timeout: {sent}");
+}
+
+/// Regression: `--http2` against a server that speaks only HTTP/1.1
+/// reported success (0 requests, no errors, GOAWAYs never sent), and never
+/// ended with `-n`.
+#[test]
+fn http2_against_an_http1_server_is_one_line_and_exit_2() {
+    let srv = Hostile::start(Trick::None);
+    for stop in [["-n", "10"], ["-d", "1s"]] {
+        let out = stampede(&["load", "--http2", stop[0], stop[1], &srv.url("/")], DEADLINE);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains("does not speak HTTP/2") && err.contains("--http2"), "{err}");
+    }
+}
+
+/// Regression: an HTTP/2 request that timed out left its connection in use,
+/// although `--timeout` documents that the connection is reopened.
+#[test]
+fn an_http2_timeout_reopens_the_connection() {
+    let srv = H2Server::start(Behaviour::Silent, None);
+    let r = load_json(&["--http2", "-c", "1", "--streams", "2", "-d", "1s", "--timeout", "200ms", &srv.url("http")], DEADLINE);
+    let timeouts = r["errors"]["timeout"].as_u64().unwrap();
+    let connections = srv.counts.connections.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(timeouts >= 4, "{}", r["errors"]);
+    assert!(connections >= timeouts / 2, "{connections} connections for {timeouts} timeouts");
+    assert_eq!(r["http2"]["goaway"], 0, "no GOAWAY was sent: {}", r["http2"]);
+    assert_eq!(r["errors"]["parse"], 0);
+}

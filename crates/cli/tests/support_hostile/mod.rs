@@ -1,0 +1,250 @@
+//! One HTTP/1.1 server that misbehaves in many ways on purpose, and counts
+//! what it saw, so the load engine's counts can be checked against the
+//! truth on every engine and mode (issue: numbers that survive hostile
+//! servers). Each misbehaviour is a `Trick`, one parameter of one server,
+//! so each test differs from a correct server exactly where its name says.
+//!
+//! What it counts: complete requests (head and `Content-Length` body),
+//! responses written whole, connections, and connections whose first bytes
+//! were not the start of a request (the rest of an old request sent on a
+//! new socket).
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug)]
+pub enum Trick {
+    /// A correct keep-alive server answering `Hello, World!`.
+    None,
+    /// The head in two writes `gap` apart, then a 200 KB body.
+    SplitHead { gap: Duration },
+    /// A 200 KB chunked body whose first chunk-size line is split across
+    /// two writes `gap` apart.
+    SplitChunkLine { gap: Duration },
+    /// Answers as soon as a request head arrives, without reading its body;
+    /// then reads (and drops) whatever else comes on that connection.
+    EarlyAnswer,
+    /// Closes after every response without saying so (no `Connection: close`).
+    CloseSilently,
+    /// Answers `n` requests on a connection, the last with `Connection:
+    /// close`, and closes (lingering): pipelined requests behind it are
+    /// never processed.
+    CloseAfter(u64),
+    /// Answers every request twice, in one write.
+    TwoAnswers,
+    /// Waits this long before each answer.
+    Delay(Duration),
+}
+
+#[derive(Default)]
+pub struct Seen {
+    /// Complete requests read (head and body).
+    pub requests: AtomicU64,
+    /// Responses written whole (a second answer to one request counts too).
+    pub responses: AtomicU64,
+    pub connections: AtomicU64,
+    /// Connections whose first bytes were not a request line.
+    pub bad_starts: AtomicU64,
+}
+
+pub struct Hostile {
+    pub addr: SocketAddr,
+    pub seen: Arc<Seen>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Hostile {
+    pub fn start(trick: Trick) -> Hostile {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the hostile server");
+        let addr = listener.local_addr().unwrap();
+        let seen = Arc::new(Seen::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let (sn, st) = (seen.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if st.load(Ordering::Relaxed) {
+                    break;
+                }
+                let Ok(conn) = conn else { continue };
+                let (sn, st) = (sn.clone(), st.clone());
+                sn.connections.fetch_add(1, Ordering::Relaxed);
+                std::thread::spawn(move || serve(conn, trick, &sn, &st));
+            }
+        });
+        Hostile { addr, seen, stop }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    pub fn get(&self, what: fn(&Seen) -> &AtomicU64) -> u64 {
+        what(&self.seen).load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Hostile {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = TcpStream::connect(self.addr);
+    }
+}
+
+const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\nContent-Type: text/plain\r\n\r\nHello, World!";
+const BIG: usize = 200_000;
+
+fn serve(mut conn: TcpStream, trick: Trick, seen: &Seen, stop: &AtomicBool) {
+    let _ = conn.set_nodelay(true);
+    let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
+    let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut first = true;
+    let mut answered = 0u64;
+    // Where the next request starts in `buf`: a cursor, not a drain per
+    // request, so a deep pipelined batch costs linear time.
+    let mut pos = 0;
+    loop {
+        if pos > 0 && pos == buf.len() {
+            buf.clear();
+            pos = 0;
+        }
+        // One request: its head, then its body by Content-Length.
+        let head_end = loop {
+            if let Some(end) = find(&buf[pos..], b"\r\n\r\n") {
+                break pos + end + 4;
+            }
+            if first && buf.len() >= 4 && !starts_like_a_request(&buf) {
+                seen.bad_starts.fetch_add(1, Ordering::Relaxed);
+                first = false;
+            }
+            if pos > 0 {
+                buf.drain(..pos);
+                pos = 0;
+            }
+            match conn.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        };
+        if first && !starts_like_a_request(&buf) {
+            seen.bad_starts.fetch_add(1, Ordering::Relaxed);
+        }
+        first = false;
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let length = content_length(&buf[pos..head_end]);
+        if let Trick::EarlyAnswer = trick {
+            seen.requests.fetch_add(1, Ordering::Relaxed);
+            if write(&mut conn, OK, seen) {
+                // Never reads the body as a request: drain to the end.
+                while matches!(conn.read(&mut chunk), Ok(n) if n > 0) {}
+            }
+            return;
+        }
+        while buf.len() < head_end + length {
+            match conn.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+        pos = head_end + length;
+        seen.requests.fetch_add(1, Ordering::Relaxed);
+        answered += 1;
+        if !respond(&mut conn, trick, answered, seen) {
+            return;
+        }
+    }
+}
+
+/// Writes the answer to one request; false when the connection ends here.
+fn respond(conn: &mut TcpStream, trick: Trick, answered: u64, seen: &Seen) -> bool {
+    match trick {
+        Trick::None | Trick::EarlyAnswer => write(conn, OK, seen),
+        Trick::SplitHead { gap } => {
+            let head = format!("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {BIG}\r\n\r\n");
+            let (a, b) = head.as_bytes().split_at(12);
+            if conn.write_all(a).is_err() {
+                return false;
+            }
+            std::thread::sleep(gap);
+            let mut rest = b.to_vec();
+            rest.extend(std::iter::repeat_n(b'x', BIG));
+            write(conn, &rest, seen)
+        }
+        Trick::SplitChunkLine { gap } => {
+            let first = format!("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n{:x}", BIG);
+            let (a, b) = first.split_at(first.len() - 2);
+            let mut head = a.as_bytes().to_vec();
+            head.extend_from_slice(b.as_bytes().split_at(1).0);
+            if conn.write_all(&head).is_err() {
+                return false;
+            }
+            std::thread::sleep(gap);
+            let mut rest = b.as_bytes().split_at(1).1.to_vec();
+            rest.extend_from_slice(b"\r\n");
+            rest.extend(std::iter::repeat_n(b'y', BIG));
+            rest.extend_from_slice(b"\r\n0\r\n\r\n");
+            write(conn, &rest, seen)
+        }
+        Trick::CloseSilently => {
+            write(conn, OK, seen);
+            false
+        }
+        Trick::CloseAfter(n) if answered >= n => {
+            write(conn, b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", seen);
+            // A lingering close, as nginx does: closing with requests unread
+            // would make the kernel send a reset, which can destroy answers
+            // still on their way to the client.
+            let _ = conn.shutdown(std::net::Shutdown::Write);
+            let mut sink = [0u8; 16 * 1024];
+            while matches!(conn.read(&mut sink), Ok(n) if n > 0) {}
+            false
+        }
+        Trick::CloseAfter(_) => write(conn, OK, seen),
+        Trick::TwoAnswers => {
+            let twice = [OK, OK].concat();
+            let ok = conn.write_all(&twice).is_ok();
+            if ok {
+                seen.responses.fetch_add(2, Ordering::Relaxed);
+            }
+            ok
+        }
+        Trick::Delay(d) => {
+            std::thread::sleep(d);
+            write(conn, OK, seen)
+        }
+    }
+}
+
+fn write(conn: &mut TcpStream, bytes: &[u8], seen: &Seen) -> bool {
+    let ok = conn.write_all(bytes).is_ok();
+    if ok {
+        seen.responses.fetch_add(1, Ordering::Relaxed);
+    }
+    ok
+}
+
+/// `METHOD /…`: an upper-case token, a space, then a target.
+fn starts_like_a_request(buf: &[u8]) -> bool {
+    let method = buf.iter().take_while(|b| b.is_ascii_uppercase()).count();
+    method > 0 && buf.get(method) == Some(&b' ') && buf.get(method + 1) == Some(&b'/')
+}
+
+fn content_length(head: &[u8]) -> usize {
+    let head = String::from_utf8_lossy(head);
+    head.lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.trim().eq_ignore_ascii_case("content-length").then(|| value.trim().parse().ok())?
+        })
+        .unwrap_or(0)
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
