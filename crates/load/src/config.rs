@@ -68,6 +68,9 @@ pub struct LoadConfig {
     pub tls: TlsOptions,
     /// Cleartext HTTP/1.1 only: the event loop (TLS and HTTP/2 have their own).
     pub engine: Engine,
+    /// Several targets or URL templates (`target` is then the first one's
+    /// host, for connecting); `None` sends the one request of `target`.
+    pub mix: Option<std::sync::Arc<crate::mix::Mix>>,
 }
 
 impl LoadConfig {
@@ -93,6 +96,7 @@ impl LoadConfig {
             streams: 1,
             engine: Engine::Auto,
             tls: TlsOptions::default(),
+            mix: None,
         }
     }
 
@@ -161,24 +165,7 @@ impl LoadConfig {
 
     /// The request as it goes on the wire, encoded once for the whole run.
     pub fn encode_request(&self) -> Vec<u8> {
-        let mut req = format!("{} {} HTTP/1.1\r\n", self.method, self.target.path);
-        let has = |name: &str| self.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
-        if !has("host") {
-            req.push_str(&format!("Host: {}\r\n", self.target.host_header));
-        }
-        if !has("user-agent") {
-            req.push_str(concat!("User-Agent: stampede/", env!("CARGO_PKG_VERSION"), "\r\n"));
-        }
-        for (name, value) in &self.headers {
-            req.push_str(&format!("{name}: {value}\r\n"));
-        }
-        if !self.body.is_empty() && !has("content-length") {
-            req.push_str(&format!("Content-Length: {}\r\n", self.body.len()));
-        }
-        req.push_str("\r\n");
-        let mut bytes = req.into_bytes();
-        bytes.extend_from_slice(&self.body);
-        bytes
+        crate::request::encode(&self.method, &self.target.path, &self.target.host_header, &self.headers, &self.body)
     }
 
     /// `--pipeline N`: the request repeated N times, encoded once, so a batch

@@ -50,6 +50,11 @@ pub struct Conn<T> {
     /// or by closing a used keep-alive connection before answering): sent
     /// again, keeping their intended time, as soon as a new socket is up.
     pub retry: u32,
+    /// With a request mix: this connection's batch, and for each request
+    /// in it, its target and where its bytes end. (Without one, every
+    /// connection writes the run's one encoded batch and these stay empty.)
+    pub out: Vec<u8>,
+    pub reqs: Vec<(u16, u32)>,
 }
 
 impl<T: Transport> Conn<T> {
@@ -66,6 +71,8 @@ impl<T: Transport> Conn<T> {
             batch_len: 0,
             served: 0,
             retry: 0,
+            out: Vec::new(),
+            reqs: Vec::new(),
         }
     }
 

@@ -10,6 +10,7 @@
 
 use crate::config::LoadConfig;
 use crate::conn::{Conn, State};
+use crate::mix::Picker;
 use crate::pacer::Pacer;
 use crate::recorder::{ErrorKind, Recorder};
 use crate::response::Done;
@@ -41,6 +42,8 @@ pub struct Core<'a, T> {
     pub draining: bool,
     /// The method may be sent again when a server drops it unprocessed.
     idempotent: bool,
+    /// With a request mix: this thread's choice of target and expansion.
+    pub picker: Option<Picker>,
 }
 
 impl<'a, T: Transport> Core<'a, T> {
@@ -51,6 +54,7 @@ impl<'a, T: Transport> Core<'a, T> {
         });
         let head = cfg.is_head();
         let share_start = share.start;
+        let share_index = share.index;
         Core {
             cfg,
             conns: (0..share.connections).map(|i| Conn::new(i as u32, head, share.start)).collect(),
@@ -65,7 +69,11 @@ impl<'a, T: Transport> Core<'a, T> {
             next_tick: share_start,
             request_len,
             draining: false,
-            idempotent: matches!(cfg.method.as_str(), "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE"),
+            idempotent: match &cfg.mix {
+                Some(mix) => mix.templates.iter().all(|t| idempotent(&t.spec.method)),
+                None => idempotent(&cfg.method),
+            },
+            picker: cfg.mix.clone().map(|mix| Picker::new(mix, share_index)),
         }
     }
 
@@ -106,10 +114,79 @@ impl<'a, T: Transport> Core<'a, T> {
 
     /// The end of an open-loop drain: what is still owed timed out.
     fn abandon(&mut self, now: Instant) {
-        for c in &self.conns {
-            for _ in 0..c.owed() {
-                self.rec.error(ErrorKind::Timeout, now, Some((c.intended, c.start, c.id)));
+        for i in 0..self.conns.len() {
+            let owed = self.conns[i].owed() as usize;
+            if owed > 0 {
+                self.count_lost(i, owed, ErrorKind::Timeout, now);
             }
+        }
+    }
+
+    /// Counts `kind` against the last `owed` requests of connection `i`'s
+    /// batch, each against its target with a mix; one error with no request
+    /// when `owed` is 0.
+    fn count_lost(&mut self, i: usize, owed: usize, kind: ErrorKind, now: Instant) {
+        let c = &self.conns[i];
+        if owed == 0 {
+            self.rec.error(kind, now, None);
+            return;
+        }
+        let request = Some((c.intended, c.start, c.id));
+        // With a mix, the requests owed are the last `owed` of the batch.
+        let first = c.reqs.len().saturating_sub(owed);
+        for k in 0..owed {
+            if self.rec.error(kind, now, request) {
+                if let Some(&(t, _)) = self.conns[i].reqs.get(first + k) {
+                    self.rec.target_error(t as usize, kind);
+                }
+            }
+        }
+    }
+
+    /// Fills connection `i`'s own batch with `n` requests of the mix.
+    fn fill(&mut self, i: usize, n: u32) {
+        let Some(picker) = self.picker.as_mut() else { return };
+        let c = &mut self.conns[i];
+        c.out.clear();
+        c.reqs.clear();
+        for _ in 0..n {
+            let t = picker.next_target();
+            picker.write(t, &mut c.out);
+            c.reqs.push((t as u16, c.out.len() as u32));
+        }
+    }
+
+    /// The bytes of connection `i`'s batch.
+    #[inline]
+    pub fn batch_bytes(&self, i: usize) -> usize {
+        let c = &self.conns[i];
+        if self.picker.is_some() {
+            c.out.len()
+        } else {
+            c.batch_len as usize * self.request_len
+        }
+    }
+
+    /// Where the bytes of the first `n` requests of connection `i`'s batch end.
+    #[inline]
+    fn request_end(&self, i: usize, n: usize) -> usize {
+        match self.conns[i].reqs.get(n.wrapping_sub(1)) {
+            Some(&(_, end)) if self.picker.is_some() => end as usize,
+            _ => n * self.request_len,
+        }
+    }
+
+    /// The requests of connection `i`'s batch still unanswered are to be
+    /// sent again on its next socket; with a mix, only their bytes are kept.
+    fn resend_rest(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        let answered = (c.batch_len - c.batch) as usize;
+        c.retry += std::mem::take(&mut c.batch);
+        if self.picker.is_some() && answered > 0 {
+            let cut = c.reqs[answered - 1].1;
+            c.out.drain(..cut as usize);
+            c.reqs.drain(..answered);
+            c.reqs.iter_mut().for_each(|r| r.1 -= cut);
         }
     }
 
@@ -117,11 +194,15 @@ impl<'a, T: Transport> Core<'a, T> {
     /// true when it came before that request was all written.
     fn answer(&mut self, i: usize, done: Done, now: Instant) -> bool {
         let conn = &mut self.conns[i];
-        self.rec.response(conn.intended, conn.start, now, done.status, conn.id);
         let answered = (conn.batch_len - conn.batch + 1) as usize;
+        let latency = self.rec.response(conn.intended, conn.start, now, done.status, conn.id);
+        if let (Some(latency), Some(&(t, _))) = (latency, conn.reqs.get(answered - 1)) {
+            self.rec.target_response(t as usize, latency, done.status);
+        }
         conn.batch = conn.batch.saturating_sub(1);
         conn.served += 1;
-        matches!(conn.state, State::Writing(off) if off < answered * self.request_len)
+        let state = conn.state;
+        matches!(state, State::Writing(off) if off < self.request_end(i, answered))
     }
 
     /// The thread's result, once its loop has ended.
@@ -135,6 +216,10 @@ impl<'a, T: Transport> Core<'a, T> {
         let busy = busy_ns as f64 / finished.saturating_duration_since(started).as_nanos().max(1) as f64;
         Output { recorder: self.rec, slow, finished, max_lag_ns: self.max_lag_ns, starved: self.starved, busy }
     }
+}
+
+fn idempotent(method: &str) -> bool {
+    matches!(method, "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE")
 }
 
 /// The hooks a loop provides; the provided methods are the cycle itself.
@@ -199,7 +284,7 @@ pub trait Cycle<'a> {
             let open_loop = core.pacer.is_some();
             let intended = conn.intended;
             let start = self.send_time(now);
-            return self.transmit(i, n, if open_loop { intended } else { start }, start);
+            return self.transmit(i, n, if open_loop { intended } else { start }, start, false);
         }
         if core.pacer.is_some() {
             core.idle.push(i as u32);
@@ -221,12 +306,17 @@ pub trait Cycle<'a> {
             *q -= batch;
         }
         core.rec.sent(batch, intended, start);
-        self.transmit(i, batch as u32, intended, start);
+        self.transmit(i, batch as u32, intended, start, true);
     }
 
-    /// Writes a batch of `n` requests on connection `i`.
-    fn transmit(&mut self, i: usize, n: u32, intended: Instant, start: Instant) {
-        let conn = &mut self.core().conns[i];
+    /// Writes a batch of `n` requests on connection `i`: new ones (`fresh`),
+    /// or the ones a server dropped, sent again.
+    fn transmit(&mut self, i: usize, n: u32, intended: Instant, start: Instant, fresh: bool) {
+        let core = self.core();
+        if fresh {
+            core.fill(i, n);
+        }
+        let conn = &mut core.conns[i];
         conn.intended = intended;
         conn.start = start;
         conn.batch = n;
@@ -238,19 +328,18 @@ pub trait Cycle<'a> {
     fn complete(&mut self, i: usize, done: Done, now: Instant) -> bool {
         let core = self.core();
         let early = core.answer(i, done, now);
-        let conn = &mut core.conns[i];
         if done.close || early {
             // An answer before its request was all written: the rest would
             // reach the server as a new request, so the socket goes. The
             // requests behind it (pipelined) were not processed: a server
             // that closes says so, and one that answered early stopped
             // reading. They are sent again on the new socket.
-            conn.retry += std::mem::take(&mut conn.batch);
+            core.resend_rest(i);
             core.rec.reconnects += 1;
             self.open(i, now);
             return false;
         }
-        if conn.batch == 0 {
+        if core.conns[i].batch == 0 {
             self.ready(i, now);
         }
         true
@@ -271,7 +360,7 @@ pub trait Cycle<'a> {
             return self.open(i, now);
         }
         if c.served > 0 && c.parser.is_idle() && core.idempotent {
-            c.retry += std::mem::take(&mut c.batch);
+            core.resend_rest(i);
             core.rec.reconnects += 1;
             return self.open(i, now);
         }
@@ -295,11 +384,8 @@ pub trait Cycle<'a> {
     fn fail(&mut self, i: usize, kind: ErrorKind, now: Instant) {
         let core = self.core();
         let c = &core.conns[i];
-        let in_flight = c.in_flight().then_some((c.intended, c.start, c.id));
-        core.rec.error(kind, now, in_flight);
-        for _ in 1..if c.in_flight() { c.batch } else { 0 } {
-            core.rec.error(kind, now, in_flight);
-        }
+        let lost = if c.in_flight() { c.batch as usize } else { 0 };
+        core.count_lost(i, lost, kind, now);
         self.open(i, now);
     }
 

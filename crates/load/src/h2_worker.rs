@@ -36,35 +36,73 @@ pub struct Shared {
     connector: Connector,
     request: http::request::Parts,
     body: Bytes,
+    /// With a mix: each target's request (its URI set per request) and body.
+    templates: Vec<(http::request::Parts, Bytes)>,
+    mix: Option<std::sync::Arc<crate::mix::Mix>>,
+    /// `scheme://authority`, before a mix's expanded path.
+    base: String,
+}
+
+/// A request's head for HTTP/2: no Host (it is :authority) and no
+/// connection-specific headers.
+fn parts(method: &str, uri: &str, headers: &[(String, String)]) -> Result<http::request::Parts, LoadError> {
+    let mut builder = http::Request::builder().method(method).uri(uri);
+    for (name, value) in headers {
+        let lower = name.to_ascii_lowercase();
+        if matches!(lower.as_str(), "host" | "connection" | "keep-alive" | "transfer-encoding" | "upgrade") {
+            continue;
+        }
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("user-agent")) {
+        builder = builder.header("user-agent", concat!("stampede/", env!("CARGO_PKG_VERSION")));
+    }
+    let request = builder.body(()).map_err(|e| LoadError::Config(format!("cannot build the HTTP/2 request: {e}")))?;
+    Ok(request.into_parts().0)
 }
 
 impl Shared {
     pub fn new(cfg: &LoadConfig, tls: Option<crate::tls::TlsShared>) -> Result<Shared, LoadError> {
         let t = &cfg.target;
-        let uri = format!("{}://{}{}", if t.tls { "https" } else { "http" }, t.host_header, t.path);
-        let mut builder = http::Request::builder().method(cfg.method.as_str()).uri(uri);
-        for (name, value) in &cfg.headers {
-            // HTTP/2 has no Host (it is :authority) and no connection-specific headers.
-            let lower = name.to_ascii_lowercase();
-            if matches!(lower.as_str(), "host" | "connection" | "keep-alive" | "transfer-encoding" | "upgrade") {
-                continue;
-            }
-            builder = builder.header(name.as_str(), value.as_str());
-        }
-        if !cfg.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("user-agent")) {
-            builder = builder.header("user-agent", concat!("stampede/", env!("CARGO_PKG_VERSION")));
-        }
-        let request = builder.body(()).map_err(|e| LoadError::Config(format!("cannot build the HTTP/2 request: {e}")))?;
+        let base = format!("{}://{}", if t.tls { "https" } else { "http" }, t.host_header);
+        let request = parts(&cfg.method, &format!("{base}{}", t.path), &cfg.headers)?;
+        let templates = match &cfg.mix {
+            Some(mix) => mix
+                .templates
+                .iter()
+                .map(|m| Ok((parts(&m.spec.method, &format!("{base}/"), &m.spec.headers)?, Bytes::from(m.spec.body.clone()))))
+                .collect::<Result<_, LoadError>>()?,
+            None => Vec::new(),
+        };
         let tls = tls.map(|s| (s.config, s.name));
-        Ok(Shared { connector: Connector::new(t.addr, tls), request: request.into_parts().0, body: Bytes::from(cfg.body.clone()) })
+        Ok(Shared {
+            connector: Connector::new(t.addr, tls),
+            request,
+            body: Bytes::from(cfg.body.clone()),
+            templates,
+            mix: cfg.mix.clone(),
+            base,
+        })
     }
 
-    fn request(&self) -> http::Request<()> {
+    /// The request to send: the run's one request, or expansion `k` of
+    /// target `t` of the mix.
+    fn request(&self, pick: Option<(usize, u64)>) -> (http::Request<()>, Bytes) {
+        let (head, body) = match pick {
+            Some((t, _)) => (&self.templates[t].0, &self.templates[t].1),
+            None => (&self.request, &self.body),
+        };
         let mut r = http::Request::new(());
-        *r.method_mut() = self.request.method.clone();
-        *r.uri_mut() = self.request.uri.clone();
-        *r.headers_mut() = self.request.headers.clone();
-        r
+        *r.method_mut() = head.method.clone();
+        *r.uri_mut() = match (pick, &self.mix) {
+            (Some((t, k)), Some(mix)) => {
+                let uri = format!("{}{}", self.base, mix.templates[t].path_of(k));
+                http::Uri::try_from(uri).unwrap_or_else(|_| head.uri.clone())
+            }
+            _ => head.uri.clone(),
+        };
+        *r.headers_mut() = head.headers.clone();
+        (r, body.clone())
     }
 }
 
@@ -142,6 +180,8 @@ struct Ctx {
     starved_since: Cell<Option<Instant>>,
     /// Bytes read by the HTTP/2 layer, not yet added to the recorder.
     bytes: Rc<Cell<u64>>,
+    /// With a request mix: this thread's choice of target and expansion.
+    picker: RefCell<Option<crate::mix::Picker>>,
 }
 
 impl Ctx {
@@ -162,6 +202,7 @@ impl Ctx {
             starved: Cell::new(Duration::ZERO),
             starved_since: Cell::new(None),
             bytes: Rc::new(Cell::new(0)),
+            picker: RefCell::new(cfg.mix.clone().map(|mix| crate::mix::Picker::new(mix, share.index))),
         }
     }
 
@@ -195,6 +236,14 @@ impl Ctx {
 
     fn error(&self, kind: ErrorKind, now: Instant, req: Option<(Instant, Instant, u32)>) {
         self.rec().error(kind, now, req);
+    }
+
+    /// An error of a request, counted against its target with a mix.
+    fn error_of(&self, target: Option<usize>, kind: ErrorKind, now: Instant, req: Option<(Instant, Instant, u32)>) {
+        let mut rec = self.rec();
+        if let (true, Some(t)) = (rec.error(kind, now, req), target) {
+            rec.target_error(t, kind);
+        }
     }
 }
 
@@ -395,7 +444,12 @@ async fn stream(
         }
         ctx.rec().sent(1, intended, start);
         ctx.in_flight.set(ctx.in_flight.get() + 1);
-        let outcome = exchange(&ctx, &mut ready).await;
+        let pick = ctx.picker.borrow_mut().as_mut().map(|p| {
+            let t = p.next_target();
+            (t, p.expansion(t))
+        });
+        let outcome = exchange(&ctx, &mut ready, pick).await;
+        let target = pick.map(|(t, _)| t);
         let now = Instant::now();
         let req = Some((intended, start, id));
         let keep_going = match outcome {
@@ -405,11 +459,13 @@ async fn stream(
                 if rec.measuring(now) {
                     rec.bytes_read += bytes;
                 }
-                rec.response(intended, start, now, status, id);
+                if let (Some(latency), Some(t)) = (rec.response(intended, start, now, status, id), target) {
+                    rec.target_response(t, latency, status);
+                }
                 true
             }
             Err(Failure::Timeout) => {
-                ctx.error(ErrorKind::Timeout, now, req);
+                ctx.error_of(target, ErrorKind::Timeout, now, req);
                 retire.set(true);
                 false
             }
@@ -417,7 +473,7 @@ async fn stream(
                 if ctx.rec().measuring(now) {
                     ctx.rec().rst_stream += 1;
                 }
-                ctx.error(ErrorKind::Read, now, req);
+                ctx.error_of(target, ErrorKind::Read, now, req);
                 true
             }
             Err(Failure::NotSent { goaway: by_goaway }) => {
@@ -434,11 +490,11 @@ async fn stream(
                 false
             }
             Err(Failure::Connection) => {
-                ctx.error(ErrorKind::Read, now, req);
+                ctx.error_of(target, ErrorKind::Read, now, req);
                 false
             }
             Err(Failure::Protocol) => {
-                ctx.error(ErrorKind::Parse, now, req);
+                ctx.error_of(target, ErrorKind::Parse, now, req);
                 false
             }
         };
@@ -524,16 +580,17 @@ fn classify(e: &h2::Error) -> Failure {
 }
 
 /// Sends one request and reads its response to the end; the status on success.
-async fn exchange(ctx: &Ctx, send: &mut h2::client::SendRequest<Bytes>) -> Result<u16, Failure> {
-    let body = !ctx.shared.body.is_empty();
+async fn exchange(ctx: &Ctx, send: &mut h2::client::SendRequest<Bytes>, pick: Option<(usize, u64)>) -> Result<u16, Failure> {
+    let (request, body_bytes) = ctx.shared.request(pick);
+    let body = !body_bytes.is_empty();
     let (response, mut body_out) = send
-        .send_request(ctx.shared.request(), !body)
+        .send_request(request, !body)
         .map_err(|e| match classify(&e) {
             Failure::Protocol => Failure::Protocol,
             _ => Failure::NotSent { goaway: e.is_go_away() && e.is_remote() },
         })?;
     if body {
-        body_out.send_data(ctx.shared.body.clone(), true).map_err(|e| classify(&e))?;
+        body_out.send_data(body_bytes, true).map_err(|e| classify(&e))?;
     }
     let exchange = async {
         let response = response.await.map_err(|e| classify(&e))?;

@@ -38,6 +38,18 @@ impl Errors {
         self.parse += o.parse;
         self.tls += o.tls;
     }
+    /// Counts one error of `kind`.
+    pub fn count(&mut self, kind: ErrorKind) {
+        match kind {
+            ErrorKind::Connect => self.connect += 1,
+            ErrorKind::Read => self.read += 1,
+            ErrorKind::Write => self.write += 1,
+            ErrorKind::Timeout => self.timeout += 1,
+            ErrorKind::Parse => self.parse += 1,
+            ErrorKind::Tls => self.tls += 1,
+        }
+    }
+
     /// Failures of the transport or the protocol, the ones that void a result.
     pub fn socket(&self) -> u64 {
         self.connect + self.read + self.write + self.timeout + self.parse + self.tls
@@ -94,6 +106,15 @@ pub struct Recorder {
     /// (from the intended send) and gets a histogram of its own. In closed
     /// loop the two are the same, and recording it twice is waste.
     open_loop: bool,
+    /// With a request mix: the same figures per target (empty otherwise).
+    pub targets: Vec<TargetStats>,
+}
+
+/// What one target of a mix got.
+pub struct TargetStats {
+    pub requests: u64,
+    pub errors: Errors,
+    pub latency: Histogram<u64>,
 }
 
 struct Second {
@@ -132,6 +153,30 @@ impl Recorder {
             second: Second { index: 0, requests: 0, errors: 0, hist: Timeline::new_second_histogram() },
             timeline,
             open_loop,
+            targets: Vec::new(),
+        }
+    }
+
+    /// Keeps figures per target for a mix of `n` targets.
+    pub fn with_targets(mut self, n: usize) -> Recorder {
+        self.targets = (0..n).map(|_| TargetStats { requests: 0, errors: Errors::default(), latency: new_histogram() }).collect();
+        self
+    }
+
+    /// Target `t`'s share of a response `response` recorded.
+    #[inline]
+    pub fn target_response(&mut self, t: usize, latency_ns: u64, status: u16) {
+        if let Some(s) = self.targets.get_mut(t) {
+            s.requests += 1;
+            s.latency.saturating_record(latency_ns);
+            s.errors.status += !(200..400).contains(&status) as u64;
+        }
+    }
+
+    /// Target `t`'s share of an error `error` counted.
+    pub fn target_error(&mut self, t: usize, kind: ErrorKind) {
+        if let Some(s) = self.targets.get_mut(t) {
+            s.errors.count(kind);
         }
     }
 
@@ -169,11 +214,12 @@ impl Recorder {
         }
     }
 
+    /// Records a response; its latency when it was in the measured period.
     #[inline]
-    pub fn response(&mut self, intended: Instant, start: Instant, end: Instant, status: u16, conn: u32) {
+    pub fn response(&mut self, intended: Instant, start: Instant, end: Instant, status: u16, conn: u32) -> Option<u64> {
         let at = self.counted_at(intended, end);
         if !self.measuring(at) {
-            return;
+            return None;
         }
         let latency_ns = end.saturating_duration_since(intended).as_nanos().max(1) as u64;
         self.latency.saturating_record(latency_ns);
@@ -194,21 +240,16 @@ impl Recorder {
         if self.slow_cap > 0 {
             self.note_slow(Slow { latency_ns, intended, start, end, connection: conn, status });
         }
+        Some(latency_ns)
     }
 
-    pub fn error(&mut self, kind: ErrorKind, now: Instant, intended: Option<(Instant, Instant, u32)>) {
+    /// Counts an error; true when it was in the measured period.
+    pub fn error(&mut self, kind: ErrorKind, now: Instant, intended: Option<(Instant, Instant, u32)>) -> bool {
         let at = intended.map_or(now, |(i, _, _)| self.counted_at(i, now));
         if !self.measuring(at) {
-            return;
+            return false;
         }
-        match kind {
-            ErrorKind::Connect => self.errors.connect += 1,
-            ErrorKind::Read => self.errors.read += 1,
-            ErrorKind::Write => self.errors.write += 1,
-            ErrorKind::Timeout => self.errors.timeout += 1,
-            ErrorKind::Parse => self.errors.parse += 1,
-            ErrorKind::Tls => self.errors.tls += 1,
-        }
+        self.errors.count(kind);
         self.tick(at);
         self.second.errors += 1;
         // A request that never got an answer is as slow as the run let it be:
@@ -217,6 +258,7 @@ impl Recorder {
             let latency_ns = now.saturating_duration_since(intended).as_nanos() as u64;
             self.note_slow(Slow { latency_ns, intended, start, end: now, connection: conn, status: 0 });
         }
+        true
     }
 
     /// A TLS handshake finished after `took`.
@@ -278,6 +320,11 @@ impl Recorder {
         self.errors.add(&other.errors);
         for (a, b) in self.status.iter_mut().zip(other.status.iter()) {
             *a += b;
+        }
+        for (a, b) in self.targets.iter_mut().zip(&other.targets) {
+            a.requests += b.requests;
+            a.errors.add(&b.errors);
+            a.latency.add(&b.latency).expect("same histogram bounds");
         }
     }
 }

@@ -55,8 +55,34 @@ pub struct LoadResult {
     pub tls: Option<TlsStats>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Stats>,
+    /// With several targets or URL templates: how they were chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<MixStats>,
+    /// With several targets or URL templates: the figures of each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetResult>,
     #[serde(flatten)]
     pub open: Option<OpenLoop>,
+}
+
+/// How the targets of a mix were chosen, so the run can be repeated.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MixStats {
+    /// `"round-robin"` or `"random"`.
+    pub order: crate::mix::Order,
+    /// The seed of every random choice (`--seed` repeats the run's choices).
+    pub seed: u64,
+}
+
+/// One target of a mix: what it was and what it got.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetResult {
+    /// The method and the path template, e.g. `GET /api/fib/{1..100}`.
+    pub name: String,
+    pub weight: u32,
+    pub requests: u64,
+    pub errors: Errors,
+    pub latency_us: Percentiles,
 }
 
 fn http11() -> String {

@@ -7,7 +7,8 @@ use crate::config::{Engine, LoadConfig, Stop};
 use crate::error::LoadError;
 use crate::recorder::{Recorder, Slow};
 use crate::result::{
-    encode_histogram, spectrum, Http2Stats, LoadResult, Loadgen, OpenLoop, Percentiles, SlowRequest, TlsStats, Tool, SCHEMA,
+    encode_histogram, spectrum, Http2Stats, LoadResult, Loadgen, MixStats, OpenLoop, Percentiles, SlowRequest, TargetResult,
+    TlsStats, Tool, SCHEMA,
 };
 use crate::rusage;
 use crate::timeline::Timeline;
@@ -133,7 +134,8 @@ where
                     measure_from,
                     end,
                 };
-                let rec = Recorder::new(measure_from, end, cfg.slow_log, timeline.clone(), cfg.rate.is_some());
+                let rec = Recorder::new(measure_from, end, cfg.slow_log, timeline.clone(), cfg.rate.is_some())
+                    .with_targets(cfg.mix.as_ref().map_or(0, |m| m.len()));
                 std::thread::Builder::new().name(format!("stampede-{index}")).spawn_scoped(s, move || work(share, rec))
             })
             .collect();
@@ -252,6 +254,20 @@ fn assemble(
             alpn: protocol.alpn.clone(),
         }),
         http2: protocol.http2.then_some(Http2Stats { streams: cfg.streams, goaway: rec.goaway, rst_stream: rec.rst_stream }),
+        mix: cfg.mix.as_ref().map(|m| MixStats { order: m.order, seed: m.seed }),
+        targets: cfg.mix.as_ref().map_or_else(Vec::new, |m| {
+            m.templates
+                .iter()
+                .zip(&rec.targets)
+                .map(|(t, s)| TargetResult {
+                    name: t.label.clone(),
+                    weight: t.spec.weight,
+                    requests: s.requests,
+                    errors: s.errors,
+                    latency_us: Percentiles::of(&s.latency),
+                })
+                .collect()
+        }),
         open,
     }
 }

@@ -51,6 +51,18 @@ pub fn render(r: &LoadResult) -> String {
     if r.pipeline > 1 {
         let _ = writeln!(o, "  HTTP/1.1 pipelining: {} requests per write", r.pipeline);
     }
+    if let Some(mix) = &r.mix {
+        let order = serde_json::to_value(mix.order).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let _ = writeln!(o, "  {} targets, {order} order, --seed {}", r.targets.len(), mix.seed);
+        let width = r.targets.iter().map(|t| t.name.chars().count()).max().unwrap_or(0).clamp(6, 48);
+        let _ = writeln!(o, "    {:<width$} {:>9} {:>7} {:>9} {:>9}", "target", "requests", "errors", "p50", "p99");
+        for t in &r.targets {
+            let name: String = t.name.chars().take(width).collect();
+            let errors = t.errors.socket() + t.errors.status;
+            let l = &t.latency_us;
+            let _ = writeln!(o, "    {name:<width$} {:>9} {errors:>7} {:>9} {:>9}", t.requests, dur(l.p50), dur(l.p99));
+        }
+    }
     let _ = writeln!(o, "  {} requests in {:.2}s, {} read", r.requests, r.duration_s, bytes(r.bytes_read as f64));
     let e = &r.errors;
     if e.socket() > 0 {

@@ -236,7 +236,7 @@ impl<'a> UringWorker<'a> {
             return self.fail(i, ErrorKind::Write, now);
         }
         let off = off + res as usize;
-        if off < self.core.conns[i].batch_len as usize * self.core.request_len {
+        if off < self.core.batch_bytes(i) {
             self.send_from(i, off);
         } else {
             self.core.conns[i].state = State::Reading;
@@ -261,11 +261,17 @@ impl<'a> UringWorker<'a> {
     /// Queues the rest of the request batch from byte `off`; the connection
     /// stays `Writing` until the kernel says all of it went.
     fn send_from(&mut self, i: usize, off: usize) {
-        let len = self.core.conns[i].batch_len as usize * self.core.request_len;
+        let len = self.core.batch_bytes(i);
         let Some(fd) = self.fixed(i) else { return };
+        // A mix gives each connection its own batch; it is not touched
+        // again until the connection is idle, so it outlives the send.
+        let bytes = match self.core.picker {
+            Some(_) => &self.core.conns[i].out[off..len],
+            None => &self.batch[off..len],
+        };
+        let (ptr, n) = (bytes.as_ptr(), bytes.len());
         self.core.conns[i].state = State::Writing(off);
-        let bytes = &self.batch[off..len];
-        let sqe = opcode::Send::new(fd, bytes.as_ptr(), bytes.len() as u32)
+        let sqe = opcode::Send::new(fd, ptr, n as u32)
             .flags(libc::MSG_NOSIGNAL)
             .build()
             .user_data(tag(SEND, self.gens[i], i));
@@ -329,13 +335,16 @@ impl<'a> Cycle<'a> for UringWorker<'a> {
         match self.core.conns[i].connect(self.core.cfg.target.addr, now) {
             Ok(stream) => {
                 if self.ring.submitter().register_files_update(i as u32, &[stream.as_raw_fd()]).is_err() {
-                    return self.core.rec.error(ErrorKind::Connect, now, None);
+                    self.core.rec.error(ErrorKind::Connect, now, None);
+                    return;
                 }
                 self.core.conns[i].stream = Some(stream);
                 self.core.conns[i].state = State::Connecting;
                 self.poll_connect(i);
             }
-            Err(_) => self.core.rec.error(ErrorKind::Connect, now, None),
+            Err(_) => {
+                self.core.rec.error(ErrorKind::Connect, now, None);
+            }
         }
     }
 

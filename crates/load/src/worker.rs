@@ -175,8 +175,13 @@ impl<'a, T: Transport> Worker<'a, T> {
     }
 
     fn write(&mut self, i: usize, mut off: usize) {
-        let len = self.core.conns[i].batch_len as usize * self.core.request_len;
-        let Some(stream) = self.core.conns[i].stream.as_mut() else { return };
+        let len = self.core.batch_bytes(i);
+        let mixed = self.core.picker.is_some();
+        let batch = self.batch;
+        let conn = &mut self.core.conns[i];
+        // A mix gives each connection its own batch; else all share one.
+        let bytes: &[u8] = if mixed { &conn.out } else { batch };
+        let Some(stream) = conn.stream.as_mut() else { return };
         loop {
             if off == len {
                 match stream.flush() {
@@ -186,7 +191,7 @@ impl<'a, T: Transport> Worker<'a, T> {
                 }
                 return;
             }
-            match stream.write(&self.batch[off..len]) {
+            match stream.write(&bytes[off..len]) {
                 Ok(n) => off += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.core.conns[i].state = State::Writing(off);

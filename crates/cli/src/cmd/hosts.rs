@@ -15,6 +15,9 @@ pub fn run(args: &Args, cfg: &LoadConfig) -> anyhow::Result<i32> {
     if let Some(bad) = hosts.iter().find(|h| h.starts_with('-') || h.contains(char::is_whitespace)) {
         anyhow::bail!("--hosts {bad:?} is not a host; use user@host or a Host name from your ssh config");
     }
+    if args.targets.is_some() {
+        anyhow::bail!("--targets cannot be sent to --hosts yet; give the URLs (templates allowed) on the command line");
+    }
     if let Some(cfg_file) = args.ssh_config.as_ref().filter(|p| !p.is_file()) {
         anyhow::bail!("--ssh-config {}: no such file", cfg_file.display());
     }
@@ -120,7 +123,7 @@ fn forwarded(args: &Args, cfg: &LoadConfig) -> anyhow::Result<Vec<String>> {
     if args.insecure {
         a.push("--insecure".into());
     }
-    a.push(args.url.clone());
+    a.extend(args.urls.iter().cloned());
     Ok(a)
 }
 

@@ -32,6 +32,12 @@ Examples:
   stampede load --http2 --streams 10 -c 4 https://127.0.0.1:8443/
       HTTP/2 (ALPN h2; prior knowledge on http://), 10 concurrent streams on
       each of 4 connections.
+  stampede load -n 10000 'http://127.0.0.1:9009/api/fib/{1..100}' http://127.0.0.1:9009/api/count/35
+      A mix: /api/fib/1 … /api/fib/100 in turn, alternating with /api/count/35;
+      requests, errors and latency per target in the text and the JSON.
+  stampede load --targets mix.txt --order random --seed 7 -d 30s
+      Targets with their own method, headers, body and weight from a file
+      (docs/load.md, Request mixes); the same seed repeats the same choices.
   stampede load --json URL > result.json
       One stampede.load/1 JSON object on stdout (see docs/results.md).
   stampede load --hosts me@load1,me@load2 -c 64 -d 30s http://10.0.0.9:8080/json
@@ -48,8 +54,26 @@ Exit status: 0 the run completed (errors during it are counted, not fatal),
 #[derive(clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// Target URL, e.g. http://127.0.0.1:9009/plaintext
-    pub url: String,
+    /// Target URL(s), e.g. http://127.0.0.1:9009/plaintext; several (same
+    /// scheme, host and port) make a mix, and a path may hold templates:
+    /// {1..100} counts, {rand:1..10000} is random, {a|b|c} picks one
+    #[arg(value_name = "URL", required_unless_present = "targets")]
+    pub urls: Vec<String>,
+
+    /// Read targets (method, URL template, headers, body, weight) from FILE, or
+    /// stdin with -; the format is in docs/load.md
+    #[arg(long, value_name = "FILE", help_heading = "Request mix")]
+    pub targets: Option<std::path::PathBuf>,
+
+    /// With several targets: round-robin (weights honoured in every window)
+    /// or random (in proportion to the weights)
+    #[arg(long, value_enum, default_value = "round-robin", help_heading = "Request mix")]
+    pub order: OrderArg,
+
+    /// Seed of every random choice (random order, {rand:…}, {a|b}); printed
+    /// with the result, so a run can be repeated [default: from the clock]
+    #[arg(long, value_name = "N", value_parser = parse_whole, help_heading = "Request mix")]
+    pub seed: Option<u64>,
 
     /// Keep-alive connections to open (spread over the threads)
     #[arg(short = 'c', long, default_value = "32", value_parser = positive)]
@@ -241,6 +265,12 @@ fn stop_on_stdin_eof(flag: Arc<AtomicBool>) {
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
+pub enum OrderArg {
+    RoundRobin,
+    Random,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
 pub enum EngineArg {
     Auto,
     Epoll,
@@ -267,9 +297,50 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     }
 }
 
+/// The request the flags describe: method, headers and body.
+fn request(args: &Args) -> anyhow::Result<(String, Vec<(String, String)>, Vec<u8>)> {
+    let method = args.method.to_ascii_uppercase();
+    if !method.bytes().all(|b| b.is_ascii_alphabetic()) {
+        anyhow::bail!("--method {:?} is not an HTTP method; use e.g. GET, POST", args.method);
+    }
+    let mut headers = Vec::new();
+    for h in &args.headers {
+        let (name, value) = h
+            .split_once(':')
+            .filter(|(n, _)| !n.trim().is_empty() && !n.contains(char::is_whitespace))
+            .ok_or_else(|| anyhow::anyhow!("--header {h:?} must look like \"Name: value\""))?;
+        headers.push((name.trim().to_string(), value.trim().to_string()));
+    }
+    let mut body = Vec::new();
+    if let Some(b) = &args.body {
+        body = b.clone().into_bytes();
+    }
+    if let Some(path) = &args.body_file {
+        body = std::fs::read(path).with_context(|| format!("--body-file {}: cannot read", path.display()))?;
+    }
+    Ok((method, headers, body))
+}
+
 pub fn config(args: &Args) -> anyhow::Result<LoadConfig> {
-    let target = Target::parse(&args.url)?;
-    let mut cfg = LoadConfig::new(target);
+    let (method, headers, body) = request(args)?;
+    let mix = super::targets::mix(args, &method, &headers, &body)?;
+    let mut cfg = match mix {
+        Some((target, mix)) => {
+            let mut cfg = LoadConfig::new(target);
+            if mix.templates.iter().all(|t| t.spec.method == "HEAD") {
+                cfg.method = "HEAD".into();
+            }
+            cfg.mix = Some(Arc::new(mix));
+            cfg
+        }
+        None => {
+            let mut cfg = LoadConfig::new(Target::parse(&args.urls[0])?);
+            cfg.method = method;
+            cfg
+        }
+    };
+    cfg.headers = headers;
+    cfg.body = body;
     cfg.connections = usize::try_from(args.connections).context("--connections is too large")?;
     cfg.threads = usize::try_from(args.threads).context("--threads is too large")?;
     cfg.max_connections = args.max_connections.map_or(cfg.connections, |m| m as usize).max(cfg.connections);
@@ -278,23 +349,6 @@ pub fn config(args: &Args) -> anyhow::Result<LoadConfig> {
         (None, Some(d)) => Stop::Duration(d),
         (None, None) => Stop::Duration(Duration::from_secs(10)),
     };
-    cfg.method = args.method.to_ascii_uppercase();
-    if !cfg.method.bytes().all(|b| b.is_ascii_alphabetic()) {
-        anyhow::bail!("--method {:?} is not an HTTP method; use e.g. GET, POST", args.method);
-    }
-    for h in &args.headers {
-        let (name, value) = h
-            .split_once(':')
-            .filter(|(n, _)| !n.trim().is_empty() && !n.contains(char::is_whitespace))
-            .ok_or_else(|| anyhow::anyhow!("--header {h:?} must look like \"Name: value\""))?;
-        cfg.headers.push((name.trim().to_string(), value.trim().to_string()));
-    }
-    if let Some(b) = &args.body {
-        cfg.body = b.clone().into_bytes();
-    }
-    if let Some(path) = &args.body_file {
-        cfg.body = std::fs::read(path).with_context(|| format!("--body-file {}: cannot read", path.display()))?;
-    }
     cfg.timeout = args.timeout;
     cfg.warmup = args.warmup;
     cfg.rate = args.rate;

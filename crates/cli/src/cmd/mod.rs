@@ -11,6 +11,7 @@ pub mod load;
 pub mod profile;
 pub mod report;
 pub mod run;
+pub mod targets;
 
 use clap::{Parser, Subcommand};
 

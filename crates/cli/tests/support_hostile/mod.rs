@@ -13,7 +13,7 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug)]
@@ -49,6 +49,32 @@ pub struct Seen {
     pub connections: AtomicU64,
     /// Connections whose first bytes were not a request line.
     pub bad_starts: AtomicU64,
+    /// Every complete request, in the order read (per connection).
+    pub log: Mutex<Vec<Logged>>,
+}
+
+/// One request as the server read it.
+#[derive(Debug, Clone)]
+pub struct Logged {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Logged {
+    fn of(head: &[u8], body: &[u8]) -> Logged {
+        let head = String::from_utf8_lossy(head);
+        let mut lines = head.split("\r\n");
+        let mut first = lines.next().unwrap_or_default().split(' ');
+        let (method, path) = (first.next().unwrap_or_default().to_string(), first.next().unwrap_or_default().to_string());
+        let headers = lines.filter_map(|l| l.split_once(':')).map(|(n, v)| (n.to_string(), v.trim().to_string())).collect();
+        Logged { method, path, headers, body: body.to_vec() }
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
 }
 
 pub struct Hostile {
@@ -84,6 +110,11 @@ impl Hostile {
 
     pub fn get(&self, what: fn(&Seen) -> &AtomicU64) -> u64 {
         what(&self.seen).load(Ordering::Relaxed)
+    }
+
+    /// The requests read so far.
+    pub fn log(&self) -> Vec<Logged> {
+        self.seen.log.lock().unwrap().clone()
     }
 }
 
@@ -152,6 +183,7 @@ fn serve(mut conn: TcpStream, trick: Trick, seen: &Seen, stop: &AtomicBool) {
                 Ok(n) => buf.extend_from_slice(&chunk[..n]),
             }
         }
+        seen.log.lock().unwrap().push(Logged::of(&buf[pos..head_end], &buf[head_end..head_end + length]));
         pos = head_end + length;
         seen.requests.fetch_add(1, Ordering::Relaxed);
         answered += 1;
