@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# What a request mix costs the load generator, against one URL.
+#
+# Starts nginx (one worker pinned to CPU 0, answering every path with a
+# 13-byte body) and runs stampede pinned to CPU 1, 1 thread, 32 connections,
+# with: one URL; the sequence benchmark's /api/fib/{1..100} cycle (100
+# prepared requests); a weighted three-target file whose third target is
+# {rand:1..100000000} (too many combinations to prepare: written per
+# request). Rounds are interleaved; each figure is the median of the rounds
+# of requests per load-generator CPU-second (user+sys from the shell's
+# `times`), with min-max, and the ratio to the single URL. The issue's goal:
+# at most 5% fewer requests per CPU-second for a mix.
+#
+#   bench/mix.sh [DURATION_S] [ROUNDS]     (defaults: 5 s, 5 rounds)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${1:-5}
+ROUNDS=${2:-5}
+CONNS=32
+PORT=${BENCH_PORT:-18481}
+BASE="http://127.0.0.1:$PORT"
+WORK=$(mktemp -d)
+trap 'kill $(cat "$WORK/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+command -v nginx >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null; }
+STAMPEDE=${STAMPEDE:-target/release/stampede}
+[ -x "$STAMPEDE" ] || cargo build --release -q -p stampede
+
+. bench/lib.sh
+{ nginx_head; cat <<EOF
+  server {
+    listen 127.0.0.1:$PORT;
+    location / { default_type text/plain; return 200 "Hello, World!"; }
+  }
+}
+EOF
+} >"$WORK/nginx.conf"
+start_nginx "$BASE/"
+
+cat >"$WORK/targets.txt" <<EOF
+GET $BASE/api/count/35 weight=3
+POST $BASE/items
+Content-Type: application/json
+body {"name": "stampede"}
+GET $BASE/values/{rand:1..100000000}
+EOF
+
+VARIANTS=(single fib-cycle targets-file)
+run_variant() {
+  local common=(load -t 1 -c $CONNS -d "${DURATION}s")
+  case $1 in
+    single)       measure p_stampede "$STAMPEDE" "${common[@]}" "$BASE/api/fib/50" ;;
+    fib-cycle)    measure p_stampede "$STAMPEDE" "${common[@]}" "$BASE/api/fib/{1..100}" ;;
+    targets-file) measure p_stampede "$STAMPEDE" "${common[@]}" --targets "$WORK/targets.txt" --seed 1 ;;
+  esac
+}
+
+declare -A RESULTS
+for _ in $(seq "$ROUNDS"); do
+  for v in "${VARIANTS[@]}"; do
+    RESULTS[$v]+="$(run_variant "$v")"$'\n'
+  done
+done
+
+echo "nginx 1 worker on CPU 0; stampede on CPU 1, 1 thread, $CONNS connections, ${DURATION}s, $ROUNDS round(s)"
+printf '%-14s %10s %24s %12s\n' variant "req/s" "req per CPU-s (min-max)" "vs single"
+single=$(echo -n "${RESULTS[single]}" | awk 'NF==2 && $2>0 {print $1/$2}' | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+for v in "${VARIANTS[@]}"; do
+  # "<req/s> <req per CPU-s>" per round, sorted by the latter.
+  echo -n "${RESULTS[$v]}" | awk -v d="$DURATION" 'NF==2 && $2>0 {print $1/d, $1/$2}' | sort -k2 -g |
+    awk -v v="$v" -v s="$single" '{ rps[NR]=$1; per[NR]=$2 }
+      END { m=int((NR+1)/2); printf "%-14s %10.0f %10.0f (%.0f-%.0f) %11.3fx\n", v, rps[m], per[m], per[1], per[NR], per[m]/s }'
+done
