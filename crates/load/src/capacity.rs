@@ -34,14 +34,10 @@ impl Slo {
     }
 
     pub fn measured(&self, l: &Percentiles) -> f64 {
-        match self.percentile {
-            p if p == 50.0 => l.p50,
-            p if p == 75.0 => l.p75,
-            p if p == 90.0 => l.p90,
-            p if p == 99.0 => l.p99,
-            p if p == 99.9 => l.p999,
-            _ => l.p9999,
-        }
+        [(50.0, l.p50), (75.0, l.p75), (90.0, l.p90), (99.0, l.p99), (99.9, l.p999)]
+            .into_iter()
+            .find(|&(p, _)| p == self.percentile)
+            .map_or(l.p9999, |(_, v)| v)
     }
 
     pub fn label(&self) -> String {

@@ -388,7 +388,7 @@ async fn connection(ctx: Rc<Ctx>, id: u32) {
             None
         };
         if let Some(Err(e)) = ended {
-            if !(e.is_go_away() && e.is_remote()) && !e.is_io() {
+            if !(e.is_io() || e.is_go_away() && e.is_remote()) {
                 // The server broke the protocol (or never spoke it): a parse
                 // error, and a pause before the next try rather than a storm.
                 ctx.error(ErrorKind::Parse, Instant::now(), None);
