@@ -71,6 +71,8 @@ pub struct LoadConfig {
     /// Several targets or URL templates (`target` is then the first one's
     /// host, for connecting); `None` sends the one request of `target`.
     pub mix: Option<std::sync::Arc<crate::mix::Mix>>,
+    /// Write the latency of each second as an HdrHistogram interval log here.
+    pub hdr_log: Option<std::path::PathBuf>,
 }
 
 impl LoadConfig {
@@ -97,6 +99,7 @@ impl LoadConfig {
             engine: Engine::Auto,
             tls: TlsOptions::default(),
             mix: None,
+            hdr_log: None,
         }
     }
 

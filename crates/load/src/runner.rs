@@ -109,9 +109,17 @@ fn run_threads<F>(cfg: &LoadConfig, protocol: Protocol, work: F) -> Result<LoadR
 where
     F: Fn(Share, Recorder) -> Result<Output, LoadError> + Sync,
 {
-    let timeline = Arc::new(Timeline::default());
+    // Opened before the run, so a path that cannot be written fails at once.
+    let mut hdr_log = match &cfg.hdr_log {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path).map_err(|e| LoadError::Config(format!("--hdr-log {}: {e}", path.display())))?,
+        )),
+        None => None,
+    };
+    let timeline = Arc::new(if hdr_log.is_some() { Timeline::keeping_histograms() } else { Timeline::default() });
     let start = Instant::now();
     let measure_from = start + cfg.warmup;
+    let measure_from_wall = SystemTime::now() + cfg.warmup;
     let end = match cfg.stop {
         Stop::Duration(d) => Some(measure_from + d),
         Stop::Requests(_) => None,
@@ -150,7 +158,15 @@ where
     });
     let usage_to = rusage::current();
     let outputs = outputs.into_iter().collect::<Result<Vec<Output>, LoadError>>()?;
-    Ok(assemble(cfg, &protocol, outputs, &timeline, measure_from, end, usage_from, usage_to))
+    let result = assemble(cfg, &protocol, outputs, &timeline, measure_from, end, usage_from, usage_to);
+    if let (Some(out), Some(path)) = (hdr_log.as_mut(), &cfg.hdr_log) {
+        use std::io::Write;
+        timeline
+            .write_interval_log(out, measure_from_wall)
+            .and_then(|_| out.flush())
+            .map_err(|e| LoadError::Config(format!("--hdr-log {}: {e}", path.display())))?;
+    }
+    Ok(result)
 }
 
 /// Thread `index`'s share of `total`, the remainder going to the first threads.

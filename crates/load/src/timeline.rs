@@ -1,12 +1,19 @@
 //! The per-second timeline (requests, errors, p99 of each second), merged
 //! across threads as the run goes. Each thread hands over one small histogram
 //! per second; seconds that every thread has left behind are reduced to three
-//! numbers, so memory stays flat however long the run.
+//! numbers, so memory stays flat however long the run. With `--hdr-log`
+//! each closed second's histogram is also kept, compressed (a few hundred
+//! bytes), and written at the end as an HdrHistogram interval log: the
+//! format HdrHistogram's own `HistogramLogReader` (Java, C, Go, Rust) reads.
 
+use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::io;
 use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
 
 /// Seconds this far behind the newest one are reduced to their numbers.
 const KEEP_OPEN_S: u64 = 5;
@@ -28,12 +35,22 @@ pub struct Timeline {
 struct Inner {
     open: BTreeMap<u64, (u64, u64, Histogram<u64>)>,
     closed: BTreeMap<u64, SecondStats>,
+    /// With an interval log: each closed second's histogram, V2 compressed.
+    keep: bool,
+    kept: BTreeMap<u64, Vec<u8>>,
     /// Histograms of closed seconds, reset for reuse: a fresh one per second
     /// would make the allocator's footprint creep up over a long run.
     spare: Vec<Histogram<u64>>,
 }
 
 impl Timeline {
+    /// A timeline that also keeps each second's histogram for an interval log.
+    pub fn keeping_histograms() -> Timeline {
+        let t = Timeline::default();
+        t.inner.lock().unwrap_or_else(|e| e.into_inner()).keep = true;
+        t
+    }
+
     /// Two significant digits: a per-second p99 within 1%, at a tenth of the size.
     pub fn new_second_histogram() -> Histogram<u64> {
         Histogram::new_with_bounds(1, 60 * 1_000_000_000, 2).expect("valid histogram bounds")
@@ -61,8 +78,7 @@ impl Timeline {
                 break;
             }
             let (s, (requests, errors, mut hist)) = inner.open.pop_first().unwrap();
-            let stats = close(s, (requests, errors, &hist));
-            inner.closed.insert(s, stats);
+            inner.close(s, requests, errors, &hist);
             hist.reset();
             inner.spare.push(hist);
         }
@@ -73,7 +89,7 @@ impl Timeline {
     pub fn finish(&self, seconds: u64) -> Vec<SecondStats> {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         while let Some((s, (requests, errors, hist))) = inner.open.pop_first() {
-            inner.closed.insert(s, close(s, (requests, errors, &hist)));
+            inner.close(s, requests, errors, &hist);
         }
         let last = inner.closed.keys().next_back().map_or(0, |s| s + 1);
         (0..seconds.max(last))
@@ -82,11 +98,39 @@ impl Timeline {
             })
             .collect()
     }
+
+    /// Writes the kept seconds as an HdrHistogram interval log (after
+    /// `finish`): one interval per second of the measured period, starting at
+    /// `start`, values in nanoseconds (the Interval_Max column in ms).
+    pub fn write_interval_log(&self, out: &mut impl io::Write, start: SystemTime) -> io::Result<()> {
+        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut serializer = V2DeflateSerializer::new();
+        let mut log = IntervalLogWriterBuilder::new()
+            .add_comment(concat!("stampede ", env!("CARGO_PKG_VERSION"), " --hdr-log: latency in nanoseconds, one interval per second"))
+            .with_start_time(start)
+            .with_base_time(start)
+            .begin_log_with(out, &mut serializer)?;
+        let mut deserializer = Deserializer::new();
+        for (&s, bytes) in &inner.kept {
+            let hist: Histogram<u64> = deserializer.deserialize(&mut &bytes[..]).map_err(|e| io::Error::other(format!("{e:?}")))?;
+            log.write_histogram(&hist, Duration::from_secs(s), Duration::from_secs(1), None)
+                .map_err(|e| io::Error::other(format!("{e:?}")))?;
+        }
+        Ok(())
+    }
 }
 
-fn close(t_s: u64, (requests, errors, hist): (u64, u64, &Histogram<u64>)) -> SecondStats {
-    let p99_us = if hist.is_empty() { 0.0 } else { hist.value_at_quantile(0.99) as f64 / 1000.0 };
-    SecondStats { t_s, requests, errors, p99_us }
+impl Inner {
+    fn close(&mut self, t_s: u64, requests: u64, errors: u64, hist: &Histogram<u64>) {
+        let p99_us = if hist.is_empty() { 0.0 } else { hist.value_at_quantile(0.99) as f64 / 1000.0 };
+        self.closed.insert(t_s, SecondStats { t_s, requests, errors, p99_us });
+        if self.keep {
+            let mut bytes = Vec::new();
+            if V2DeflateSerializer::new().serialize(hist, &mut bytes).is_ok() {
+                self.kept.insert(t_s, bytes);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -148,6 +148,11 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
 
+    /// Write each second's latency histogram to FILE as an HdrHistogram interval
+    /// log (HistogramLogProcessor and every HdrHistogram library read it)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["hosts", "find_max"])]
+    pub hdr_log: Option<std::path::PathBuf>,
+
     /// HTTP/1.1: write N requests back to back per connection, then read their
     /// responses in order (closed loop only)
     #[arg(long, value_name = "N", default_value = "1", value_parser = positive)]
@@ -341,6 +346,7 @@ pub fn config(args: &Args) -> anyhow::Result<LoadConfig> {
     };
     cfg.headers = headers;
     cfg.body = body;
+    cfg.hdr_log = args.hdr_log.clone();
     cfg.connections = usize::try_from(args.connections).context("--connections is too large")?;
     cfg.threads = usize::try_from(args.threads).context("--threads is too large")?;
     cfg.max_connections = args.max_connections.map_or(cfg.connections, |m| m as usize).max(cfg.connections);
