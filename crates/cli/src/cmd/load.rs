@@ -4,6 +4,7 @@
 
 use anyhow::Context;
 use stampede_load::units::{parse_count, parse_duration, parse_whole};
+use stampede_load::config::limits;
 use stampede_load::{text, Arrival, Engine, LoadConfig, Stop, Target};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -205,8 +206,8 @@ pub enum OnHostFailure {
 /// `--start-at`: unix seconds (with a fraction) or an RFC 3339 timestamp.
 fn parse_instant(s: &str) -> Result<SystemTime, String> {
     if let Ok(secs) = s.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Ok(UNIX_EPOCH + Duration::from_secs_f64(secs));
+        if let Some(at) = Duration::try_from_secs_f64(secs).ok().and_then(|d| UNIX_EPOCH.checked_add(d)) {
+            return Ok(at);
         }
     }
     humantime::parse_rfc3339_weak(s)
@@ -279,21 +280,21 @@ pub fn config(args: &Args) -> anyhow::Result<LoadConfig> {
         (None, None) => Stop::Duration(Duration::from_secs(10)),
     };
     cfg.method = args.method.to_ascii_uppercase();
-    if !cfg.method.bytes().all(|b| b.is_ascii_alphabetic()) {
-        anyhow::bail!("--method {:?} is not an HTTP method; use e.g. GET, POST", args.method);
-    }
+    stampede_load::config::check_method(&args.method).map_err(anyhow::Error::msg)?;
     for h in &args.headers {
         let (name, value) = h
             .split_once(':')
             .filter(|(n, _)| !n.trim().is_empty() && !n.contains(char::is_whitespace))
             .ok_or_else(|| anyhow::anyhow!("--header {h:?} must look like \"Name: value\""))?;
-        cfg.headers.push((name.trim().to_string(), value.trim().to_string()));
+        let (name, value) = (name.trim(), value.trim());
+        stampede_load::config::check_header(name, value).map_err(anyhow::Error::msg)?;
+        cfg.headers.push((name.to_string(), value.to_string()));
     }
     if let Some(b) = &args.body {
         cfg.body = b.clone().into_bytes();
     }
     if let Some(path) = &args.body_file {
-        cfg.body = std::fs::read(path).with_context(|| format!("--body-file {}: cannot read", path.display()))?;
+        cfg.body = read_capped(path, limits::MAX_BODY_BYTES, "--body-file", "64 MiB")?;
     }
     cfg.timeout = args.timeout;
     cfg.warmup = args.warmup;
@@ -391,6 +392,22 @@ fn find_max(mut cfg: LoadConfig, slo: &stampede_load::capacity::Slo, json: bool)
         );
     }
     Ok(0)
+}
+
+/// Reads `path` (given with `flag`) whole, refusing one larger than `cap`
+/// bytes (`cap_text` says it for people): `/dev/zero` or a wrong file is one
+/// line of error, not a process that grows until the kernel kills it.
+fn read_capped(path: &std::path::Path, cap: usize, flag: &str, cap_text: &str) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{flag} {}: cannot read: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(cap as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| anyhow::anyhow!("{flag} {}: cannot read: {e}", path.display()))?;
+    if bytes.len() > cap {
+        anyhow::bail!("{flag} {}: larger than the maximum of {cap_text}", path.display());
+    }
+    Ok(bytes)
 }
 
 /// Ctrl-C or SIGTERM end the run early; the results so far are still printed.
