@@ -48,7 +48,7 @@ pub struct RunSpec<'a> {
     pub check: bool,
 }
 
-/// A finished run; `interrupted` when Ctrl-C cut it short.
+/// A finished run; `interrupted` when a signal (Ctrl-C, SIGTERM) cut it short.
 pub struct Outcome {
     pub record: RunRecord,
     pub interrupted: bool,
@@ -92,7 +92,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
                 (false, None)
             }
             Failure::Interrupted => {
-                record.invalidate("interrupted (Ctrl-C)");
+                record.invalidate(crate::interrupt::reason());
                 (true, None)
             }
             Failure::Host(line) => {
@@ -214,7 +214,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
             }
             record.load = Some(doc);
         }
-        Err(LoadError::Interrupted) => record.invalidate("interrupted (Ctrl-C)"),
+        Err(LoadError::Interrupted) => record.invalidate(crate::interrupt::reason()),
         Err(err) => record.invalidate(format!("load: {err}")),
     }
     if let Some(status) = finished.crashed {
