@@ -82,6 +82,7 @@ fn scenario_values_out_of_range_name_the_file_and_the_field_before_any_run() {
         ("connections = 4000000", "profiles[0].connections"),
         ("rate = 1e12", "profiles[0].rate"),
         ("threads = 4\nconnections = 2", "profiles[0].threads"),
+        ("slow_log = 200000", "profiles[0].slow_log"),
     ] {
         let scenario = s.scenario(&format!("apps = [\"{}\"]\ncheck = false\n[[profiles]]\npath = \"/\"\n{profile_line}\n", app.display()));
         let out = s.stampede().args(["run", scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]).output().unwrap();
@@ -92,9 +93,12 @@ fn scenario_values_out_of_range_name_the_file_and_the_field_before_any_run() {
         assert!(!s.out().exists(), "{profile_line}: nothing is run or written");
     }
     let scenario = s.scenario(&format!("apps = [\"{}\"]\n[[profiles]]\npath = \"/\"\n", app.display()));
-    let out = s.stampede().args(["run", scenario.to_str().unwrap(), "--duration", "9223372036854775807s"]).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("--duration") && stderr.contains("365 days"), "{stderr}");
+    for (flag, value, needles) in [("--duration", "9223372036854775807s", ["--duration", "365 days"]), ("--iterations", "100000", ["iterations", "10000"])] {
+        let out = s.stampede().args(["run", scenario.to_str().unwrap(), flag, value]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+        assert!(needles.iter().all(|n| stderr.contains(n)), "{stderr}");
+    }
     support_run::assert_nothing_left(&s);
 }

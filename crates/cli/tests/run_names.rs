@@ -31,6 +31,21 @@ fn an_app_name_with_dot_dot_is_refused_and_writes_nothing_outside_out() {
 }
 
 #[test]
+fn two_profile_names_that_give_the_same_file_name_are_refused() {
+    let s = Scratch::new("dupname");
+    let app = s.app("alpha", "");
+    let scenario = s.scenario(&format!(
+        "apps = [\"{}\"]\n[[profiles]]\nname = \"a/b\"\npath = \"/\"\n[[profiles]]\nname = \"a_b\"\npath = \"/json\"\n",
+        app.display()
+    ));
+    let out = s.stampede().args(["run", scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]).output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains("scenario.toml") && stderr.contains("profiles[1].name") && stderr.contains("used twice"), "{stderr}");
+}
+
+#[test]
 fn a_profile_named_like_a_path_runs_and_its_log_stays_in_logs() {
     let s = Scratch::new("slashprofile");
     let app = s.app("alpha", "");
