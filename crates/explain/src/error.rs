@@ -9,6 +9,9 @@ pub enum ExplainError {
     #[error("cannot read {path}: {cause}")]
     Read { path: PathBuf, cause: std::io::Error },
 
+    #[error("{path} is larger than {max_mib} MiB, the most an input file may be (docs/explain.md); give a results.json or a `stampede load --json` file")]
+    TooLarge { path: PathBuf, max_mib: u64 },
+
     #[error("{path}: not JSON ({cause}); give a results.json from `stampede run` or a `stampede load --json` file")]
     Json { path: PathBuf, cause: serde_json::Error },
 

@@ -101,8 +101,24 @@ pub enum Input {
     Load(LoadDoc),
 }
 
+/// The largest input file read (the same cap as `stampede report`'s).
+pub const MAX_INPUT_BYTES: u64 = 512 * 1024 * 1024;
+
+/// The file as text, refusing one above [`MAX_INPUT_BYTES`] (`/dev/zero`)
+/// instead of growing without bound.
+fn read_capped(path: &Path) -> Result<String, ExplainError> {
+    use std::io::Read;
+    let read = |cause| ExplainError::Read { path: path.to_path_buf(), cause };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path).map_err(read)?.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes).map_err(read)?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(ExplainError::TooLarge { path: path.to_path_buf(), max_mib: MAX_INPUT_BYTES >> 20 });
+    }
+    String::from_utf8(bytes).map_err(|e| read(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
+}
+
 pub fn read(path: &Path) -> Result<Input, ExplainError> {
-    let text = std::fs::read_to_string(path).map_err(|cause| ExplainError::Read { path: path.to_path_buf(), cause })?;
+    let text = read_capped(path)?;
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|cause| ExplainError::Json { path: path.to_path_buf(), cause })?;
     let schema = value.get("schema").and_then(|s| s.as_str()).unwrap_or("").to_string();

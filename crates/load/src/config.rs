@@ -1,11 +1,89 @@
 //! What a load run is asked to do, fixed before any thread starts. The request
-//! is encoded here once; every connection writes the same bytes.
+//! is encoded here once; every connection writes the same bytes. Every count,
+//! size and duration a user can pass is held to a documented range here
+//! ([`limits`], docs/load.md "Limits"), so an absurd value is one line of
+//! error before the run, never an abort or an unbounded allocation in it.
 
 use crate::target::Target;
 use crate::tls::TlsOptions;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The ranges `validate` holds a run to. Each is far beyond a sensible
+/// benchmark on one machine and well below where memory or arithmetic breaks.
+pub mod limits {
+    use std::time::Duration;
+
+    /// `--connections` and `--max-connections` (one socket each).
+    pub const MAX_CONNECTIONS: usize = 1_000_000;
+    /// `--threads` (one event loop each).
+    pub const MAX_THREADS: usize = 1024;
+    /// `--pipeline`: requests written back to back per connection.
+    pub const MAX_PIPELINE: usize = 1_000_000;
+    /// `--streams`: concurrent HTTP/2 streams per connection.
+    pub const MAX_STREAMS: usize = 10_000;
+    /// `--rate`, requests per second in total.
+    pub const MAX_RATE_PER_S: f64 = 10_000_000.0;
+    /// `--requests`.
+    pub const MAX_REQUESTS: u64 = 1_000_000_000_000;
+    /// `--slow-log`: slowest requests kept.
+    pub const MAX_SLOW_LOG: usize = 100_000;
+    /// `--body` / `--body-file`.
+    pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+    /// One pipelined batch as encoded (`--pipeline` × the request).
+    pub const MAX_BATCH_BYTES: usize = 256 * 1024 * 1024;
+    /// `-H` headers.
+    pub const MAX_HEADERS: usize = 100;
+    /// `--duration`, `--warmup`, `--timeout`, `--max-lag` (365 days).
+    pub const MAX_DURATION: Duration = crate::units::MAX_DURATION;
+
+    /// Reads a file whole, refusing one larger than `cap` bytes: `/dev/zero`
+    /// or a wrong file is one line of error, not a process that grows until
+    /// the kernel kills it. The error says why, for the caller to prefix
+    /// with the flag or file.
+    pub fn read_capped(path: &std::path::Path, cap: usize) -> Result<Vec<u8>, String> {
+        use std::io::Read;
+        let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+        let mut bytes = Vec::new();
+        file.take(cap as u64 + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read: {e}"))?;
+        if bytes.len() > cap {
+            return Err(format!("larger than the maximum of {} MiB", cap >> 20));
+        }
+        Ok(bytes)
+    }
+}
+
+/// `what` (a flag) is within `1..=max`.
+fn in_range(flag: &str, value: usize, max: usize) -> Result<(), String> {
+    if value == 0 {
+        return Err(format!("{flag} must be at least 1"));
+    }
+    if value > max {
+        return Err(format!("{flag} {value} is above the maximum of {max}"));
+    }
+    Ok(())
+}
+
+/// `--method`: a non-empty HTTP token (RFC 9110 section 9).
+pub fn check_method(method: &str) -> Result<(), String> {
+    if method.is_empty() || method.len() > 64 || http::Method::from_bytes(method.as_bytes()).is_err() {
+        return Err(format!("--method {method:?} is not an HTTP method: use a non-empty token such as GET or POST"));
+    }
+    Ok(())
+}
+
+/// `--header`: a name that is an HTTP token and a value without CR, LF, NUL
+/// or other control characters (which would end or split the header).
+pub fn check_header(name: &str, value: &str) -> Result<(), String> {
+    if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+        return Err(format!("--header {name:?}: the name must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~)"));
+    }
+    if http::HeaderValue::from_bytes(value.as_bytes()).is_err() {
+        return Err(format!("--header {name:?}: the value must not contain CR, LF, NUL or other control characters"));
+    }
+    Ok(())
+}
 
 /// When the measured phase ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -104,11 +182,53 @@ impl LoadConfig {
     }
 
     pub fn validate(&self) -> Result<(), String> {
-        if self.connections == 0 {
-            return Err("--connections must be at least 1".into());
+        use limits::*;
+        in_range("--connections", self.connections, MAX_CONNECTIONS)?;
+        in_range("--max-connections", self.max_connections, MAX_CONNECTIONS)?;
+        in_range("--threads", self.threads, MAX_THREADS)?;
+        in_range("--pipeline", self.pipeline, MAX_PIPELINE)?;
+        in_range("--streams", self.streams, MAX_STREAMS)?;
+        if self.slow_log > MAX_SLOW_LOG {
+            return Err(format!("--slow-log {} is above the maximum of {MAX_SLOW_LOG}", self.slow_log));
         }
-        if self.threads == 0 {
-            return Err("--threads must be at least 1".into());
+        if let Stop::Requests(n) = self.stop {
+            if n > MAX_REQUESTS {
+                return Err(format!("--requests {n} is above the maximum of {MAX_REQUESTS}"));
+            }
+        }
+        for (flag, d) in [("--warmup", self.warmup), ("--timeout", self.timeout), ("--max-lag", self.max_lag)]
+            .into_iter()
+            .chain(match self.stop {
+                Stop::Duration(d) => Some(("--duration", d)),
+                Stop::Requests(_) => None,
+            })
+        {
+            if d > MAX_DURATION {
+                return Err(format!("{flag} is longer than the maximum of 365 days (365d)"));
+            }
+        }
+        if let Some(rate) = self.rate {
+            if rate > MAX_RATE_PER_S {
+                return Err(format!("--rate {rate} is above the maximum of {MAX_RATE_PER_S} requests per second"));
+            }
+        }
+        if self.body.len() > MAX_BODY_BYTES {
+            return Err(format!("the request body is {} bytes, above the maximum of {MAX_BODY_BYTES} (64 MiB)", self.body.len()));
+        }
+        check_method(&self.method)?;
+        if self.headers.len() > MAX_HEADERS {
+            return Err(format!("{} --header flags: at most {MAX_HEADERS}", self.headers.len()));
+        }
+        for (name, value) in &self.headers {
+            check_header(name, value)?;
+        }
+        let batch = self.encode_request().len().saturating_mul(self.pipeline);
+        if batch > MAX_BATCH_BYTES {
+            return Err(format!(
+                "--pipeline {} of a {}-byte request is {batch} bytes per batch, above the maximum of {MAX_BATCH_BYTES} (256 MiB): lower --pipeline or the body",
+                self.pipeline,
+                self.encode_request().len()
+            ));
         }
         if self.threads > self.connections {
             return Err(format!(
@@ -132,9 +252,6 @@ impl LoadConfig {
                 return Err("--rate must be a positive number of requests per second".into());
             }
         }
-        if self.pipeline == 0 {
-            return Err("--pipeline must be at least 1".into());
-        }
         if self.pipeline > 1 && self.rate.is_some() {
             return Err(format!(
                 "--pipeline {} cannot be combined with --rate: in open loop every request has its own intended send \
@@ -148,9 +265,6 @@ impl LoadConfig {
         }
         if let Some(p) = self.tls.alpn.iter().find(|p| !matches!(p.as_str(), "h2" | "http/1.1")) {
             return Err(format!("--alpn {p:?}: stampede speaks h2 and http/1.1"));
-        }
-        if self.streams == 0 {
-            return Err("--streams must be at least 1".into());
         }
         let h2_possible = self.http2 || self.tls.alpn.iter().any(|p| p == "h2");
         if self.streams > 1 && !h2_possible {
@@ -226,6 +340,35 @@ mod tests {
         assert!(tls.validate().is_ok(), "streams with an h2 offer");
         tls.tls.alpn = vec!["spdy/3".into()];
         assert!(tls.validate().unwrap_err().contains("--alpn \"spdy/3\""));
+    }
+
+    #[test]
+    fn counts_sizes_and_text_outside_their_range_are_refused_naming_the_flag() {
+        let base = LoadConfig::new(Target::parse("http://127.0.0.1:8080/").unwrap());
+        let refused = |f: &dyn Fn(&mut LoadConfig)| {
+            let mut c = base.clone();
+            f(&mut c);
+            c.validate().unwrap_err()
+        };
+        assert!(refused(&|c| c.streams = 1 << 32).contains("--streams 4294967296 is above the maximum"));
+        assert!(refused(&|c| c.threads = 5000).contains("--threads"));
+        assert!(refused(&|c| c.stop = Stop::Duration(Duration::from_secs(u64::MAX))).contains("--duration"));
+        assert!(refused(&|c| c.warmup = Duration::MAX).contains("--warmup"));
+        assert!(refused(&|c| c.rate = Some(1e12)).contains("--rate"));
+        assert!(refused(&|c| c.body = vec![0; limits::MAX_BODY_BYTES + 1]).contains("64 MiB"));
+        assert!(refused(&|c| c.method = String::new()).contains("--method \"\""));
+        assert!(refused(&|c| c.method = "GET /x".into()).contains("--method"));
+        assert!(refused(&|c| c.headers = vec![("X-A".into(), "b\r\nX-Injected: 1".into())]).contains("CR, LF"));
+        assert!(refused(&|c| c.headers = vec![("X A".into(), "b".into())]).contains("token"));
+        assert!(refused(&|c| {
+            c.pipeline = 1_000_000;
+            c.body = vec![b'x'; 1000];
+        })
+        .contains("per batch"));
+        let mut ok = base.clone();
+        ok.method = "PROPFIND".into();
+        ok.headers = vec![("X-Trace_id".into(), "a\tb ü".into())];
+        assert!(ok.validate().is_ok());
     }
 
     #[test]

@@ -75,15 +75,20 @@ impl Connector {
                 (Box::new(tls), Some(Handshake { took: t0.elapsed(), resumed }))
             }
         };
-        let (send, conn) = h2::client::Builder::new()
-            .initial_window_size(WINDOW)
-            .initial_connection_window_size(WINDOW)
-            .max_frame_size(1 << 20)
+        let (send, conn) = client_builder()
             .handshake(Counted { inner: io, bytes })
             .await
             .map_err(|_| OpenError::Protocol)?;
         Ok((send, conn, handshake))
     }
+}
+
+/// The HTTP/2 client settings of every connection (also used by the fuzz
+/// target, crate::fuzzing, so it fuzzes the settings the runs use).
+pub fn client_builder() -> h2::client::Builder {
+    let mut builder = h2::client::Builder::new();
+    builder.initial_window_size(WINDOW).initial_connection_window_size(WINDOW).max_frame_size(1 << 20);
+    builder
 }
 
 /// Counts the bytes read through it.

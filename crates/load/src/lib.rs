@@ -16,6 +16,8 @@ mod h2_conn;
 mod h2_worker;
 pub mod config;
 pub mod error;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod interchange;
 pub mod mix;
 mod pacer;

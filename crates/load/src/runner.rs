@@ -118,10 +118,13 @@ where
     };
     let timeline = Arc::new(if hdr_log.is_some() { Timeline::keeping_histograms() } else { Timeline::default() });
     let start = Instant::now();
-    let measure_from = start + cfg.warmup;
-    let measure_from_wall = SystemTime::now() + cfg.warmup;
+    // Checked: validate() caps both at units::MAX_DURATION, but a library
+    // caller may skip it, and an overflow here would panic.
+    let past_the_clock = || LoadError::Config("--warmup plus --duration is beyond what the clock can represent; use at most 365d each".into());
+    let measure_from = start.checked_add(cfg.warmup).ok_or_else(past_the_clock)?;
+    let measure_from_wall = SystemTime::now().checked_add(cfg.warmup).ok_or_else(past_the_clock)?;
     let end = match cfg.stop {
-        Stop::Duration(d) => Some(measure_from + d),
+        Stop::Duration(d) => Some(measure_from.checked_add(d).ok_or_else(past_the_clock)?),
         Stop::Requests(_) => None,
     };
     let threads = cfg.threads;

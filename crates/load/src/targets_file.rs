@@ -22,8 +22,6 @@ use std::path::Path;
 
 /// Methods a target may use (RFC 9110, and PATCH).
 const METHODS: [&str; 9] = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"];
-/// The largest body a target may read from a file.
-pub const MAX_BODY_BYTES: u64 = 64 << 20;
 /// The most targets a mix may have (each keeps its own histograms).
 pub const MAX_TARGETS: usize = 1000;
 
@@ -56,7 +54,8 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Vec<Parsed>, String
         };
         let body_file = l.strip_prefix("body @").or_else(|| l.strip_prefix('@'));
         if let Some(file) = body_file {
-            current.spec.body = read_body(&dir.join(file.trim())).map_err(|e| at(format!("body file {}: {e}", file.trim())))?;
+            current.spec.body = crate::config::limits::read_capped(&dir.join(file.trim()), crate::config::limits::MAX_BODY_BYTES)
+                .map_err(|e| at(format!("body file {}: {e}", file.trim())))?;
         } else if let Some(text) = l.strip_prefix("body ") {
             current.spec.body = text.as_bytes().to_vec();
         } else if let Some((name, value)) = l.split_once(':').filter(|(n, _)| is_token(n)) {
@@ -96,19 +95,6 @@ fn target_line(l: &str) -> Result<Option<TargetSpec>, String> {
 
 fn is_token(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
-/// Reads a body file, refusing one over `MAX_BODY_BYTES` (and never reading
-/// more than that: `/dev/zero` is refused, not read forever).
-pub fn read_body(path: &Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut body = Vec::new();
-    file.take(MAX_BODY_BYTES + 1).read_to_end(&mut body).map_err(|e| e.to_string())?;
-    if body.len() as u64 > MAX_BODY_BYTES {
-        return Err(format!("larger than {} MiB", MAX_BODY_BYTES >> 20));
-    }
-    Ok(body)
 }
 
 #[cfg(test)]

@@ -2,11 +2,39 @@
 //! durations (`500ms`, `10s`, `1m`, `1h`, a bare number is seconds) and
 //! compound durations (`1m30s`), counts or rates (`20k`, `1.5M`). Shared by every subcommand so `--duration`
 //! means the same thing everywhere.
+//!
+//! Every duration is capped at [`MAX_DURATION`] (365 days): a longer one is no
+//! benchmark, and the engine adds durations to the monotonic clock, where an
+//! absurd value (`9223372036854775807s`) would overflow instead of failing.
 
 use std::time::Duration;
 
+/// The longest duration any flag or scenario field accepts: 365 days.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// Parses a duration and refuses one longer than [`MAX_DURATION`].
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    simple_duration(s).or_else(|e| humantime::parse_duration(s.trim()).map_err(|_| e))
+    let d = simple_duration(s).or_else(|e| humantime::parse_duration(s.trim()).map_err(|_| e))?;
+    if d > MAX_DURATION {
+        return Err(too_long(s));
+    }
+    Ok(d)
+}
+
+fn too_long(s: &str) -> String {
+    format!("{s:?} is longer than the maximum of 365 days (365d)")
+}
+
+/// A duration given as a bare number of seconds (a scenario's `duration = 2`),
+/// held to the same range as [`parse_duration`].
+pub fn duration_from_secs(secs: f64) -> Result<Duration, String> {
+    if !(secs.is_finite() && secs >= 0.0) {
+        return Err(format!("{secs} is not a duration; use e.g. 500ms, 10s, 1m"));
+    }
+    match Duration::try_from_secs_f64(secs) {
+        Ok(d) if d <= MAX_DURATION => Ok(d),
+        _ => Err(too_long(&format!("{secs:e}s"))),
+    }
 }
 
 /// One number and one unit; compound forms (`1m30s`) go to humantime.
@@ -23,8 +51,8 @@ fn simple_duration(s: &str) -> Result<Duration, String> {
         "h" => value * 3600.0,
         other => return Err(format!("unknown unit {other:?} in {s:?}; use ms, s, m or h")),
     };
-    if !secs.is_finite() || secs > 1e9 {
-        return Err(format!("{s:?} is too long"));
+    if !secs.is_finite() || secs > MAX_DURATION.as_secs_f64() {
+        return Err(too_long(s));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -70,5 +98,17 @@ mod tests {
         assert_eq!(parse_whole("1.5M").unwrap(), 1_500_000);
         assert!(parse_whole("1.5").is_err());
         assert!(parse_count("x").is_err());
+    }
+
+    #[test]
+    fn durations_past_a_year_are_refused_whichever_parser_reads_them() {
+        assert_eq!(parse_duration("365d").unwrap(), MAX_DURATION);
+        for long in ["9223372036854775807s", "18446744073709551615s", "366d", "8761h"] {
+            let err = parse_duration(long).unwrap_err();
+            assert!(err.contains("365 days"), "{long}: {err}");
+        }
+        assert!(duration_from_secs(1e300).unwrap_err().contains("365 days"));
+        assert!(duration_from_secs(f64::NAN).is_err());
+        assert_eq!(duration_from_secs(1.5).unwrap(), Duration::from_millis(1500));
     }
 }

@@ -11,6 +11,7 @@
 
 mod error;
 mod host;
+pub mod lifeline;
 mod machine;
 mod proc_file;
 mod sampler;
@@ -26,3 +27,4 @@ pub use sampler::{Probe, ProbeConfig, ProbeReport};
 pub use series::Sample;
 pub use summary::{MachineSummary, TreeSummary, ThreadRow};
 pub use tracked::{ThreadReading, TreeReading};
+pub use tree::descendants;

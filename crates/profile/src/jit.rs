@@ -75,7 +75,9 @@ pub fn prepare_maps(pids: &[u32]) -> Vec<String> {
 
 /// `jcmd PID Compiler.perfmap`, with a deadline.
 fn jcmd_perfmap(pid: u32) -> Result<(), String> {
-    let mut child = Command::new("jcmd")
+    let mut command = Command::new("jcmd");
+    stampede_probe::lifeline::die_with_parent(&mut command);
+    let mut child = command
         .arg(pid.to_string())
         .arg("Compiler.perfmap")
         .stdin(Stdio::null())

@@ -95,7 +95,10 @@ impl Recorder {
             .map(u32::to_string)
             .collect::<Vec<_>>()
             .join(",");
-        let child = Command::new(&perf)
+        let mut command = Command::new(&perf);
+        // perf dies with `stampede`, not left sampling a server that is gone.
+        stampede_probe::lifeline::die_with_parent(&mut command);
+        let child = command
             .args(["record", "-e", "cpu-clock", "-g", "-F"])
             .arg(frequency_hz.to_string())
             .args(["-p", &pid_list, "-o"])

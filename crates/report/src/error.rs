@@ -14,6 +14,8 @@ pub enum ReportError {
         path: PathBuf,
         cause: std::io::Error,
     },
+    #[error("{} is larger than {max_mib} MiB, the most a results file may be (docs/report.md); is it the results.json written by `stampede run`?", path.display())]
+    TooLarge { path: PathBuf, max_mib: u64 },
     #[error(
         "{}{}{message} (the format is described in docs/results.md)",
         in_path(path),

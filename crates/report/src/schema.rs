@@ -337,13 +337,28 @@ pub struct Event {
     pub stopped: Option<bool>,
 }
 
+/// The largest results file `report`, `compare` and `explain` read: far above
+/// any real scenario's (a few MiB), far below what would exhaust memory.
+pub const MAX_RESULTS_BYTES: u64 = 512 * 1024 * 1024;
+
+/// Reads a results file as text, refusing one above [`MAX_RESULTS_BYTES`]
+/// (`/dev/zero`, a disk image) instead of growing without bound.
+pub fn read_results_file(path: &Path) -> Result<String, ReportError> {
+    use std::io::Read;
+    let read = |cause| ReportError::Read { path: path.to_path_buf(), cause };
+    let file = std::fs::File::open(path).map_err(read)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_RESULTS_BYTES + 1).read_to_end(&mut bytes).map_err(read)?;
+    if bytes.len() as u64 > MAX_RESULTS_BYTES {
+        return Err(ReportError::TooLarge { path: path.to_path_buf(), max_mib: MAX_RESULTS_BYTES >> 20 });
+    }
+    String::from_utf8(bytes).map_err(|e| read(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
+}
+
 impl Results {
     /// Reads and checks a results file; errors name the file and the field.
     pub fn from_path(path: &Path) -> Result<Results, ReportError> {
-        let text = std::fs::read_to_string(path).map_err(|cause| ReportError::Read {
-            path: path.to_path_buf(),
-            cause,
-        })?;
+        let text = read_results_file(path)?;
         Results::from_json(&text).map_err(|err| err.in_file(path))
     }
 

@@ -1,6 +1,7 @@
 //! Durations as the command line and scenario files write them (`500ms`,
 //! `2s`, `1m`), and back, so a scenario serialised into results.json reads
-//! the way it was written.
+//! the way it was written. Every duration is at most 365 days
+//! (`stampede_load::units::MAX_DURATION`), however it is written.
 
 use std::time::Duration;
 
@@ -36,8 +37,7 @@ pub mod serde_text {
         }
         match Text::deserialize(d)? {
             Text::S(s) => super::parse(&s).map_err(serde::de::Error::custom),
-            Text::N(n) if n >= 0.0 && n.is_finite() => Ok(Duration::from_secs_f64(n)),
-            Text::N(n) => Err(serde::de::Error::custom(format!("{n} is not a duration"))),
+            Text::N(n) => stampede_load::units::duration_from_secs(n).map_err(serde::de::Error::custom),
         }
     }
 }

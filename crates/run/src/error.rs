@@ -20,8 +20,10 @@ pub enum ScenarioError {
     Override { arg: String, reason: String },
     #[error("{field}: {reason}")]
     Field { field: String, reason: String },
+    #[error("scenario file {path}: {field}: {reason}")]
+    FieldInFile { path: PathBuf, field: String, reason: String },
     #[error("app {name:?}: no manifest at {looked} (name an app in apps/, or give the path of an app.toml)")]
     UnknownApp { name: String, looked: PathBuf },
-    #[error("cannot read manifest {path}: {message}")]
+    #[error("manifest {path}: {message}")]
     Manifest { path: PathBuf, message: String },
 }

@@ -23,6 +23,7 @@ mod lifecycle;
 mod loadgen;
 pub mod manifest;
 pub mod matrix;
+mod names;
 mod overrides;
 mod pinning;
 mod prepare;

@@ -14,6 +14,7 @@ use crate::interrupt::interrupted;
 use crate::loadgen::{LoadError, LoadPhase};
 use crate::manifest::Manifest;
 use crate::matrix::Combination;
+use crate::names::file_part;
 use crate::pinning;
 use crate::record::{rps_per_core, MachineRecord, RunRecord};
 use crate::scenario::{Profile, Scenario};
@@ -47,7 +48,7 @@ pub struct RunSpec<'a> {
     pub check: bool,
 }
 
-/// A finished run; `interrupted` when Ctrl-C cut it short.
+/// A finished run; `interrupted` when a signal (Ctrl-C, SIGTERM) cut it short.
 pub struct Outcome {
     pub record: RunRecord,
     pub interrupted: bool,
@@ -91,7 +92,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
                 (false, None)
             }
             Failure::Interrupted => {
-                record.invalidate("interrupted (Ctrl-C)");
+                record.invalidate(crate::interrupt::reason());
                 (true, None)
             }
             Failure::Host(line) => {
@@ -103,7 +104,8 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     };
 
     (ctx.phase)("starting");
-    let log_name = format!("{}-{}-{}-{}.log", spec.app.name, sanitize(&spec.combo.label()), spec.profile.name, spec.iteration);
+    let stem = format!("{}-{}-{}-{}", file_part(&spec.app.name), file_part(&spec.combo.label()), file_part(&spec.profile.name), spec.iteration);
+    let log_name = format!("{stem}.log");
     let log = ctx.logs.join(log_name);
     let mut server = match start_server(ctx, spec, &log) {
         Ok(server) => server,
@@ -180,7 +182,6 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     let load = phase(spec.profile.duration).run(|pid| server.set_loadgen(pid), &|| interrupted() || !server.alive());
     if let Some(recorder) = recorder {
         (ctx.phase)("reading the profile");
-        let stem = format!("{}-{}-{}-{}", spec.app.name, sanitize(&spec.combo.label()), spec.profile.name, spec.iteration);
         let title = format!("{} [{}] {} #{}", spec.app.name, spec.combo.label(), spec.profile.name, spec.iteration);
         record.cpu_profile = crate::profiling::finish(recorder, ctx.results_dir, &stem, &title, ctx.note);
     }
@@ -213,7 +214,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
             }
             record.load = Some(doc);
         }
-        Err(LoadError::Interrupted) => record.invalidate("interrupted (Ctrl-C)"),
+        Err(LoadError::Interrupted) => record.invalidate(crate::interrupt::reason()),
         Err(err) => record.invalidate(format!("load: {err}")),
     }
     if let Some(status) = finished.crashed {
@@ -258,10 +259,6 @@ fn partial(doc: &serde_json::Value) -> Option<String> {
         .map(|a| a.iter().map(|f| format!("host {}: {}", f["host"].as_str().unwrap_or("?"), f["reason"].as_str().unwrap_or(""))).collect())
         .unwrap_or_default();
     Some(format!("partial load: {}", failed.join("; ")))
-}
-
-fn sanitize(label: &str) -> String {
-    label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect()
 }
 
 #[cfg(test)]

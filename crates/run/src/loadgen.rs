@@ -69,6 +69,9 @@ impl LoadPhase<'_> {
         let exe = self.exe.to_string_lossy().into_owned();
         let mut cmd = pinning::command(self.cpus, &exe);
         cmd.args(self.args()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        // A generator left running after a SIGKILL of `stampede run` would
+        // go on loading a server that is gone (or another one on its port).
+        stampede_probe::lifeline::die_with_parent(&mut cmd);
         let mut child = cmd.spawn().map_err(|source| LoadError::Spawn { exe: exe.clone(), source })?;
         on_spawn(child.id() as i32);
         let stdout = reader(&mut child, true);

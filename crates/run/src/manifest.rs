@@ -82,10 +82,10 @@ impl Manifest {
 
     pub fn load(path: &Path) -> Result<Manifest, ScenarioError> {
         let bad = |message: String| ScenarioError::Manifest { path: path.to_path_buf(), message };
-        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
         let mut manifest: Manifest = toml::from_str(&text).map_err(|e| bad(e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")))?;
-        if manifest.name.trim().is_empty() {
-            return Err(bad("`name` is empty".into()));
+        if let Some(problem) = crate::names::app_name_problem(&manifest.name) {
+            return Err(bad(problem));
         }
         if manifest.run.trim().is_empty() {
             return Err(bad("`run` is empty: say how to start the server".into()));

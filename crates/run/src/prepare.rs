@@ -39,7 +39,7 @@ pub fn prepare(app: &Manifest, build: bool, logs: &Path, interrupted: &dyn Fn() 
     }
     let mut build_time_ms = 0.0;
     if let (true, Some(command)) = (build, app.build.as_deref()) {
-        let log = logs.join(format!("{}.build.log", app.name));
+        let log = logs.join(format!("{}.build.log", crate::names::file_part(&app.name)));
         let done = subprocess::run(subprocess::shell(command, &app.dir), command, BUILD_LIMIT, Some(&log), interrupted).map_err(|e| match e {
             SubprocessError::Interrupted => PrepareError::Interrupted,
             other => PrepareError::Build(other),

@@ -1,8 +1,8 @@
 //! The scenario loop: resolve the apps, prepare (build) each once, expand its
 //! knob matrix, and run every combination × iteration × profile, writing
 //! results.json after each run and printing its tables. Ends with the summary
-//! table and the path of the results; exits 130 after Ctrl-C, 1 when a run
-//! was invalid, 0 otherwise.
+//! table and the path of the results; exits 128 + the signal's number after
+//! SIGINT (130) or SIGTERM (143), 1 when a run was invalid, 0 otherwise.
 
 use std::path::{Path, PathBuf};
 
@@ -112,6 +112,8 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
 
     let progress = Progress::new(total);
     let mut any_invalid = false;
+    // Runs that ran to their end (an interrupted one is recorded, but is not one).
+    let mut completed: u64 = 0;
     let mut stopped = false;
     let mut host_lost = None;
     'apps: for app in &apps {
@@ -168,6 +170,7 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         let record = RunRecord::failed(name, &combo.knobs, profile, iteration, prepared.build_time_ms, format!("{reason} (checked on this combination's first run)"));
                         progress.inc();
                         any_invalid = true;
+                        completed += 1;
                         writer.push(record).map_err(write_err)?;
                         continue;
                     }
@@ -179,6 +182,9 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                     }
                     progress.inc();
                     let record = outcome.record;
+                    if !outcome.interrupted {
+                        completed += 1;
+                    }
                     any_invalid |= !record.valid;
                     if !record.valid && !outcome.interrupted {
                         progress.note(&format!("stampede: {title}: invalid: {}", record.invalid_reason.as_deref().unwrap_or("")));
@@ -209,8 +215,12 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
         eprintln!("stampede: error: {line}; the scenario stopped: {} run(s) are in {}", writer.doc.runs.len(), writer.path.display());
         2
     } else if stopped {
-        eprintln!("stampede: interrupted: stopped every process it started; {} finished run(s) are in {}", writer.doc.runs.len(), writer.path.display());
-        130
+        eprintln!(
+            "stampede: {} after {completed} of {total} run(s): stopped every process it started; what was measured is in {}",
+            interrupt::reason(),
+            writer.path.display()
+        );
+        interrupt::exit_code()
     } else if writer.doc.runs.is_empty() {
         eprintln!("stampede: error: no run took place (every app was skipped: see above)");
         2

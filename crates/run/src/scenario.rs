@@ -10,6 +10,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::duration::serde_text;
+use stampede_load::config::limits;
+
+/// The most iterations a scenario may ask for.
+pub const MAX_ITERATIONS: u32 = 10_000;
 use crate::error::ScenarioError;
 use crate::hosts::Hosts;
 use crate::overrides;
@@ -165,7 +169,10 @@ impl Scenario {
         if scenario.name.is_empty() {
             scenario.name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
         }
-        scenario.validate()?;
+        scenario.validate().map_err(|err| match err {
+            ScenarioError::Field { field, reason } => ScenarioError::FieldInFile { path: path.to_path_buf(), field, reason },
+            other => other,
+        })?;
         Ok(scenario)
     }
 
@@ -174,8 +181,8 @@ impl Scenario {
         if self.apps.is_empty() {
             return Err(field("apps", "no apps: name at least one (e.g. apps = [\"go\"] or --apps go)"));
         }
-        if self.iterations == 0 {
-            return Err(field("iterations", "must be at least 1"));
+        if !(1..=MAX_ITERATIONS).contains(&self.iterations) {
+            return Err(field("iterations", &format!("must be between 1 and {MAX_ITERATIONS}")));
         }
         if self.profiles.is_empty() {
             return Err(field("profiles", "no load profile: add a [[profiles]] table with a path"));
@@ -192,27 +199,41 @@ impl Scenario {
             if !profile.path.starts_with('/') {
                 return Err(field(&at("path"), &format!("{:?} must start with / (e.g. /plaintext)", profile.path)));
             }
-            if profile.connections == 0 {
-                return Err(field(&at("connections"), "must be at least 1"));
+            // The same ranges as `stampede load`'s flags, so a profile fails
+            // here, naming its field, and not in the load generator mid-run.
+            if !(1..=limits::MAX_CONNECTIONS).contains(&(profile.connections as usize)) {
+                return Err(field(&at("connections"), &format!("must be between 1 and {}", limits::MAX_CONNECTIONS)));
             }
-            if profile.threads == 0 {
-                return Err(field(&at("threads"), "must be at least 1"));
+            if !(1..=limits::MAX_THREADS).contains(&(profile.threads as usize)) {
+                return Err(field(&at("threads"), &format!("must be between 1 and {}", limits::MAX_THREADS)));
+            }
+            if profile.threads > profile.connections {
+                return Err(field(&at("threads"), "must not exceed connections: each thread needs a connection"));
             }
             if profile.duration.is_zero() {
                 return Err(field(&at("duration"), "must be longer than 0s"));
             }
             if let Some(rate) = profile.rate {
-                if !(rate > 0.0 && rate.is_finite()) {
-                    return Err(field(&at("rate"), "must be a positive number of requests per second"));
+                if !(rate > 0.0 && rate <= limits::MAX_RATE_PER_S) {
+                    return Err(field(&at("rate"), &format!("must be a positive number of requests per second, at most {}", limits::MAX_RATE_PER_S)));
                 }
+            }
+            if profile.slow_log.is_some_and(|n| n as usize > limits::MAX_SLOW_LOG) {
+                return Err(field(&at("slow_log"), &format!("must be at most {}", limits::MAX_SLOW_LOG)));
             }
             if profile.name.is_empty() {
                 profile.name = profile_name(&profile.path);
             }
-            if names.contains(&profile.name) {
-                return Err(field(&at("name"), &format!("{:?} is used twice: give each profile its own name", profile.name)));
+            if profile.name.chars().any(char::is_control) {
+                return Err(field(&at("name"), &format!("{:?} must not contain NUL or other control characters", profile.name)));
             }
-            names.push(profile.name.clone());
+            // Names become file names sanitised (`api/v1` → `api_v1`): two
+            // that sanitise alike would share their logs.
+            let file_name = crate::names::file_part(&profile.name);
+            if names.contains(&file_name) {
+                return Err(field(&at("name"), &format!("{:?} is used twice (in file names, where `/` and other signs become `_`): give each profile its own name", profile.name)));
+            }
+            names.push(file_name);
         }
         for (role, cpus) in [("pinning.server", &self.pinning.server), ("pinning.loadgen", &self.pinning.loadgen)] {
             if let Some(cpus) = cpus {
@@ -305,6 +326,26 @@ mod tests {
         assert!(err.contains("iteratons") && err.contains("--set"), "{err}");
         let err = parse("apps = [\"go\"]\n[[profiles]]\npath = \"plaintext\"\n", &[]).unwrap_err().to_string();
         assert!(err.contains("profiles[0].path") && err.contains("start with /"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_values_name_the_file_and_the_field() {
+        let err = parse(SMALL, &["profiles.0.duration=9223372036854775807s"]).unwrap_err().to_string();
+        assert!(err.contains("small.toml") && err.contains("duration") && err.contains("365 days"), "{err}");
+        let err = parse(SMALL, &["profiles.0.warmup=1e300"]).unwrap_err().to_string();
+        assert!(err.contains("warmup") && err.contains("365 days"), "{err}");
+        let err = parse(SMALL, &["profiles.0.connections=4294967295"]).unwrap_err().to_string();
+        assert!(err.contains("small.toml") && err.contains("profiles[0].connections"), "{err}");
+        let err = parse(SMALL, &["iterations=100000"]).unwrap_err().to_string();
+        assert!(err.contains("iterations"), "{err}");
+    }
+
+    #[test]
+    fn profile_names_are_labels_and_must_differ_as_file_names() {
+        let s = parse(SMALL, &["profiles.0.name=\"api/v1\""]).unwrap();
+        assert_eq!(s.profiles[0].name, "api/v1");
+        let err = parse(SMALL, &["profiles.0.name=\"a/b\"", "profiles.1.name=\"a_b\""]).unwrap_err().to_string();
+        assert!(err.contains("profiles[1].name") && err.contains("used twice"), "{err}");
     }
 
     #[test]

@@ -146,6 +146,7 @@ impl Served for LocalServer {
             if stop() {
                 return Err(Failure::Interrupted);
             }
+            self.server.watch();
             if let Some(status) = self.server.exited() {
                 return Err(Failure::Run(format!("{name} crashed during start ({status}): {}", self.server.output_tail(TAIL_LINES))));
             }
@@ -179,10 +180,12 @@ impl Served for LocalServer {
     }
 
     fn mark_warmup(&mut self) {
+        self.server.watch();
         self.warmup_mono_ns = mono_ns();
     }
 
     fn mark_measured_start(&mut self) {
+        self.server.watch();
         self.probe().mark_measured_start();
         self.measured_mono_ns = Some(mono_ns());
     }

@@ -1,8 +1,11 @@
 //! One server process, started the way its manifest says (`sh -c` in the
 //! app's folder, under `taskset` when pinned) in a process group of its own,
-//! so that stopping it reaches every worker it forked: SIGTERM to the group,
-//! then SIGKILL after the grace period. The stop happens in `Drop` too, so no
-//! error, panic or Ctrl-C leaves a server behind.
+//! so that stopping it reaches every worker it forked: SIGTERM to the group
+//! and to every descendant seen (a child that called `setsid()` has left the
+//! group), then SIGKILL after the grace period. The stop happens in `Drop`
+//! too, so no error, panic or Ctrl-C leaves a server behind; and the server
+//! gets SIGKILL from the kernel if `stampede` itself is killed
+//! (`stampede_probe::lifeline`).
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -11,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use stampede_probe::lifeline::{self, Lineage};
+
 use crate::manifest::Manifest;
 use crate::matrix::Combination;
 use crate::pinning;
@@ -18,6 +23,8 @@ use crate::pinning;
 pub struct Server {
     child: Child,
     pgid: i32,
+    /// Every descendant seen so far, for the stop.
+    lineage: Lineage,
     log_path: PathBuf,
     grace: Duration,
     exit: Option<ExitStatus>,
@@ -61,6 +68,7 @@ impl Server {
             .envs(&env)
             .stdin(Stdio::null())
             .process_group(0);
+        lifeline::die_with_parent(&mut cmd);
         let from_output = capture.as_ref().is_some_and(|c| c.from_output);
         if from_output {
             cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -81,11 +89,17 @@ impl Server {
                 pumps.push(crate::events::pump(stream, log.clone(), stamped.clone()));
             }
         }
-        Ok(Server { child, pgid, log_path: log_path.to_path_buf(), grace, exit: None, stopped: false, spawned_at, exec_mono_ns, capture, pumps })
+        Ok(Server { child, pgid, lineage: Lineage::new(pgid), log_path: log_path.to_path_buf(), grace, exit: None, stopped: false, spawned_at, exec_mono_ns, capture, pumps })
     }
 
     pub fn pid(&self) -> i32 {
         self.pgid
+    }
+
+    /// Notes the server's descendants as they are now, so the stop reaches
+    /// them even if they leave its group and their parent exits before then.
+    pub fn watch(&mut self) {
+        self.lineage.refresh();
     }
 
     /// Waits for the output copiers to reach the end of the server's output
@@ -114,34 +128,44 @@ impl Server {
         unsafe { libc::kill(-self.pgid, 0) == 0 }
     }
 
-    fn signal_group(&self, signal: i32) {
+    /// `signal` to the group and to every descendant seen outside it.
+    fn signal_all(&self, signal: i32) {
         // SAFETY: the group id is our own child's pid, which leads its group.
         unsafe {
             libc::kill(-self.pgid, signal);
         }
+        self.lineage.signal(signal);
     }
 
-    /// SIGTERM to the group; SIGKILL if anything is left after the grace period.
+    /// Nothing of the server is left: its main process reaped, its group
+    /// empty, every descendant seen gone.
+    fn all_gone(&mut self) -> bool {
+        self.exited();
+        self.exit.is_some() && !self.group_alive() && self.lineage.living().is_empty()
+    }
+
+    /// SIGTERM to the group and every descendant seen; SIGKILL if anything is
+    /// left after the grace period.
     pub fn stop(&mut self) -> Stopped {
         if self.stopped {
             return Stopped::AlreadyExited;
         }
         self.stopped = true;
         let was_running = self.exited().is_none();
-        self.signal_group(libc::SIGTERM);
+        self.lineage.refresh();
+        let anything_left = was_running || !self.lineage.living().is_empty() || self.group_alive();
+        self.signal_all(libc::SIGTERM);
         let deadline = Instant::now() + self.grace;
         while Instant::now() < deadline {
-            self.exited();
-            if self.exit.is_some() && !self.group_alive() {
-                return if was_running { Stopped::Terminated } else { Stopped::AlreadyExited };
+            if self.all_gone() {
+                return if anything_left { Stopped::Terminated } else { Stopped::AlreadyExited };
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        self.signal_group(libc::SIGKILL);
+        self.signal_all(libc::SIGKILL);
         let deadline = Instant::now() + Duration::from_secs(2);
         while Instant::now() < deadline {
-            self.exited();
-            if self.exit.is_some() && !self.group_alive() {
+            if self.all_gone() {
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));

@@ -1,7 +1,8 @@
 //! Short-lived helper commands (an app's build and version commands,
 //! `stampede check`) run to completion with a time limit, an eye on Ctrl-C,
 //! and their output either captured or written to a log file. Each runs in
-//! its own process group so a timeout or an interrupt kills all of it.
+//! its own process group so a timeout or an interrupt kills all of it, and
+//! gets SIGKILL from the kernel if `stampede` dies first.
 
 use std::fs::File;
 use std::io::Read;
@@ -32,6 +33,7 @@ pub struct Finished {
 pub fn run(mut cmd: Command, what: &str, limit: Duration, log: Option<&Path>, interrupted: &dyn Fn() -> bool) -> Result<Finished, SubprocessError> {
     let spawn_err = |source| SubprocessError::Spawn { what: what.to_string(), source };
     cmd.stdin(Stdio::null()).process_group(0);
+    stampede_probe::lifeline::die_with_parent(&mut cmd);
     match log {
         Some(path) => {
             let file = File::create(path).map_err(spawn_err)?;

@@ -66,5 +66,8 @@ fn parse_timeout(text: &str) -> Result<Duration, String> {
     if duration.is_zero() {
         return Err("must be more than zero, such as 5s".to_string());
     }
+    if duration > stampede_load::units::MAX_DURATION {
+        return Err("longer than the maximum of 365 days (365d)".to_string());
+    }
     Ok(duration)
 }

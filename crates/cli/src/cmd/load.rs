@@ -4,6 +4,7 @@
 
 use anyhow::Context;
 use stampede_load::units::{parse_count, parse_duration, parse_whole};
+use stampede_load::config::limits;
 use stampede_load::{text, Arrival, Engine, LoadConfig, Stop, Target};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -234,8 +235,8 @@ pub enum OnHostFailure {
 /// `--start-at`: unix seconds (with a fraction) or an RFC 3339 timestamp.
 fn parse_instant(s: &str) -> Result<SystemTime, String> {
     if let Ok(secs) = s.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Ok(UNIX_EPOCH + Duration::from_secs_f64(secs));
+        if let Some(at) = Duration::try_from_secs_f64(secs).ok().and_then(|d| UNIX_EPOCH.checked_add(d)) {
+            return Ok(at);
         }
     }
     humantime::parse_rfc3339_weak(s)
@@ -305,23 +306,23 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 /// The request the flags describe: method, headers and body.
 fn request(args: &Args) -> anyhow::Result<(String, Vec<(String, String)>, Vec<u8>)> {
     let method = args.method.to_ascii_uppercase();
-    if !method.bytes().all(|b| b.is_ascii_alphabetic()) {
-        anyhow::bail!("--method {:?} is not an HTTP method; use e.g. GET, POST", args.method);
-    }
+    stampede_load::config::check_method(&args.method).map_err(anyhow::Error::msg)?;
     let mut headers = Vec::new();
     for h in &args.headers {
         let (name, value) = h
             .split_once(':')
             .filter(|(n, _)| !n.trim().is_empty() && !n.contains(char::is_whitespace))
             .ok_or_else(|| anyhow::anyhow!("--header {h:?} must look like \"Name: value\""))?;
-        headers.push((name.trim().to_string(), value.trim().to_string()));
+        let (name, value) = (name.trim(), value.trim());
+        stampede_load::config::check_header(name, value).map_err(anyhow::Error::msg)?;
+        headers.push((name.to_string(), value.to_string()));
     }
     let mut body = Vec::new();
     if let Some(b) = &args.body {
         body = b.clone().into_bytes();
     }
     if let Some(path) = &args.body_file {
-        body = std::fs::read(path).with_context(|| format!("--body-file {}: cannot read", path.display()))?;
+        body = limits::read_capped(path, limits::MAX_BODY_BYTES).map_err(|e| anyhow::anyhow!("--body-file {}: {e}", path.display()))?;
     }
     Ok((method, headers, body))
 }

@@ -29,7 +29,9 @@ pub fn mix(args: &Args, method: &str, headers: &[(String, String)], body: &[u8])
             (text, "--targets -".to_string(), std::env::current_dir()?)
         } else {
             let shown = path.display().to_string();
-            let text = read_text(path).map_err(|e| anyhow::anyhow!("--targets {shown}: {e}"))?;
+            let text = stampede_load::config::limits::read_capped(path, 16 << 20)
+                .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string()))
+                .map_err(|e| anyhow::anyhow!("--targets {shown}: {e}"))?;
             let dir = path.parent().map(|p| p.to_path_buf()).unwrap_or_default();
             (text, shown, dir)
         };
@@ -47,16 +49,4 @@ pub fn mix(args: &Args, method: &str, headers: &[(String, String)], body: &[u8])
     let seed = args.seed.unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
     let (target, mix) = mix::build(specs, order, seed).map_err(|(i, why)| anyhow::anyhow!("{}: {why}", origins[i]))?;
     Ok(Some((target, mix)))
-}
-
-/// A targets file: text, at most 16 MiB.
-fn read_text(path: &std::path::Path) -> Result<String, String> {
-    const MAX: u64 = 16 << 20;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut text = String::new();
-    file.take(MAX + 1).read_to_string(&mut text).map_err(|e| e.to_string())?;
-    if text.len() as u64 > MAX {
-        return Err(format!("larger than {} MiB", MAX >> 20));
-    }
-    Ok(text)
 }

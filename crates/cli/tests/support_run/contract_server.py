@@ -7,6 +7,8 @@ library only (http.server), so a test app needs no build.
 THREADS > 1 forks that many worker processes sharing the listening socket,
 so the probe has a process tree to find. CRASH_AFTER=N makes a worker write
 a message to stderr and exit with status 3 after N requests (the crash test).
+SETSID_CHILD=1 forks a child that leaves the process group with setsid() and
+sleeps: a descendant a stop of the group alone would never reach.
 """
 import json
 import os
@@ -105,6 +107,9 @@ class Handler(BaseHTTPRequestHandler):
         return self.answer(200, make(int(last)), "application/json")
 
 
+PARENT = os.getpid()
+
+
 def main():
     # BIND=0.0.0.0 lets load hosts in other network namespaces reach it (tests/hosts.rs).
     server = ThreadingHTTPServer((os.environ.get("BIND") or "127.0.0.1", int(os.environ.get("PORT") or 9009)), Handler)
@@ -125,6 +130,13 @@ def main():
             except ProcessLookupError:
                 pass
         os._exit(0)
+
+    if os.environ.get("SETSID_CHILD") and os.getpid() == PARENT:
+        if os.fork() == 0:
+            os.setsid()
+            server.socket.close()
+            while True:
+                time.sleep(3600)
 
     signal.signal(signal.SIGTERM, stop)
     server.serve_forever()

@@ -109,7 +109,7 @@ fn run_server(serve: &Serve, commands: &mpsc::Receiver<Command>, gone: &AtomicBo
         Err(reason) => return fail(out, reason),
     };
     let combo = Combination { env: serve.env.clone(), args: serve.args.clone(), ..Default::default() };
-    let log = scratch().join(format!("{}-{}.log", app.name, std::process::id()));
+    let log = scratch().join(format!("{}-{}.log", crate::names::file_part(&app.name), std::process::id()));
     let launch = Launch {
         app: &app,
         combo: &combo,

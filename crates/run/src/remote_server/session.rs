@@ -44,6 +44,9 @@ impl Session {
     pub fn open(ssh: &Ssh, host: &str, request: &Request) -> Result<(Session, Host), HostError> {
         let mut cmd = ssh.stampede(host, &["agent".to_string()]);
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        // ssh dies with `stampede run`: the agent then sees its stdin close
+        // and stops the server there.
+        stampede_probe::lifeline::die_with_parent(&mut cmd);
         let mut child = cmd.spawn().map_err(|e| HostError::Connect(format!("cannot start ssh: {e}; is openssh-client installed?")))?;
         let mut stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of the fuzz targets: real-world response shapes,
+written by hand from RFC 9112 / RFC 9113 and what nginx sends.
+
+    python3 fuzz/seeds/make_seeds.py     # rewrites fuzz/seeds/{response_h1,h2_client}/
+
+The response_h1/nginx_* seeds are not written here: they were captured from
+nginx 1.22 on 127.0.0.1 (GET, HEAD, 404, gzip (chunked), a pipelined pair,
+400 on garbage, 405 on POST), with the same two-byte prefix.
+
+response_h1 inputs are: one flag byte (bit 0: the request was HEAD), one
+byte seeding the split points, then the server's bytes.
+"""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NGINX = b"Server: nginx/1.22.1\r\nDate: Sun, 23 Nov 2025 11:00:00 GMT\r\n"
+
+
+def h1(name, data, head=False, seed=7):
+    write("response_h1", name, bytes([1 if head else 0, seed]) + data)
+
+
+def write(target, name, data):
+    d = os.path.join(HERE, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+fixed = b"HTTP/1.1 200 OK\r\n" + NGINX + b"Content-Type: text/plain\r\nContent-Length: 13\r\nConnection: keep-alive\r\n\r\nHello, World!"
+h1("fixed", fixed)
+h1("fixed_split_small", fixed, seed=1)
+h1("chunked_trailers_ext", b"HTTP/1.1 200 OK\r\n" + NGINX + b"Transfer-Encoding: chunked\r\n\r\n"
+   b"5;name=value\r\nHello\r\n8; quoted=\"a;b\"\r\n, World!\r\n0\r\nX-Checksum: abc\r\nX-Other: 1\r\n\r\n")
+h1("continue_then_200", b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+h1("no_content_204", b"HTTP/1.1 204 No Content\r\n" + NGINX + b"\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+h1("not_modified_304", b"HTTP/1.1 304 Not Modified\r\n" + NGINX + b"ETag: \"5f-1\"\r\nContent-Length: 95\r\n\r\n")
+h1("head", b"HTTP/1.1 200 OK\r\n" + NGINX + b"Content-Length: 612\r\nContent-Type: text/html\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 612\r\n\r\n", head=True)
+h1("close_delimited", b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nbody until the server closes")
+h1("http10_close", b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nold style")
+h1("pipelined_pair", fixed + b"HTTP/1.1 404 Not Found\r\n" + NGINX + b"Content-Type: text/html\r\nContent-Length: 9\r\n\r\nnot found")
+h1("pipelined_chunked_then_fixed", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n" + fixed)
+h1("error_500_close", b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 5\r\nConnection: close\r\n\r\noops!")
+h1("obs_fold_and_spaces", b"HTTP/1.1 200 OK\r\nX-Long: a\r\n b\r\nContent-Length:   3  \r\n\r\nabc")
+h1("bare_lf", b"HTTP/1.1 200 OK\nContent-Length: 2\n\nok")
+h1("conflicting_lengths", b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc")
+h1("signed_length", b"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nok")
+h1("chunk_without_crlf", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokXX0\r\n\r\n")
+h1("status_000", b"HTTP/1.1 000 Zero\r\nContent-Length: 0\r\n\r\n")
+h1("huge_chunk_size", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n")
+
+
+def frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+
+
+DATA, HEADERS, RST, SETTINGS, PING, GOAWAY, WINDOW_UPDATE, CONTINUATION = 0, 1, 3, 4, 6, 7, 8, 9
+END_STREAM, ACK, END_HEADERS = 1, 1, 4
+ACK_SETTINGS = frame(SETTINGS, ACK, 0)
+STATUS_200, STATUS_204, STATUS_404, STATUS_500 = b"\x88", b"\x89", b"\x8d", b"\x8e"
+
+write("h2_client", "status_only", ACK_SETTINGS + frame(HEADERS, END_HEADERS | END_STREAM, 1, STATUS_200))
+write("h2_client", "with_body", ACK_SETTINGS + frame(HEADERS, END_HEADERS, 1, STATUS_200 + b"\x5f\x0atext/plain")
+      + frame(DATA, 0, 1, b"Hello, ") + frame(DATA, END_STREAM, 1, b"World!"))
+write("h2_client", "trailers", ACK_SETTINGS + frame(HEADERS, END_HEADERS, 1, STATUS_200) + frame(DATA, 0, 1, b"x" * 100)
+      + frame(HEADERS, END_HEADERS | END_STREAM, 1, b"\x40\x0bgrpc-status\x010"))
+write("h2_client", "continuation", ACK_SETTINGS + frame(HEADERS, 0, 1, STATUS_404) + frame(CONTINUATION, END_HEADERS | END_STREAM, 1, b"\x5c\x010"))
+write("h2_client", "goaway", frame(GOAWAY, 0, 0, struct.pack(">II", 0, 0)))
+write("h2_client", "rst_stream", ACK_SETTINGS + frame(RST, 0, 1, struct.pack(">I", 2)))
+write("h2_client", "ping_window_update", ACK_SETTINGS + frame(PING, 0, 0, b"12345678") + frame(WINDOW_UPDATE, 0, 0, struct.pack(">I", 1000))
+      + frame(HEADERS, END_HEADERS | END_STREAM, 1, STATUS_204))
+write("h2_client", "settings_params", frame(SETTINGS, 0, 0, struct.pack(">HI", 3, 100) + struct.pack(">HI", 4, 65535)) + ACK_SETTINGS
+      + frame(HEADERS, END_HEADERS | END_STREAM, 1, STATUS_500))
+write("h2_client", "http1_reply", b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
