@@ -376,12 +376,12 @@ fn the_worked_example_in_docs_contracts_md_passes() {
         .expect("docs/contracts.md");
     let start = docs.find("```toml\n").expect("a ```toml block in docs/contracts.md") + 8;
     let end = start + docs[start..].find("```").expect("the block ends");
-    let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("greeting.toml");
+    let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("my-api.toml");
     std::fs::write(&file, &docs[start..end]).unwrap();
-    let server = TestServer::serving(Api::Tfb, Fault::None);
+    let server = TestServer::start(Fault::None);
     let run = stampede(&["check", "--contract", &file.to_string_lossy(), &server.url()]);
     assert_eq!(run.code(), Some(0), "{}", run.output());
-    assert!(run.stdout.starts_with("contract greeting (version 1), "), "{}", run.stdout);
+    assert!(run.stdout.starts_with("contract my-api (version 1), "), "{}", run.stdout);
 }
 
 #[test]
