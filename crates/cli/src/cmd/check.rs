@@ -71,7 +71,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     Ok(if report.all_passed() { 0 } else { 1 })
 }
 
-/// One line per built-in contract: name, version, rule count, description.
+/// One line per built-in contract: name, version, rule count (requests, probes
+/// and every-response checks, as the report counts them), description.
 fn list_contracts() -> String {
     let contracts = stampede_check::builtin_contracts();
     let width = contracts.iter().map(|c| c.name.len()).max().unwrap_or(0);
@@ -81,7 +82,7 @@ fn list_contracts() -> String {
             "{:width$}  version {:3}  {:2} rules  {}\n",
             c.name,
             c.version,
-            c.rules.len(),
+            c.rules.len() + c.probes.len() + c.every_response.len(),
             c.description
         ));
     }
