@@ -15,10 +15,11 @@ internal static class Endpoints
         app.MapGet("/json", () => Results.Json(new Greeting(Hello)));
         app.MapGet("/values/{id}", (string id) =>
             WithInt(id, int.MaxValue, value => Results.Json(value)));
+        // The sequence API answers plain text, numbers separated by single spaces.
         app.MapGet("/api/count/{n}", (string n) =>
-            WithInt(n, 10_000, count => Results.Json(Work.Count(count))));
+            WithInt(n, 100_000, count => Results.Text(Work.Count(count), "text/plain")));
         app.MapGet("/api/fib/{n}", (string n) =>
-            WithInt(n, 90, count => Results.Json(Work.Fib(count))));
+            WithInt(n, 10_000, count => Results.Text(Work.Fib(count), "text/plain")));
         app.MapGet("/cpu/{iters}", (string iters) =>
             WithInt(iters, 10_000_000, rounds => Results.Json(new CpuResult(Work.Xorshift(rounds)))));
         app.MapGet("/lock/{iters}", (string iters) =>

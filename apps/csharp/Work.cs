@@ -3,6 +3,8 @@
 // and the garbage-collector pressure of /alloc. Pure functions with no
 // ASP.NET Core types, so they can be read against the contract's test vectors.
 using System.Globalization;
+using System.Numerics;
+using System.Text;
 
 namespace Stampede.AspNetCore;
 
@@ -36,26 +38,39 @@ internal static class Work
         }
     }
 
-    /// <summary><c>[1, 2, ..., n]</c>.</summary>
-    public static int[] Count(int n)
+    /// <summary><c>"1 2 ... n"</c>: decimal, single spaces, nothing after the last number.</summary>
+    public static string Count(int n)
     {
-        var values = new int[n];
-        for (int i = 0; i < n; i++)
+        var text = new StringBuilder();
+        for (int i = 1; i <= n; i++)
         {
-            values[i] = i + 1;
+            if (i > 1)
+            {
+                text.Append(' ');
+            }
+            text.Append(i.ToString(CultureInfo.InvariantCulture));
         }
-        return values;
+        return text.ToString();
     }
 
-    /// <summary>The first <paramref name="n"/> Fibonacci numbers, F0 to F(n-1); F89 fits a long.</summary>
-    public static long[] Fib(int n)
+    /// <summary><c>"F0 F1 ... Fn"</c> (n + 1 numbers), exact at any size with <see cref="BigInteger"/>.</summary>
+    public static string Fib(int n)
     {
-        var values = new long[n];
-        for (int i = 0; i < n; i++)
+        var text = new StringBuilder();
+        BigInteger a = BigInteger.Zero;
+        BigInteger b = BigInteger.One;
+        for (int i = 0; i <= n; i++)
         {
-            values[i] = i < 2 ? i : values[i - 1] + values[i - 2];
+            if (i > 0)
+            {
+                text.Append(' ');
+            }
+            text.Append(a.ToString(CultureInfo.InvariantCulture));
+            BigInteger next = a + b;
+            a = b;
+            b = next;
         }
-        return values;
+        return text.ToString();
     }
 
     /// <summary>Allocates about <paramref name="kib"/> KiB as small arrays held in a list, writes to each, drops them.</summary>

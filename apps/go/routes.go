@@ -14,8 +14,8 @@ import (
 // Upper bounds of each endpoint's path integer (apps/CONTRACT.md).
 const (
 	maxValueID   = 2147483647
-	maxCount     = 10000
-	maxFib       = 90
+	maxCount     = 100000
+	maxFib       = 10000
 	maxCPUIters  = 10000000
 	maxAllocKiB  = 65536
 	maxSleepMS   = 10000
@@ -77,15 +77,11 @@ func values(w http.ResponseWriter, id uint64) {
 }
 
 func count(w http.ResponseWriter, n uint64) {
-	list := make([]uint64, n)
-	for i := range list {
-		list[i] = uint64(i) + 1
-	}
-	writeJSON(w, list)
+	writeText(w, countText(n))
 }
 
 func fibonacci(w http.ResponseWriter, n uint64) {
-	writeJSON(w, fib(int(n)))
+	writeText(w, fibText(int(n)))
 }
 
 type cpuResult struct {
@@ -117,6 +113,11 @@ func sleep(w http.ResponseWriter, ms uint64) {
 	writeJSON(w, struct {
 		SleptMS uint64 `json:"slept_ms"`
 	}{ms})
+}
+
+func writeText(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", "text/plain")
+	w.Write(body)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

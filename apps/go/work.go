@@ -1,9 +1,14 @@
 // The computations behind the contract's endpoints, kept apart from HTTP so
 // they can be tested against the contract's vectors directly: path-integer
-// parsing, the xorshift loop of /cpu and /lock, Fibonacci, and /alloc's churn.
+// parsing, the xorshift loop of /cpu and /lock, the counting and Fibonacci
+// sequences, and /alloc's churn.
 package main
 
-import "runtime"
+import (
+	"math/big"
+	"runtime"
+	"strconv"
+)
 
 // parsePathInt reads s as one or more ASCII digits (leading zeros allowed) and
 // reports false for anything else or for a value above max, checking before
@@ -39,15 +44,31 @@ func xorshift(iters uint64) uint64 {
 	return x
 }
 
-// fib lists F0 … F(n-1); F89 fits comfortably in a uint64.
-func fib(n int) []uint64 {
-	list := make([]uint64, n)
-	var a, b uint64 = 0, 1
-	for i := range list {
-		list[i] = a
-		a, b = b, a+b
+// countText is "1 2 … n": decimal, single spaces, nothing after the last.
+func countText(n uint64) []byte {
+	var out []byte
+	for i := uint64(1); i <= n; i++ {
+		if i > 1 {
+			out = append(out, ' ')
+		}
+		out = strconv.AppendUint(out, i, 10)
 	}
-	return list
+	return out
+}
+
+// fibText is "F0 F1 … Fn" (n+1 numbers), exact at any size with math/big.
+func fibText(n int) []byte {
+	var out []byte
+	a, b := big.NewInt(0), big.NewInt(1)
+	for i := 0; i <= n; i++ {
+		if i > 0 {
+			out = append(out, ' ')
+		}
+		out = a.Append(out, 10)
+		a.Add(a, b)
+		a, b = b, a
+	}
+	return out
 }
 
 // chunkBytes is the size of each short-lived object /alloc makes.

@@ -2,7 +2,10 @@
 // its rules for integers in paths.
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestXorshiftMatchesContractVectors(t *testing.T) {
 	vectors := map[uint64]uint64{
@@ -20,13 +23,26 @@ func TestXorshiftMatchesContractVectors(t *testing.T) {
 	}
 }
 
-func TestFib90EndsAboveDoublePrecision(t *testing.T) {
-	list := fib(90)
-	if len(list) != 90 || list[0] != 0 || list[1] != 1 || list[89] != 1779979416004714189 {
-		t.Fatalf("fib(90) = %v", list)
+func TestFibListsF0ToFnExactly(t *testing.T) {
+	if got := string(fibText(0)); got != "0" {
+		t.Fatalf("fibText(0) = %q", got)
 	}
-	if len(fib(0)) != 0 {
-		t.Fatal("fib(0) is not empty")
+	if got := string(fibText(10)); got != "0 1 1 2 3 5 8 13 21 34 55" {
+		t.Fatalf("fibText(10) = %q", got)
+	}
+	list := strings.Split(string(fibText(4000)), " ")
+	last := list[len(list)-1]
+	if len(list) != 4001 || len(last) != 836 || !strings.HasPrefix(last, "39909473435004422792") || !strings.HasSuffix(last, "3025993715274875") {
+		t.Fatalf("fibText(4000): %d numbers, last %s", len(list), last)
+	}
+}
+
+func TestCountHasNoTrailingSpace(t *testing.T) {
+	if got := string(countText(0)); got != "" {
+		t.Fatalf("countText(0) = %q", got)
+	}
+	if got := string(countText(5)); got != "1 2 3 4 5" {
+		t.Fatalf("countText(5) = %q", got)
 	}
 }
 

@@ -4,7 +4,7 @@
 'use strict';
 
 const { setTimeout: sleep } = require('node:timers/promises');
-const { xorshift, lockedXorshift, fibJson, allocate } = require('./work');
+const { xorshift, lockedXorshift, countText, fibText, allocate } = require('./work');
 
 const SERVER = 'node';
 const TEXT = 'text/plain; charset=utf-8';
@@ -47,12 +47,10 @@ const PARAMETRIC = {
   },
 };
 
+// The sequence API: plain text, numbers separated by single spaces.
 const API = {
-  count: {
-    max: 10000,
-    run: (n) => json(Array.from({ length: n }, (_, i) => i + 1)),
-  },
-  fib: { max: 90, run: (n) => ok(JSON_TYPE, fibJson(n)) },
+  count: { max: 100000, run: (n) => ok(TEXT, countText(n)) },
+  fib: { max: 10000, run: (n) => ok(TEXT, fibText(n)) },
 };
 
 function withInteger(endpoint, text) {

@@ -1,4 +1,4 @@
-// The work behind /cpu, /lock, /api/fib and /alloc, kept apart from HTTP so
+// The work behind /cpu, /lock, /api/count, /api/fib and /alloc, kept apart from HTTP so
 // each piece can be read against apps/CONTRACT.md on its own. Every function
 // here is plain synchronous JavaScript, as a Node user would write it.
 'use strict';
@@ -63,19 +63,22 @@ function lockedXorshift(iters) {
   return processLock.withLock(() => xorshift(iters));
 }
 
-// JSON numbers in JS are doubles, so F(79) and above (past 2^53) would be
-// rounded by JSON.stringify, and JSON.stringify throws on BigInt. The
-// sequence is therefore computed with BigInt and its digits written
-// ourselves: the body stays exact, as the contract demands.
-function fibJson(n) {
-  const digits = [];
+// "1 2 … n": decimal, single spaces, nothing after the last number.
+function countText(n) {
+  return Array.from({ length: n }, (_, i) => i + 1).join(' ');
+}
+
+// "F0 F1 … Fn" (n+1 numbers). A JavaScript number is a double, exact only up
+// to 2^53 (F78), so the sequence is computed with BigInt, exact at any size.
+function fibText(n) {
+  const numbers = [];
   let a = 0n;
   let b = 1n;
-  for (let i = 0; i < n; i++) {
-    digits.push(a.toString());
+  for (let i = 0; i <= n; i++) {
+    numbers.push(a.toString());
     [a, b] = [b, a + b];
   }
-  return `[${digits.join(',')}]`;
+  return numbers.join(' ');
 }
 
 // About `kib` KiB as 256-byte Buffers kept in an array until all exist, each
@@ -97,4 +100,4 @@ function allocate(kib) {
   return chunks.length;
 }
 
-module.exports = { xorshift, lockedXorshift, fibJson, allocate };
+module.exports = { xorshift, lockedXorshift, countText, fibText, allocate };

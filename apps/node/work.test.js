@@ -5,7 +5,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { xorshift, lockedXorshift, fibJson, allocate } = require('./work');
+const { xorshift, lockedXorshift, countText, fibText, allocate } = require('./work');
 const { pathInteger, route } = require('./routes');
 
 const VECTORS = {
@@ -40,10 +40,19 @@ test('xorshift in 32-bit halves agrees with BigInt', () => {
   for (let iters = 0; iters < 300; iters++) assert.equal(xorshift(iters), reference(iters));
 });
 
-test('fib is exact beyond 2^53', () => {
-  assert.equal(fibJson(0), '[]');
-  assert.equal(fibJson(5), '[0,1,1,2,3]');
-  assert.ok(fibJson(90).endsWith(',1100087778366101931,1779979416004714189]'));
+test('fib lists F0 to Fn, exact beyond 2^53', () => {
+  assert.equal(fibText(0), '0');
+  assert.equal(fibText(10), '0 1 1 2 3 5 8 13 21 34 55');
+  assert.ok(fibText(90).endsWith(' 1779979416004714189 2880067194370816120'));
+  const f4000 = fibText(4000).split(' ');
+  assert.equal(f4000.length, 4001);
+  assert.equal(f4000[4000].length, 836);
+  assert.ok(f4000[4000].endsWith('3025993715274875'));
+});
+
+test('count has single spaces and no trailing space', () => {
+  assert.equal(countText(0), '');
+  assert.equal(countText(5), '1 2 3 4 5');
 });
 
 test('allocate makes kib KiB of 256-byte chunks', () => {
@@ -64,7 +73,10 @@ test('routes answer 400 and 404 per the contract', async () => {
   assert.equal((await route('/values/-1')).status, 400);
   assert.equal((await route('/values/')).status, 404);
   assert.equal((await route('/values/5/6')).status, 404);
-  assert.equal((await route('/api/count/0')).body, '[]');
-  assert.equal((await route('/api/fib/91')).status, 400);
+  assert.equal((await route('/api/count/0')).body, '');
+  assert.equal((await route('/api/count/3')).type, 'text/plain; charset=utf-8');
+  assert.equal((await route('/api/fib/10001')).status, 400);
+  assert.equal((await route('/api/count/100001')).status, 400);
+  assert.equal((await route('/api/fib/abc')).status, 400);
   assert.equal((await route('/sleep/0')).body, '{"slept_ms":0}');
 });

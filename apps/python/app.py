@@ -64,9 +64,10 @@ PARAMETRIC = {
     "alloc": (65_536, allocate),
     "sleep": (10_000, sleep),
 }
+# The sequence API: plain text, numbers separated by single spaces.
 API = {
-    "count": (10_000, lambda n: as_json(work.count(n))),
-    "fib": (90, lambda n: as_json(work.fib(n))),
+    "count": (100_000, lambda n: (200, TEXT, work.count_text(n).encode())),
+    "fib": (10_000, lambda n: (200, TEXT, work.fib_text(n).encode())),
 }
 
 

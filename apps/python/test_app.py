@@ -30,9 +30,17 @@ class WorkTest(unittest.TestCase):
             self.assertEqual(work.xorshift(iters), expected)
             self.assertEqual(work.locked_xorshift(iters), expected)
 
-    def test_fib_is_exact_beyond_2_53(self):
-        self.assertEqual(work.fib(0), [])
-        self.assertEqual(work.fib(90)[-2:], [1100087778366101931, 1779979416004714189])
+    def test_fib_lists_f0_to_fn_exactly(self):
+        self.assertEqual(work.fib_text(0), "0")
+        self.assertEqual(work.fib_text(10), "0 1 1 2 3 5 8 13 21 34 55")
+        numbers = work.fib_text(4000).split(" ")
+        self.assertEqual(len(numbers), 4001)
+        self.assertEqual(len(numbers[-1]), 836)
+        self.assertTrue(numbers[-1].endswith("3025993715274875"))
+
+    def test_count_has_single_spaces_and_no_trailing_space(self):
+        self.assertEqual(work.count_text(0), "")
+        self.assertEqual(work.count_text(5), "1 2 3 4 5")
 
     def test_allocate_makes_kib_of_256_byte_chunks(self):
         self.assertEqual(work.allocate(0), 0)
@@ -51,8 +59,11 @@ class RouteTest(unittest.TestCase):
         self.assertEqual(answer("/values/-1")[0], 400)
         self.assertEqual(answer("/values/")[0], 404)
         self.assertEqual(answer("/values/5/6")[0], 404)
-        self.assertEqual(answer("/api/count/0")[2], b"[]")
-        self.assertEqual(answer("/api/fib/91")[0], 400)
+        self.assertEqual(answer("/api/count/0")[2], b"")
+        self.assertEqual(answer("/api/count/3")[1:], (app.TEXT, b"1 2 3"))
+        self.assertEqual(answer("/api/fib/10001")[0], 400)
+        self.assertEqual(answer("/api/count/100001")[0], 400)
+        self.assertEqual(answer("/api/fib/abc")[0], 400)
         self.assertEqual(answer("/sleep/0")[2], b'{"slept_ms":0}')
 
 

@@ -37,18 +37,19 @@ def locked_xorshift(iters: int) -> str:
         return xorshift(iters)
 
 
-def count(n: int) -> list[int]:
-    return list(range(1, n + 1))
+def count_text(n: int) -> str:
+    """The text "1 2 ... n": decimal, single spaces, nothing after the last."""
+    return " ".join(str(i) for i in range(1, n + 1))
 
 
-def fib(n: int) -> list[int]:
-    """F0 .. F(n-1). Python ints are exact, so json.dumps writes F89 exactly."""
+def fib_text(n: int) -> str:
+    """The text "F0 F1 ... Fn" (n + 1 numbers); Python ints are exact at any size."""
     numbers = []
     a, b = 0, 1
-    for _ in range(n):
-        numbers.append(a)
+    for _ in range(n + 1):
+        numbers.append(str(a))
         a, b = b, a + b
-    return numbers
+    return " ".join(numbers)
 
 
 CHUNK_BYTES = 256

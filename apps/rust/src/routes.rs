@@ -1,5 +1,6 @@
 //! Maps each request path onto the contract's endpoints and builds the HTTP
-//! answer: JSON serialised with serde_json on every request, a `Server` header
+//! answer: JSON serialised with serde_json on every request (the sequence
+//! endpoints answer plain text, as the original API does), a `Server` header
 //! and a `Content-Type` on every response, 400 for a bad path integer and 404
 //! for an unknown path. hyper adds `Date` and `Content-Length` itself.
 
@@ -38,8 +39,8 @@ enum Endpoint {
 /// Each endpoint's prefix and the largest integer it accepts (apps/CONTRACT.md).
 const ENDPOINTS: [(&str, Endpoint, u64); 7] = [
     ("/values/", Endpoint::Values, 2_147_483_647),
-    ("/api/count/", Endpoint::Count, 10_000),
-    ("/api/fib/", Endpoint::Fib, 90),
+    ("/api/count/", Endpoint::Count, 100_000),
+    ("/api/fib/", Endpoint::Fib, 10_000),
     ("/cpu/", Endpoint::Cpu, 10_000_000),
     ("/lock/", Endpoint::Lock, 10_000_000),
     ("/alloc/", Endpoint::Alloc, 65_536),
@@ -98,8 +99,8 @@ async fn route(path: &str) -> Response<Full<Bytes>> {
     };
     match endpoint {
         Endpoint::Values => json(&n),
-        Endpoint::Count => json(&(1..=n).collect::<Vec<u64>>()),
-        Endpoint::Fib => json(&work::fib(n as usize)),
+        Endpoint::Count => text(StatusCode::OK, work::count_text(n)),
+        Endpoint::Fib => text(StatusCode::OK, work::fib_text(n)),
         Endpoint::Cpu => json(&CpuResult {
             result: work::xorshift(n).to_string(),
         }),
@@ -180,9 +181,9 @@ mod tests {
             ("/values/5", "5"),
             ("/values/007", "7"),
             ("/values/2147483647", "2147483647"),
-            ("/api/count/0", "[]"),
-            ("/api/count/3", "[1,2,3]"),
-            ("/api/fib/5", "[0,1,1,2,3]"),
+            ("/api/count/0", ""),
+            ("/api/count/3", "1 2 3"),
+            ("/api/fib/5", "0 1 1 2 3 5"),
             ("/cpu/1000", r#"{"result":"6248290529083013365"}"#),
             ("/lock/10", r#"{"result":"10344392119048899982"}"#),
             ("/alloc/64", r#"{"allocated_kib":64}"#),
@@ -191,7 +192,7 @@ mod tests {
         for (path, body) in ok {
             let (status, ct, got) = get(path).await;
             assert_eq!((status, got.as_str()), (StatusCode::OK, body), "{path}");
-            let want_ct = if path == "/plaintext" {
+            let want_ct = if path == "/plaintext" || path.starts_with("/api/") {
                 "text/plain"
             } else {
                 "application/json"
@@ -208,7 +209,9 @@ mod tests {
             "/values/1a",
             "/values/2147483648",
             "/values/99999999999999999999999",
-            "/api/fib/91",
+            "/api/fib/10001",
+            "/api/count/100001",
+            "/api/fib/abc",
             "/sleep/10001",
         ] {
             assert_eq!(get(path).await.0, StatusCode::BAD_REQUEST, "{path}");

@@ -5,6 +5,8 @@
 
 use std::hint::black_box;
 
+use num_bigint::BigUint;
+
 /// Size of each short-lived object `/alloc` makes.
 const CHUNK_BYTES: usize = 256;
 
@@ -33,16 +35,31 @@ pub fn xorshift(iters: u64) -> u64 {
     x
 }
 
-/// F0 … F(n-1); F89 fits comfortably in a u64.
-pub fn fib(n: usize) -> Vec<u64> {
-    let (mut a, mut b) = (0u64, 1u64);
-    (0..n)
-        .map(|_| {
-            let f = a;
-            (a, b) = (b, a.wrapping_add(b));
-            f
-        })
-        .collect()
+/// `1 2 … n`: decimal, single spaces, nothing after the last number.
+pub fn count_text(n: u64) -> String {
+    let mut out = String::new();
+    for i in 1..=n {
+        if i > 1 {
+            out.push(' ');
+        }
+        out.push_str(&i.to_string());
+    }
+    out
+}
+
+/// `F0 F1 … Fn` (n + 1 numbers), exact at any size with `num-bigint`.
+pub fn fib_text(n: u64) -> String {
+    let mut out = String::new();
+    let (mut a, mut b) = (BigUint::ZERO, BigUint::from(1u32));
+    for i in 0..=n {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(&a.to_string());
+        let next = &a + &b;
+        a = std::mem::replace(&mut b, next);
+    }
+    out
 }
 
 /// Allocates about `kib` KiB as many small heap buffers, writes every byte of
@@ -79,11 +96,20 @@ mod tests {
     }
 
     #[test]
-    fn fib_90_is_exact() {
-        let list = fib(90);
-        assert_eq!((list.len(), list[0], list[1]), (90, 0, 1));
-        assert_eq!(list[89], 1779979416004714189);
-        assert!(fib(0).is_empty());
+    fn fib_lists_f0_to_fn_exactly() {
+        assert_eq!(fib_text(0), "0");
+        assert_eq!(fib_text(10), "0 1 1 2 3 5 8 13 21 34 55");
+        let text = fib_text(4000);
+        let numbers: Vec<&str> = text.split(' ').collect();
+        assert_eq!(numbers.len(), 4001);
+        assert_eq!(numbers[4000].len(), 836);
+        assert!(numbers[4000].ends_with("3025993715274875"));
+    }
+
+    #[test]
+    fn count_has_single_spaces_and_no_trailing_space() {
+        assert_eq!(count_text(0), "");
+        assert_eq!(count_text(5), "1 2 3 4 5");
     }
 
     #[test]

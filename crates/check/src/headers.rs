@@ -7,6 +7,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::client::{Exchange, Framing, Response};
+use crate::contract::ResponseCheck;
 use crate::report::RuleResult;
 
 /// How far the server's `Date` may be from the checker's clock.
@@ -22,40 +23,52 @@ enum Verdict {
 
 type Judge = fn(&Response) -> Verdict;
 
-const RULES: &[(&str, &str, Judge)] = &[
+const RULES: &[(ResponseCheck, &str, &str, Judge)] = &[
     (
+        ResponseCheck::HeaderServer,
         "header-server",
         "every response carries a non-empty Server header",
         server,
     ),
     (
+        ResponseCheck::HeaderDate,
         "header-date",
         "every response carries one Date header, an IMF-fixdate",
         date_format,
     ),
     (
+        ResponseCheck::DateClock,
         "date-clock",
         "every Date is within 2 s of the checker's clock",
         date_clock,
     ),
     (
+        ResponseCheck::HeaderContentType,
         "header-content-type",
         "every response carries a Content-Type header",
         content_type,
     ),
     (
+        ResponseCheck::Framing,
         "framing",
         "every body is framed by Content-Length or Transfer-Encoding: chunked",
         framing,
     ),
-    ("http-version", "every response is HTTP/1.1", http_version),
+    (
+        ResponseCheck::HttpVersion,
+        "http-version",
+        "every response is HTTP/1.1",
+        http_version,
+    ),
 ];
 
-/// Judges every response in `exchanges` by every header rule.
-pub fn rules(exchanges: &[Exchange]) -> Vec<RuleResult> {
-    RULES
+/// Judges every response in `exchanges` by each of `checks`, in the order
+/// the contract lists them.
+pub fn rules(checks: &[ResponseCheck], exchanges: &[Exchange]) -> Vec<RuleResult> {
+    checks
         .iter()
-        .map(|(id, description, judge)| aggregate(id, description, *judge, exchanges))
+        .filter_map(|check| RULES.iter().find(|(c, ..)| c == check))
+        .map(|(_, id, description, judge)| aggregate(id, description, *judge, exchanges))
         .collect()
 }
 

@@ -1,21 +1,26 @@
-//! Verifies a running server against `apps/CONTRACT.md`, the benchmark
-//! contract every reference app implements. A throughput figure means nothing
-//! until the server is known to do the prescribed work, so `stampede check`
-//! (and `stampede run`, before it measures anything) asks the server every
-//! question in the contract and reports each rule as passed or failed, with
-//! the request and response that show a failure.
+//! Verifies a running server against a contract: the API it claims to
+//! implement, given as data (a TOML file, docs/contracts.md). A throughput
+//! figure means nothing until the server is known to do the prescribed work,
+//! so `stampede check` (and `stampede run`, before it measures anything) asks
+//! the server every question in the contract and reports each rule as passed
+//! or failed, with the request and response that show a failure. The built-in
+//! contracts (`stampede`, `sequence`, `tfb`) live in the repository's
+//! `contracts/` folder and are embedded in the binary.
 //!
 //! ```no_run
-//! let report = stampede_check::check("http://127.0.0.1:9009", &stampede_check::Options::default())?;
+//! let contract = stampede_check::resolve("sequence")?;
+//! let report = stampede_check::check_contract("http://127.0.0.1:9009", &contract, &stampede_check::Options::default())?;
 //! println!("{}", stampede_check::render::text(&report, false));
-//! # Ok::<(), stampede_check::CheckError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod cases;
+mod builtin;
 mod client;
+mod contract;
 mod error;
-mod expect;
+mod generate;
 mod headers;
+mod judge;
 mod probes;
 pub mod render;
 mod report;
@@ -24,10 +29,14 @@ mod wire;
 
 use std::time::Duration;
 
+pub use builtin::{all as builtin_contracts, builtin, names as builtin_names, resolve, DEFAULT as DEFAULT_CONTRACT};
+pub use contract::{Contract, ContractError};
 pub use error::CheckError;
 pub use report::{Report, ResponseSummary, RuleResult, SCHEMA};
 
 use client::Client;
+use contract::ProbeCheck;
+use judge::Case;
 use target::Target;
 
 /// How to run a check.
@@ -45,18 +54,28 @@ impl Default for Options {
     }
 }
 
+/// Checks the server at `base` against the default contract, `stampede`
+/// (apps/CONTRACT.md). See [`check_contract`].
+pub fn check(base: &str, options: &Options) -> Result<Report, CheckError> {
+    let contract = builtin(DEFAULT_CONTRACT).expect("the default contract is built in");
+    check_contract(base, &contract, options)
+}
+
 /// Checks the server at `base` (`http://host:port`, optionally with a path
-/// prefix) against every rule of the contract. Takes a little over one second
-/// on a correct server (the `date-ticks` rule waits for the clock).
+/// prefix) against every rule of `contract`: its requests in order, then its
+/// probes, then its every-response checks over all the responses received.
+/// A contract with a `date-ticks` probe takes a little over one second (the
+/// probe waits for the clock).
 ///
 /// Errors only when there is nothing to check: a bad URL, or no HTTP answer
 /// to the first request. Broken rules are results in the [`Report`].
-pub fn check(base: &str, options: &Options) -> Result<Report, CheckError> {
+pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Result<Report, CheckError> {
     let target = Target::parse(base)?;
     let mut client = Client::new(target.clone(), options.timeout);
     let mut log = Vec::new();
     let mut results = Vec::new();
-    for (index, case) in cases::all().into_iter().enumerate() {
+    for (index, rule) in contract.rules.iter().enumerate() {
+        let case = Case::from_rule(rule);
         let exchange = client.get(&case.path);
         if index == 0 {
             if let Err(e) = &exchange.result {
@@ -74,19 +93,23 @@ pub fn check(base: &str, options: &Options) -> Result<Report, CheckError> {
             }
         }
         results.push(RuleResult::judged(
-            case.id,
+            &case.id,
             &case.description,
             case.judge(&exchange),
             &exchange,
         ));
         log.push(exchange);
     }
-    let keep_alive = probes::keep_alive(&target, options.timeout, &mut log);
-    let date_ticks = probes::date_ticks(&mut client, &mut log);
-    results.extend(headers::rules(&log));
-    results.push(date_ticks);
-    results.push(keep_alive);
-    Ok(Report::new(target.display().to_string(), results))
+    let mut probe_results = Vec::new();
+    for probe in &contract.probes {
+        probe_results.push(match probe.check {
+            ProbeCheck::KeepAlive => probes::keep_alive(probe.id(), &target, &probe.path, options.timeout, &mut log),
+            ProbeCheck::DateTicks => probes::date_ticks(probe.id(), &mut client, &probe.path, &mut log),
+        });
+    }
+    results.extend(headers::rules(&contract.every_response, &log));
+    results.extend(probe_results);
+    Ok(Report::new(contract, target.display().to_string(), results))
 }
 
 /// `5s`, `1.5s` or `250ms`: short, for messages.

@@ -18,30 +18,36 @@ const SECOND_MARGIN: Duration = Duration::from_millis(150);
 const TICK_ATTEMPTS: u32 = 2;
 
 /// Two requests on one new connection: the second must reuse it.
-pub fn keep_alive(target: &Target, timeout: Duration, log: &mut Vec<Exchange>) -> RuleResult {
-    const ID: &str = "keep-alive";
-    const DESCRIPTION: &str =
-        "a connection stays open for a second request (persistent connections)";
+pub fn keep_alive(
+    id: &str,
+    target: &Target,
+    path: &str,
+    timeout: Duration,
+    log: &mut Vec<Exchange>,
+) -> RuleResult {
+    let description =
+        format!("a connection stays open for a second request (GET {path} twice on one connection)");
+    let description = description.as_str();
     let mut client = Client::new(target.clone(), timeout);
-    let first = client.get("/plaintext");
-    let second = client.get("/plaintext");
+    let first = client.get(path);
+    let second = client.get(path);
     let result = match (first.response(), second.response()) {
-        (None, _) => RuleResult::fail(ID, DESCRIPTION, "the first request got no response".into(), Some(&first)),
+        (None, _) => RuleResult::fail(id, description, "the first request got no response".into(), Some(&first)),
         (Some(r), _) if !r.keeps_alive() => RuleResult::fail(
-            ID,
-            DESCRIPTION,
+            id,
+            description,
             "the first response ends the connection (Connection: close, HTTP/1.0 without keep-alive, or an unframed body)"
                 .into(),
             Some(&first),
         ),
-        (_, None) => RuleResult::fail(ID, DESCRIPTION, "the second request got no response".into(), Some(&second)),
+        (_, None) => RuleResult::fail(id, description, "the second request got no response".into(), Some(&second)),
         (_, Some(r)) if !r.reused_connection => RuleResult::fail(
-            ID,
-            DESCRIPTION,
+            id,
+            description,
             "the server closed the connection after the first response without saying so".into(),
             Some(&first),
         ),
-        _ => RuleResult::pass(ID, DESCRIPTION),
+        _ => RuleResult::pass(id, description),
     };
     log.push(first);
     log.push(second);
@@ -49,16 +55,16 @@ pub fn keep_alive(target: &Target, timeout: Duration, log: &mut Vec<Exchange>) -
 }
 
 /// `Date` read now must differ from `Date` read after the next second boundary.
-pub fn date_ticks(client: &mut Client, log: &mut Vec<Exchange>) -> RuleResult {
-    const ID: &str = "date-ticks";
-    const DESCRIPTION: &str = "Date changes from one second to the next";
-    let first = client.get("/plaintext");
+pub fn date_ticks(id: &str, client: &mut Client, path: &str, log: &mut Vec<Exchange>) -> RuleResult {
+    let description = format!("Date changes from one second to the next (GET {path})");
+    let description = description.as_str();
+    let first = client.get(path);
     let start = match first.response().map(parse_date) {
         Some(Ok(date)) => date,
         Some(Err(reason)) => {
             let result = RuleResult::fail(
-                ID,
-                DESCRIPTION,
+                id,
+                description,
                 format!("cannot compare dates: {reason}"),
                 Some(&first),
             );
@@ -67,8 +73,8 @@ pub fn date_ticks(client: &mut Client, log: &mut Vec<Exchange>) -> RuleResult {
         }
         None => {
             let result = RuleResult::fail(
-                ID,
-                DESCRIPTION,
+                id,
+                description,
                 "the request got no response".into(),
                 Some(&first),
             );
@@ -85,7 +91,7 @@ pub fn date_ticks(client: &mut Client, log: &mut Vec<Exchange>) -> RuleResult {
     loop {
         attempt += 1;
         sleep_past_next_second();
-        let later = client.get("/plaintext");
+        let later = client.get(path);
         let verdict = match later.response().map(parse_date) {
             Some(Ok(date)) if date > start => Ok(()),
             Some(Ok(date)) if date < start => {
@@ -101,7 +107,7 @@ pub fn date_ticks(client: &mut Client, log: &mut Vec<Exchange>) -> RuleResult {
             Some(Err(reason)) => Err(format!("cannot compare dates: {reason}")),
             None => Err("the request got no response".into()),
         };
-        let result = RuleResult::judged(ID, DESCRIPTION, verdict, &later);
+        let result = RuleResult::judged(id, description, verdict, &later);
         log.push(later);
         return result;
     }

@@ -1,5 +1,6 @@
-//! The report as people read it: one line per rule with PASS or FAIL, the
-//! offending request and response under each failure, and a count at the end.
+//! The report as people read it: which contract was checked, one line per
+//! rule with PASS or FAIL, the offending request and response under each
+//! failure, and a count at the end.
 //! Colour only when the caller says the output is a terminal that wants it.
 
 use std::fmt::Write;
@@ -15,6 +16,11 @@ const INDENT: &str = "      ";
 pub fn text(report: &Report, color: bool) -> String {
     let width = report.results.iter().map(|r| r.id.len()).max().unwrap_or(0);
     let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "contract {} (version {}), {}",
+        report.contract, report.contract_version, report.url
+    );
     for result in &report.results {
         let (word, paint) = if result.passed {
             ("PASS", GREEN)
@@ -62,6 +68,7 @@ mod tests {
     #[test]
     fn failures_show_reason_and_request_and_end_with_counts() {
         let report = Report::new(
+            &crate::builtin::builtin("stampede").unwrap(),
             "http://x/".into(),
             vec![
                 RuleResult::pass("plaintext", "GET /plaintext answers 200"),
@@ -74,7 +81,8 @@ mod tests {
             ],
         );
         let text = text(&report, false);
-        let lines: Vec<&str> = text.lines().collect();
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        assert!(text.starts_with("contract stampede (version "), "{text}");
         assert_eq!(
             lines[0],
             "PASS  plaintext        GET /plaintext answers 200"

@@ -1,5 +1,6 @@
-//! What a check found, as data: one [`RuleResult`] per rule, and for a failure
-//! the request and response that show it. The same structure is printed as a
+//! What a check found, as data: the contract checked (name and version), one
+//! [`RuleResult`] per rule, and for a failure the request and response that
+//! show it. The same structure is printed as a
 //! table for people and serialised as `stampede.check/1` JSON for machines
 //! (`stampede check --json`, and `stampede run`, which refuses to benchmark a
 //! server that fails).
@@ -7,6 +8,7 @@
 use serde::Serialize;
 
 use crate::client::{Exchange, Response};
+use crate::contract::Contract;
 
 /// Version of the JSON document; bump it when a field changes.
 pub const SCHEMA: &str = "stampede.check/1";
@@ -19,6 +21,10 @@ pub const BODY_PREFIX_BYTES: usize = 200;
 pub struct Report {
     /// Always [`SCHEMA`].
     pub schema: &'static str,
+    /// The contract checked, e.g. `stampede` (its `name` field).
+    pub contract: String,
+    /// That contract's `version` field.
+    pub contract_version: String,
     /// The base URL checked, normalised.
     pub url: String,
     /// Number of rules that passed.
@@ -30,10 +36,12 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn new(url: String, results: Vec<RuleResult>) -> Report {
+    pub fn new(contract: &Contract, url: String, results: Vec<RuleResult>) -> Report {
         let passed = results.iter().filter(|r| r.passed).count();
         Report {
             schema: SCHEMA,
+            contract: contract.name.clone(),
+            contract_version: contract.version.clone(),
             url,
             passed,
             failed: results.len() - passed,
@@ -55,8 +63,8 @@ impl Report {
 /// One rule's verdict.
 #[derive(Debug, Clone, Serialize)]
 pub struct RuleResult {
-    /// Stable identifier, e.g. `fib-90`.
-    pub id: &'static str,
+    /// Stable identifier, e.g. `fib-4000`.
+    pub id: String,
     /// What the rule requires, in one line.
     pub description: String,
     pub passed: bool,
@@ -69,9 +77,9 @@ pub struct RuleResult {
 }
 
 impl RuleResult {
-    pub fn pass(id: &'static str, description: &str) -> RuleResult {
+    pub fn pass(id: &str, description: &str) -> RuleResult {
         RuleResult {
-            id,
+            id: id.to_string(),
             description: description.to_string(),
             passed: true,
             reason: None,
@@ -81,13 +89,13 @@ impl RuleResult {
     }
 
     pub fn fail(
-        id: &'static str,
+        id: &str,
         description: &str,
         reason: String,
         exchange: Option<&Exchange>,
     ) -> RuleResult {
         RuleResult {
-            id,
+            id: id.to_string(),
             description: description.to_string(),
             passed: false,
             reason: Some(reason),
@@ -100,7 +108,7 @@ impl RuleResult {
 
     /// Pass or fail by `verdict`, showing `exchange` on failure.
     pub fn judged(
-        id: &'static str,
+        id: &str,
         description: &str,
         verdict: Result<(), String>,
         exchange: &Exchange,
@@ -177,6 +185,7 @@ mod tests {
     #[test]
     fn counts_follow_results() {
         let report = Report::new(
+            &crate::builtin::builtin("sequence").unwrap(),
             "http://x/".into(),
             vec![
                 RuleResult::pass("a", "a"),

@@ -11,8 +11,9 @@ use crate::client::TransportError;
 
 /// Largest response head accepted, bytes.
 const MAX_HEAD_BYTES: usize = 64 * 1024;
-/// Largest body accepted, bytes (the biggest contract body is about 50 KiB).
-const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+/// Largest body accepted, bytes (the biggest built-in body, `/api/fib/10000`,
+/// is about 10 MiB).
+const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 /// How long an unframed body may stay quiet before it is taken as complete.
 const UNFRAMED_QUIET: Duration = Duration::from_secs(1);
 

@@ -1,6 +1,7 @@
 //! Every reference app in `apps/` is built, started on a free port, checked
-//! with the real `stampede check` binary and stopped with SIGTERM, one test
-//! per app so a failure names the app. An app whose folder or toolchain is
+//! with the real `stampede check` binary against the contract its manifest
+//! claims (`stampede`) and against the original `sequence` API it also speaks,
+//! and stopped with SIGTERM, one test per app so a failure names the app. An app whose folder or toolchain is
 //! missing is skipped with a visible `SKIP <app>: <reason>` line, never
 //! silently. The work is in `support::app::check_app`.
 
@@ -15,34 +16,38 @@ use support::process::group_members;
 /// The apps this file has a test for; a new app folder must be added here.
 const APPS: &[&str] = &["go", "node", "python", "java", "rust", "csharp"];
 
+/// The contracts every reference app passes: its own, and the original
+/// sequence API (`/api/count`, `/api/fib`) that is part of it.
+const CONTRACTS: &[&str] = &["stampede", "sequence"];
+
 #[test]
 fn app_go() {
-    check_app("go");
+    check_app("go", CONTRACTS);
 }
 
 #[test]
 fn app_node() {
-    check_app("node");
+    check_app("node", CONTRACTS);
 }
 
 #[test]
 fn app_python() {
-    check_app("python");
+    check_app("python", CONTRACTS);
 }
 
 #[test]
 fn app_java() {
-    check_app("java");
+    check_app("java", CONTRACTS);
 }
 
 #[test]
 fn app_rust() {
-    check_app("rust");
+    check_app("rust", CONTRACTS);
 }
 
 #[test]
 fn app_csharp() {
-    check_app("csharp");
+    check_app("csharp", CONTRACTS);
 }
 
 #[test]
@@ -59,6 +64,20 @@ fn every_manifest_parses_with_required_fields_and_knob_tables() {
         errors.is_empty(),
         "invalid manifests:\n{}",
         errors.join("\n")
+    );
+}
+
+#[test]
+fn every_app_claims_the_stampede_contract() {
+    let wrong: Vec<String> = manifest_paths()
+        .values()
+        .filter_map(|path| load_manifest(path).ok())
+        .filter(|m| m.contract.as_deref() != Some("stampede"))
+        .map(|m| format!("{}: contract = {:?}", m.name, m.contract))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "every reference app implements apps/CONTRACT.md and must say `contract = \"stampede\"`: {wrong:?}"
     );
 }
 

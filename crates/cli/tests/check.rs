@@ -1,18 +1,21 @@
-//! `stampede check` through the real binary: a correct in-test server passes
-//! every rule with exit 0; the same server with one deliberate fault fails the
-//! rule named for that fault with exit 1; an unreachable server or a bad URL
-//! gives exit 2 and one clear line. The JSON report is compared with the
-//! fields and rule ids documented in docs/check.md.
+//! `stampede check` through the real binary: for each built-in contract, an
+//! in-test server that implements exactly that contract passes every rule with
+//! exit 0; the same server with one deliberate fault fails the rule named for
+//! that fault with exit 1; an unreachable server, a bad URL, an unknown
+//! contract or an invalid contract file gives exit 2 and one clear line. The
+//! JSON report is compared with the fields and rule ids documented in
+//! docs/check.md, and the worked example of docs/contracts.md is run.
 
 mod support;
 
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
 use support::process::{run_with_deadline, Finished};
-use support::server::{Fault, TestServer};
+use support::server::{Api, Fault, TestServer};
 
 fn stampede(args: &[&str]) -> Finished {
     let mut command = Command::new(env!("CARGO_BIN_EXE_stampede"));
@@ -20,10 +23,15 @@ fn stampede(args: &[&str]) -> Finished {
     run_with_deadline(&mut command, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Runs `stampede check --json` against a server with `fault`.
+/// Runs `stampede check --json` against a `stampede` server with `fault`.
 fn check_json(fault: Fault) -> (Option<i32>, Value) {
-    let server = TestServer::start(fault);
-    let run = stampede(&["check", "--json", &server.url()]);
+    check_json_on(Api::Stampede, "stampede", fault)
+}
+
+/// Runs `stampede check --contract <contract> --json` against an `api` server with `fault`.
+fn check_json_on(api: Api, contract: &str, fault: Fault) -> (Option<i32>, Value) {
+    let server = TestServer::serving(api, fault);
+    let run = stampede(&["check", "--contract", contract, "--json", &server.url()]);
     let report = serde_json::from_str(&run.stdout)
         .unwrap_or_else(|e| panic!("--json printed no JSON ({e})\n{}", run.output()));
     (run.code(), report)
@@ -45,10 +53,15 @@ fn failed_ids(report: &Value) -> Vec<String> {
         .collect()
 }
 
-/// A faulty server fails `id` (showing `request`), exit 1, and fails no rule
-/// outside `also` beyond it.
+/// A faulty `stampede` server fails `id` (showing `request`), exit 1, and
+/// fails no rule outside `also` beyond it.
 fn assert_fails(fault: Fault, id: &str, request: &str, also: &[&str]) -> Value {
-    let (code, report) = check_json(fault);
+    assert_fails_on(Api::Stampede, "stampede", fault, id, request, also)
+}
+
+/// [`assert_fails`] for an `api` server checked against `contract`.
+fn assert_fails_on(api: Api, contract: &str, fault: Fault, id: &str, request: &str, also: &[&str]) -> Value {
+    let (code, report) = check_json_on(api, contract, fault);
     assert_eq!(code, Some(1), "{fault:?}: exit code\n{report:#}");
     let failed = rule(&report, id);
     assert_eq!(
@@ -151,17 +164,18 @@ fn fib_rounded_like_a_double_fails_fib_90() {
         Fault::FibAsDouble,
         "fib-90",
         "GET /api/fib/90 HTTP/1.1",
-        &[],
+        &["fib-4000", "fib-max"],
     );
     let reason = rule(&report, "fib-90")["reason"]
         .as_str()
         .unwrap_or_default()
         .to_string();
     // F79 is the first value above 2^53, so the first to lose digits.
-    assert_eq!(
-        reason,
-        "JSON body differs at [79]: expected 14472334024676221, got 14472334024676220"
+    assert!(
+        reason.starts_with("body differs from byte ") && reason.contains(" (item 79, counting from 0, "),
+        "{reason}"
     );
+    assert!(reason.contains("14472334024676220") && reason.contains("14472334024676221"), "{reason}");
 }
 
 #[test]
@@ -204,6 +218,170 @@ fn failures_are_shown_under_their_rule_in_the_table() {
         "{}",
         run.stdout
     );
+}
+
+#[test]
+fn each_builtin_contract_passes_against_a_server_implementing_exactly_it() {
+    for (api, contract, version) in [
+        (Api::Stampede, "stampede", "2"),
+        (Api::Sequence, "sequence", "1"),
+        (Api::Tfb, "tfb", "1"),
+    ] {
+        let (code, report) = check_json_on(api, contract, Fault::None);
+        assert_eq!(code, Some(0), "{contract}: {:?} failed\n{report:#}", failed_ids(&report));
+        assert_eq!(report["contract"], contract, "{report:#}");
+        assert_eq!(report["contract_version"], version, "{report:#}");
+    }
+}
+
+#[test]
+fn the_stampede_api_also_passes_the_sequence_contract() {
+    let (code, report) = check_json_on(Api::Stampede, "sequence", Fault::None);
+    assert_eq!(code, Some(0), "{:?}\n{report:#}", failed_ids(&report));
+}
+
+#[test]
+fn a_sequence_server_fails_tfb_on_its_first_rule_not_as_unreachable() {
+    let (code, report) = check_json_on(Api::Sequence, "tfb", Fault::None);
+    assert_eq!(code, Some(1), "{report:#}");
+    assert_eq!(rule(&report, "plaintext")["reason"], "status 404, expected 200");
+    assert!(failed_ids(&report).contains(&"header-server".to_string()));
+}
+
+#[test]
+fn wrong_digit_in_f4000_fails_sequence_fib_4000() {
+    let report = assert_fails_on(
+        Api::Sequence,
+        "sequence",
+        Fault::FibWrongDigit,
+        "fib-4000",
+        "GET /api/fib/4000 HTTP/1.1",
+        &[],
+    );
+    let reason = rule(&report, "fib-4000")["reason"].as_str().unwrap_or_default().to_string();
+    assert!(reason.contains(" (item 4000, counting from 0, "), "{reason}");
+    assert!(reason.ends_with(" (1676923 bytes received, 1676923 expected)"), "{reason}");
+}
+
+#[test]
+fn trailing_space_fails_sequence_count() {
+    let report = assert_fails_on(
+        Api::Sequence,
+        "sequence",
+        Fault::CountTrailingSpace,
+        "count",
+        "GET /api/count/5 HTTP/1.1",
+        &["count-one", "count-zero", "count-1000"],
+    );
+    assert_eq!(
+        rule(&report, "count")["reason"],
+        "body is \"1 2 3 4 5 \" (10 bytes), expected exactly \"1 2 3 4 5\" (9 bytes)"
+    );
+}
+
+#[test]
+fn trailing_space_fails_stampede_count_too() {
+    assert_fails(
+        Fault::CountTrailingSpace,
+        "count",
+        "GET /api/count/10 HTTP/1.1",
+        &["count-empty", "count-max"],
+    );
+}
+
+#[test]
+fn missing_server_header_fails_tfb() {
+    let report = assert_fails_on(
+        Api::Tfb,
+        "tfb",
+        Fault::NoServer,
+        "header-server",
+        "GET /plaintext HTTP/1.1",
+        &["plaintext", "json"],
+    );
+    assert_eq!(rule(&report, "plaintext")["reason"], "no Server header");
+    assert_eq!(rule(&report, "json")["reason"], "no Server header");
+}
+
+#[test]
+fn cached_date_fails_tfb_date_ticks() {
+    let report = assert_fails_on(
+        Api::Tfb,
+        "tfb",
+        Fault::FrozenDate,
+        "date-ticks-plaintext",
+        "GET /plaintext HTTP/1.1",
+        &["date-ticks-json"],
+    );
+    let reason = rule(&report, "date-ticks-plaintext")["reason"].as_str().unwrap_or_default().to_string();
+    assert!(reason.contains("across 2 second boundaries"), "{reason}");
+}
+
+#[test]
+fn sequence_needs_no_server_or_date_header() {
+    let (code, report) = check_json_on(Api::Sequence, "sequence", Fault::NoDate);
+    assert_eq!(code, Some(0), "{report:#}");
+    assert!(report["results"].as_array().unwrap().iter().all(|r| r["id"] != "header-date"));
+}
+
+#[test]
+fn unknown_contract_exits_2_with_one_line() {
+    let run = stampede(&["check", "--contract", "nope", "http://127.0.0.1:1/"]);
+    assert_eq!(run.code(), Some(2), "{}", run.output());
+    assert_eq!(run.stdout, "");
+    assert_eq!(
+        run.stderr,
+        "stampede: error: unknown contract \"nope\": not built in (stampede, sequence, tfb) and no such file; give a built-in name or the path of a contract file (docs/contracts.md)\n"
+    );
+}
+
+#[test]
+fn invalid_contract_file_exits_2_naming_the_file_and_the_field() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let file = dir.join("invalid-contract.toml");
+    let file_arg = file.to_string_lossy().into_owned();
+    for (text, field) in [
+        ("name = \"x\"\nversion = \"1\"\n[[rule]]\nid = \"a\"\npath = \"/\"\nstatus = \"ok\"\n", "rule[1].status (line 6): "),
+        ("name = \"x\"\nversion = \"1\"\n[[rule]]\nid = \"a\"\npath = \"/\"\ngenerate = { name = \"fibonacci\", n = 3 }\n", "rule[1].generate.name (line 6): "),
+        ("name = \"x\"\nversion = \"1\"\n[[rule]]\nid = \"a\"\npath = \"nope\"\n", "rule[1].path (id \"a\"): "),
+        ("name = \"x\"\nversion = \"1\"\nevery_response = [\"header-srever\"]\n[[rule]]\nid = \"a\"\npath = \"/\"\n", "every_response[1] (line 3): "),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let run = stampede(&["check", "--contract", &file_arg, "http://127.0.0.1:1/"]);
+        assert_eq!(run.code(), Some(2), "{}", run.output());
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        let want = format!("stampede: error: {file_arg}: {field}");
+        assert!(run.stderr.starts_with(&want), "expected {want:?}…\ngot {}", run.stderr);
+    }
+    let missing = dir.join("no-such-contract.toml").to_string_lossy().into_owned();
+    let run = stampede(&["check", "--contract", &missing, "http://127.0.0.1:1/"]);
+    assert_eq!(run.code(), Some(2), "{}", run.output());
+    assert!(run.stderr.starts_with(&format!("stampede: error: cannot read contract file {missing}: ")), "{}", run.stderr);
+}
+
+#[test]
+fn list_contracts_shows_every_builtin_with_its_version() {
+    let run = stampede(&["check", "--list-contracts"]);
+    assert_eq!(run.code(), Some(0), "{}", run.output());
+    let names: Vec<&str> = run.stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(&names[..3], ["stampede", "sequence", "tfb"], "{}", run.stdout);
+    assert!(run.stdout.lines().next().unwrap_or("").contains("version 2"), "{}", run.stdout);
+}
+
+/// The worked example in docs/contracts.md is a valid contract, and passes
+/// against a server that does what it describes.
+#[test]
+fn the_worked_example_in_docs_contracts_md_passes() {
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/contracts.md"))
+        .expect("docs/contracts.md");
+    let start = docs.find("```toml\n").expect("a ```toml block in docs/contracts.md") + 8;
+    let end = start + docs[start..].find("```").expect("the block ends");
+    let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("my-api.toml");
+    std::fs::write(&file, &docs[start..end]).unwrap();
+    let server = TestServer::start(Fault::None);
+    let run = stampede(&["check", "--contract", &file.to_string_lossy(), &server.url()]);
+    assert_eq!(run.code(), Some(0), "{}", run.output());
+    assert!(run.stdout.starts_with("contract my-api (version 1), "), "{}", run.stdout);
 }
 
 #[test]
@@ -264,6 +442,7 @@ fn json_report_matches_docs_check_md() {
     let (code, report) = check_json(Fault::PlaintextNewline);
     assert_eq!(code, Some(1));
     assert_eq!(report["schema"], "stampede.check/1");
+    assert_eq!(report["contract"], "stampede");
     let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/check.md"))
         .expect("docs/check.md");
     let documented: BTreeSet<&str> = docs

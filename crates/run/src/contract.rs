@@ -1,5 +1,6 @@
-//! `stampede check URL` as a gate before the load: a server that does not do
-//! the contract's work gets no numbers (its run is marked invalid with the
+//! `stampede check --contract C URL` as a gate before the load, with the
+//! contract the app's manifest claims: a server that does not do the
+//! contract's work gets no numbers (its run is marked invalid with the
 //! failing rules), since a fast wrong answer is not a result.
 
 use std::path::Path;
@@ -17,9 +18,9 @@ pub enum Verdict {
     Interrupted,
 }
 
-pub fn check(exe: &Path, url: &str, interrupted: &dyn Fn() -> bool) -> Verdict {
+pub fn check(exe: &Path, contract: &str, url: &str, interrupted: &dyn Fn() -> bool) -> Verdict {
     let mut cmd = Command::new(exe);
-    cmd.args(["check", url]).env("NO_COLOR", "1");
+    cmd.args(["check", "--contract", contract, url]).env("NO_COLOR", "1");
     match subprocess::run(cmd, "stampede check", CHECK_LIMIT, None, interrupted) {
         Ok(done) => match done.status.code() {
             Some(0) => Verdict::Honoured,

@@ -85,6 +85,8 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     let mut record = RunRecord::failed(&spec.app.name, &spec.combo.knobs, spec.profile, spec.iteration, spec.build_time_ms, String::new());
     record.valid = true;
     record.invalid_reason = None;
+    let claimed = spec.app.contract();
+    record.contract = claimed.clone().unwrap_or_else(|| "none".into());
     let end = |mut record: RunRecord, failure: Failure| {
         let (interrupted, lost) = match failure {
             Failure::Run(reason) => {
@@ -132,9 +134,9 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         None => format!("http://127.0.0.1:{port}"),
     };
     let mut verdict = None;
-    if spec.check {
+    if let (true, Some(claimed)) = (spec.check, claimed.as_deref()) {
         (ctx.phase)("checking the contract");
-        match contract::check(ctx.exe, &base_url, &interrupted) {
+        match contract::check(ctx.exe, claimed, &base_url, &interrupted) {
             Verdict::Honoured => verdict = Some(Ok(())),
             Verdict::Broken(reason) => {
                 let mut outcome = end(record, Failure::Run(reason.clone()));

@@ -22,6 +22,11 @@ pub struct Manifest {
     pub run: String,
     #[serde(default)]
     pub version: Option<String>,
+    /// The contract the app implements, checked before its load: a built-in
+    /// name or a contract file (relative to the manifest's folder), `none` for
+    /// no check. Absent means `stampede`.
+    #[serde(default)]
+    pub contract: Option<String>,
     #[serde(default)]
     pub knobs: BTreeMap<String, Knob>,
     /// `[profile]`: what the app needs under `--profile` (docs/profile.md).
@@ -103,6 +108,20 @@ impl Manifest {
         Ok(manifest)
     }
 
+    /// The contract to check the app against (`stampede` unless it says), a
+    /// relative file path resolved against the manifest's folder; `None` for
+    /// `contract = "none"`.
+    pub fn contract(&self) -> Option<String> {
+        match self.contract.as_deref().map(str::trim) {
+            None | Some("") => Some("stampede".into()),
+            Some("none") => None,
+            Some(c) if (c.contains('/') || c.ends_with(".toml")) && Path::new(c).is_relative() => {
+                Some(self.dir.join(c).to_string_lossy().into_owned())
+            }
+            Some(c) => Some(c.to_string()),
+        }
+    }
+
     /// Programs in `requires` that are not on PATH.
     pub fn missing_tools(&self) -> Vec<String> {
         self.requires.iter().filter(|tool| which(tool).is_none()).cloned().collect()
@@ -176,6 +195,7 @@ values.off = { env = { GOGC = "off" }, args = "--x" }
         assert_eq!(m.name, "demo");
         assert_eq!(m.knobs["gc"].values["off"].args.as_deref(), Some("--x"));
         assert!(m.missing_tools().is_empty());
+        assert_eq!(m.contract().as_deref(), Some("stampede"), "no contract field means stampede");
         assert_eq!(locate("demo", &dir.join("scenarios")).unwrap(), path);
         assert!(locate("nope", &dir).unwrap_err().to_string().contains("apps/nope/app.toml"));
         std::fs::write(&path, "name = \"x\"\nrun = \"r\"\n[knobs.gc]\ndefault = \"a\"\nvalues.b = {}\n").unwrap();
@@ -204,6 +224,11 @@ build_env = { RUSTFLAGS = "-C force-frame-pointers=yes", Q = "it's" }
         assert_eq!(c.env["GOGC"], "off", "the knob's value is what is measured");
         assert_eq!(c.env["NODE_OPTIONS"], "--perf-basic-prof");
         assert_eq!(c.args, "--nogc --x");
+        let none: Manifest = toml::from_str("name = \"p\"\nrun = \"r\"\ncontract = \"none\"\n").unwrap();
+        assert_eq!(none.contract(), None);
+        let mut own: Manifest = toml::from_str("name = \"p\"\nrun = \"r\"\ncontract = \"api.toml\"\n").unwrap();
+        own.dir = PathBuf::from("apps/p");
+        assert_eq!(own.contract().as_deref(), Some("apps/p/api.toml"));
         let bad = toml::from_str::<Manifest>("name = \"p\"\nrun = \"r\"\n[profile]\nenvv = {}\n");
         assert!(bad.unwrap_err().to_string().contains("envv"));
     }

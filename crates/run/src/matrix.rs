@@ -165,6 +165,7 @@ mod tests {
             build: None,
             run: "exec ./server".into(),
             version: None,
+            contract: None,
             knobs: BTreeMap::from([("gc".to_string(), Knob { description: String::new(), default: "100".into(), values })]),
             profile: Default::default(),
             events: None,

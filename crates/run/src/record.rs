@@ -59,6 +59,9 @@ pub struct RunRecord {
     pub iteration: u32,
     pub valid: bool,
     pub invalid_reason: Option<String>,
+    /// The contract the app claims (manifest `contract`), `none` when it
+    /// claims none and so was not checked.
+    pub contract: String,
     pub build_time_ms: f64,
     pub start_time_ms: f64,
     pub first_request_ms: f64,
@@ -99,6 +102,7 @@ impl RunRecord {
             iteration,
             valid: false,
             invalid_reason: Some(reason),
+            contract: String::new(),
             build_time_ms,
             start_time_ms: 0.0,
             first_request_ms: 0.0,

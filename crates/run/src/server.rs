@@ -212,6 +212,7 @@ mod tests {
             build: None,
             run: run.into(),
             version: None,
+            contract: None,
             knobs: BTreeMap::new(),
             profile: Default::default(),
             events: None,

@@ -74,6 +74,7 @@ pub fn run_tables(run: &RunRecord, runtime_version: &str, cores: usize) -> Strin
         ("Socket errors", int(f.socket_errors as f64)),
         ("Read throughput (MiB/s)", format!("{:.2}", f.read_bytes_per_s() / (1024.0 * 1024.0))),
         ("Load generator CPU (cores)", format!("{:.2}", run.loadgen.cpu_cores_avg.max(f.loadgen_cpu_cores))),
+        ("Contract", if run.contract == "none" { "none (not checked)".into() } else { run.contract.clone() }),
         ("Valid", if run.valid { "yes".into() } else { format!("no: {}", run.invalid_reason.as_deref().unwrap_or("")) }),
     ];
     for (k, v) in rows {

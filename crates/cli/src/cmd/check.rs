@@ -1,6 +1,7 @@
-//! `stampede check URL`: asks a running server every question in
-//! apps/CONTRACT.md and prints which rules pass. Glue only: the rules, the
-//! client and the report live in the `stampede-check` crate.
+//! `stampede check [--contract NAME|FILE] URL`: asks a running server every
+//! question in a contract (by default `stampede`, apps/CONTRACT.md) and prints
+//! which rules pass; `--list-contracts` shows the built-in ones. Glue only:
+//! the contracts, the client and the report live in the `stampede-check` crate.
 
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -11,6 +12,12 @@ const EXAMPLES: &str = "\
 Examples:
   stampede check http://127.0.0.1:9009
       Check a server on port 9009; prints PASS/FAIL per rule, exit 1 if any failed.
+  stampede check --contract sequence http://127.0.0.1:8080
+      Check the original api_runtime_compare API (/api/count, /api/fib) instead.
+  stampede check --contract my-api.toml http://127.0.0.1:8080
+      Check your own API, described in a contract file (docs/contracts.md).
+  stampede check --list-contracts
+      Show the built-in contracts: stampede, sequence, tfb.
   stampede check --json http://127.0.0.1:9009 > check.json
       The same report as JSON (schema stampede.check/1, see docs/check.md).
   stampede check --timeout 30s http://10.0.0.2:8080
@@ -22,7 +29,16 @@ Exit status: 0 every rule passed, 1 a rule failed, 2 bad usage or the server can
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Base URL of the server, e.g. http://127.0.0.1:9009
-    pub url: String,
+    #[arg(required_unless_present = "list_contracts")]
+    pub url: Option<String>,
+
+    /// The contract to check: a built-in name (see --list-contracts) or a contract file
+    #[arg(long, value_name = "NAME|FILE", default_value = stampede_check::DEFAULT_CONTRACT)]
+    pub contract: String,
+
+    /// List the built-in contracts and exit
+    #[arg(long, conflicts_with_all = ["url", "json"])]
+    pub list_contracts: bool,
 
     /// Print the report as JSON (schema stampede.check/1) on stdout instead of a table
     #[arg(long)]
@@ -34,10 +50,16 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
+    if args.list_contracts {
+        write_stdout(&list_contracts())?;
+        return Ok(0);
+    }
+    let contract = stampede_check::resolve(&args.contract)?;
     let options = stampede_check::Options {
         timeout: args.timeout,
     };
-    let report = stampede_check::check(&args.url, &options)?;
+    let url = args.url.as_deref().unwrap_or_default();
+    let report = stampede_check::check_contract(url, &contract, &options)?;
     let text = if args.json {
         let json =
             serde_json::to_string_pretty(&report).context("cannot serialise the check report")?;
@@ -45,14 +67,37 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     } else {
         stampede_check::render::text(&report, wants_color())
     };
+    write_stdout(&text)?;
+    Ok(if report.all_passed() { 0 } else { 1 })
+}
+
+/// One line per built-in contract: name, version, rule count (requests, probes
+/// and every-response checks, as the report counts them), description.
+fn list_contracts() -> String {
+    let contracts = stampede_check::builtin_contracts();
+    let width = contracts.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for c in &contracts {
+        out.push_str(&format!(
+            "{:width$}  version {:3}  {:2} rules  {}\n",
+            c.name,
+            c.version,
+            c.rules.len() + c.probes.len() + c.every_response.len(),
+            c.description
+        ));
+    }
+    out.push_str("Or give the path of your own contract file (docs/contracts.md).\n");
+    out
+}
+
+fn write_stdout(text: &str) -> anyhow::Result<()> {
     // A reader that went away (`| head`) is not an error worth a panic.
     match std::io::stdout().lock().write_all(text.as_bytes()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            return Err(e).context("cannot write the check report to stdout");
+            Err(e).context("cannot write the check report to stdout")
         }
-        _ => {}
+        _ => Ok(()),
     }
-    Ok(if report.all_passed() { 0 } else { 1 })
 }
 
 /// Colour on a terminal unless `NO_COLOR` is set to anything non-empty.

@@ -1,7 +1,8 @@
 //! The reference apps as the tests see them: their manifests (`app.toml`, per
 //! the manifest section of apps/CONTRACT.md) and their lifecycle: build, start
-//! on a free port, wait until ready, run the real `stampede check` against it,
-//! then SIGTERM the process group and make sure nothing of it is left.
+//! on a free port, wait until ready, run the real `stampede check` against it
+//! (once per contract the app must pass), then SIGTERM the process group and
+//! make sure nothing of it is left.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -36,6 +37,9 @@ pub struct Manifest {
     pub build: String,
     pub run: String,
     pub version: String,
+    /// The contract the app claims (`stampede check --contract`); `none` for none.
+    #[serde(default)]
+    pub contract: Option<String>,
     #[serde(default)]
     pub knobs: BTreeMap<String, Knob>,
     /// `[profile]`: settings under `stampede run --profile` (tests/profile.rs reads them).
@@ -162,9 +166,10 @@ pub fn announce(line: &str) {
 /// App tests build and run servers: on two cores, one at a time.
 static ONE_APP_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// The whole lifecycle for `apps/<name>`; panics with the evidence on any
-/// contract violation, announces a skip when the app or a tool is missing.
-pub fn check_app(name: &str) {
+/// The whole lifecycle for `apps/<name>`, checked against each of
+/// `contracts`; panics with the evidence on any contract violation, announces
+/// a skip when the app or a tool is missing.
+pub fn check_app(name: &str, contracts: &[&str]) {
     let _turn = ONE_APP_AT_A_TIME
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -215,28 +220,35 @@ pub fn check_app(name: &str) {
 
     let stampede = env!("CARGO_BIN_EXE_stampede");
     let url = format!("http://127.0.0.1:{port}");
-    let check = process::run_with_deadline(
-        Command::new(stampede)
-            .args(["check", &url])
-            .env("NO_COLOR", "1"),
-        CHECK_DEADLINE,
-    )
-    .unwrap_or_else(|e| panic!("{name}: {e}"));
-    assert_eq!(
-        check.code(),
-        Some(0),
-        "{name}: `stampede check {url}` found contract violations\n{}",
-        check.output()
-    );
+    let mut summaries = Vec::new();
+    for contract in contracts {
+        let check = process::run_with_deadline(
+            Command::new(stampede)
+                .args(["check", "--contract", contract, &url])
+                .env("NO_COLOR", "1"),
+            CHECK_DEADLINE,
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            check.code(),
+            Some(0),
+            "{name}: `stampede check --contract {contract} {url}` found contract violations\n{}",
+            check.output()
+        );
+        summaries.push(format!(
+            "{contract}: {}",
+            check.stdout.lines().last().unwrap_or("checked")
+        ));
+    }
 
     let stopped_after = server
         .stop()
         .unwrap_or_else(|e| panic!("{name}: {e}\n{}", server.log()));
     announce(&format!(
-        "PASS {name}: built in {:.1} s, ready in {:.2} s, check: {}, stopped in {:.2} s",
+        "PASS {name}: built in {:.1} s, ready in {:.2} s, check {}, stopped in {:.2} s",
         build_time.as_secs_f64(),
         ready_after.as_secs_f64(),
-        check.stdout.lines().last().unwrap_or("checked"),
+        summaries.join("; "),
         stopped_after.as_secs_f64()
     ));
 }

@@ -1,8 +1,11 @@
-//! A small threaded HTTP/1.1 server that implements apps/CONTRACT.md, written
-//! here so `stampede check` can be tested against a server known to be right,
-//! and against the same server with one deliberate fault at a time. Each fault
-//! is a parameter rather than a copy of the server, so every variant differs
-//! from the correct one in exactly the way its name says.
+//! A small threaded HTTP/1.1 server that implements one of the built-in
+//! contracts exactly (the `stampede` API of apps/CONTRACT.md, the original
+//! `sequence` API and nothing else, or TechEmpower's `tfb` plaintext and
+//! json), written here so `stampede check` can be tested against a server
+//! known to be right, and against the same server with one deliberate fault at
+//! a time. The API and each fault are parameters rather than copies of the
+//! server, so every variant differs from the correct one in exactly the way
+//! its name says.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
@@ -10,6 +13,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
+
+use num_bigint::BigUint;
+use num_traits::ToPrimitive;
+
+/// Which contract the server implements, and nothing more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// apps/CONTRACT.md: every endpoint, `Server` and `Date` on every response.
+    Stampede,
+    /// `/api/count/{n}` and `/api/fib/{n}` only, no `Server` or `Date`.
+    Sequence,
+    /// `/plaintext` and `/json` only, with `Server` and `Date`.
+    Tfb,
+}
 
 /// The one way a variant breaks the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +46,14 @@ pub enum Fault {
     FibAsDouble,
     /// 404 responses carry no `Server` header.
     NoServerOn404,
+    /// One digit of F(4000) is wrong (the 400th of its 836).
+    FibWrongDigit,
+    /// `/api/count/{n}` ends with a space: `1 2 3 4 5 `.
+    CountTrailingSpace,
+    /// No `Server` header on any response.
+    NoServer,
+    /// `Date` is the server's start time, never updated (a cached date).
+    FrozenDate,
 }
 
 /// A running test server; stops when dropped.
@@ -39,8 +64,14 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    /// Binds 127.0.0.1 on a free port and serves until dropped.
+    /// The `stampede` API on 127.0.0.1 on a free port, until dropped.
     pub fn start(fault: Fault) -> TestServer {
+        TestServer::serving(Api::Stampede, fault)
+    }
+
+    /// Binds 127.0.0.1 on a free port and serves `api` until dropped.
+    pub fn serving(api: Api, fault: Fault) -> TestServer {
+        let started = SystemTime::now();
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind 127.0.0.1:0");
         let port = listener.local_addr().expect("bound address").port();
         let stop = Arc::new(AtomicBool::new(false));
@@ -53,7 +84,8 @@ impl TestServer {
                 }
                 let Ok(stream) = stream else { continue };
                 let lock = lock.clone();
-                std::thread::spawn(move || serve_connection(stream, fault, &lock));
+                let server = Served { api, fault, started };
+                std::thread::spawn(move || serve_connection(stream, server, &lock));
             }
         });
         TestServer {
@@ -79,9 +111,17 @@ impl Drop for TestServer {
     }
 }
 
+/// What one server is: its API, its fault and when it started.
+#[derive(Clone, Copy)]
+struct Served {
+    api: Api,
+    fault: Fault,
+    started: SystemTime,
+}
+
 /// Answers requests on one keep-alive connection until the client closes it
 /// or stays idle for 10 s.
-fn serve_connection(mut stream: TcpStream, fault: Fault, lock: &Mutex<()>) {
+fn serve_connection(mut stream: TcpStream, server: Served, lock: &Mutex<()>) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -102,9 +142,13 @@ fn serve_connection(mut stream: TcpStream, fault: Fault, lock: &Mutex<()>) {
             .unwrap_or("/")
             .to_string();
         let path = target.split('?').next().unwrap_or("/");
-        let (status, content_type, body) = route(path, fault, lock);
+        let (status, content_type, body) = match server.api {
+            Api::Stampede => route(path, server.fault, lock),
+            Api::Sequence => route_sequence(path, server.fault),
+            Api::Tfb => route_tfb(path),
+        };
         if stream
-            .write_all(&encode(status, content_type, &body, fault))
+            .write_all(&encode(status, content_type, &body, server))
             .is_err()
         {
             return;
@@ -112,18 +156,29 @@ fn serve_connection(mut stream: TcpStream, fault: Fault, lock: &Mutex<()>) {
     }
 }
 
-fn encode(status: u16, content_type: &str, body: &[u8], fault: Fault) -> Vec<u8> {
+fn encode(status: u16, content_type: &str, body: &[u8], server: Served) -> Vec<u8> {
     let reason = match status {
         200 => "OK",
         400 => "Bad Request",
         _ => "Not Found",
     };
+    let fault = server.fault;
     let mut head = format!("HTTP/1.1 {status} {reason}\r\n");
-    if !(fault == Fault::NoServerOn404 && status == 404) {
+    let server_header = match fault {
+        Fault::NoServer => false,
+        Fault::NoServerOn404 => status != 404,
+        _ => server.api != Api::Sequence,
+    };
+    if server_header {
         head.push_str("Server: stampede-test\r\n");
     }
     match fault {
+        _ if server.api == Api::Sequence => {}
         Fault::NoDate => {}
+        Fault::FrozenDate => head.push_str(&format!(
+            "Date: {}\r\n",
+            httpdate::fmt_http_date(server.started)
+        )),
         Fault::StaleDate => head.push_str("Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n"),
         _ => head.push_str(&format!(
             "Date: {}\r\n",
@@ -175,25 +230,8 @@ fn route(path: &str, fault: Fault, lock: &Mutex<()>) -> (u16, &'static str, Vec<
             json(id.to_string())
         }
         ["values", id] => int(id, 2_147_483_647).map_or_else(bad, |n| json(n.to_string())),
-        ["api", "count", n] => int(n, 10_000).map_or_else(bad, |n| {
-            json(format!(
-                "[{}]",
-                (1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(",")
-            ))
-        }),
-        ["api", "fib", n] => int(n, 90).map_or_else(bad, |n| {
-            let (mut a, mut b) = (0u64, 1u64);
-            let mut items = Vec::new();
-            for _ in 0..n {
-                items.push(if fault == Fault::FibAsDouble {
-                    (a as f64).to_string()
-                } else {
-                    a.to_string()
-                });
-                (a, b) = (b, a.wrapping_add(b));
-            }
-            json(format!("[{}]", items.join(",")))
-        }),
+        ["api", "count", n] => int(n, 100_000).map_or_else(bad, |n| count(n, fault)),
+        ["api", "fib", n] => int(n, 10_000).map_or_else(bad, |n| fib(n, fault)),
         ["cpu", n] => int(n, 10_000_000)
             .map_or_else(bad, |n| json(format!(r#"{{"result":"{}"}}"#, xorshift(n)))),
         ["lock", n] => int(n, 10_000_000).map_or_else(bad, |n| {
@@ -211,4 +249,54 @@ fn route(path: &str, fault: Fault, lock: &Mutex<()>) -> (u16, &'static str, Vec<
         }),
         _ => (404, "text/plain", b"not found".to_vec()),
     }
+}
+
+/// The sequence API and nothing else: no `/plaintext`, and any integer.
+fn route_sequence(path: &str, fault: Fault) -> (u16, &'static str, Vec<u8>) {
+    let segments: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
+    let bad = || (400, "text/plain", b"not an integer".to_vec());
+    match segments.as_slice() {
+        ["api", "count", n] => int(n, u64::MAX).map_or_else(bad, |n| count(n, fault)),
+        ["api", "fib", n] => int(n, u64::MAX).map_or_else(bad, |n| fib(n, fault)),
+        _ => (404, "text/plain", b"not found".to_vec()),
+    }
+}
+
+/// TechEmpower's plaintext and json test types, nothing else.
+fn route_tfb(path: &str) -> (u16, &'static str, Vec<u8>) {
+    match path {
+        "/plaintext" => (200, "text/plain", b"Hello, World!".to_vec()),
+        "/json" => (200, "application/json", br#"{"message":"Hello, World!"}"#.to_vec()),
+        _ => (404, "text/plain", b"not found".to_vec()),
+    }
+}
+
+/// `1 2 … n`, single spaces.
+fn count(n: u64, fault: Fault) -> (u16, &'static str, Vec<u8>) {
+    let mut text = (1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(" ");
+    if fault == Fault::CountTrailingSpace {
+        text.push(' ');
+    }
+    (200, "text/plain; charset=utf-8", text.into_bytes())
+}
+
+/// `F(0) … F(n)`, single spaces, exact (unless the fault says otherwise).
+fn fib(n: u64, fault: Fault) -> (u16, &'static str, Vec<u8>) {
+    let (mut a, mut b) = (BigUint::from(0u32), BigUint::from(1u32));
+    let mut items = Vec::new();
+    for i in 0..=n {
+        let mut item = a.to_string();
+        if fault == Fault::FibAsDouble {
+            item = a.to_f64().map_or_else(|| "inf".into(), |x| x.to_string());
+        }
+        if fault == Fault::FibWrongDigit && i == 4000 {
+            let digit = item.as_bytes()[399];
+            let wrong = if digit == b'9' { '0' } else { (digit + 1) as char };
+            item.replace_range(399..400, &wrong.to_string());
+        }
+        items.push(item);
+        let next = &a + &b;
+        a = std::mem::replace(&mut b, next);
+    }
+    (200, "text/plain", items.join(" ").into_bytes())
 }

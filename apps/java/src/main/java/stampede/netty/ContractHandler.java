@@ -53,8 +53,8 @@ final class ContractHandler extends SimpleChannelInboundHandler<FullHttpRequest>
             case PLAINTEXT -> responder.send(ctx, HttpResponseStatus.OK, Responder.TEXT_PLAIN, HELLO);
             case JSON -> json(ctx, responder, new Bodies.Message("Hello, World!"));
             case VALUES -> json(ctx, responder, arg);
-            case COUNT -> json(ctx, responder, Work.count(arg));
-            case FIB -> json(ctx, responder, Work.fib(arg));
+            case COUNT -> text(ctx, responder, Work.count(arg));
+            case FIB -> text(ctx, responder, Work.fib(arg));
             case CPU -> json(ctx, responder, new Bodies.CpuResult(Work.xorshift(arg)));
             case LOCK -> json(ctx, responder, new Bodies.CpuResult(Work.xorshiftLocked(arg)));
             case ALLOC -> {
@@ -84,6 +84,11 @@ final class ContractHandler extends SimpleChannelInboundHandler<FullHttpRequest>
                 }
             }
         }, ms, TimeUnit.MILLISECONDS);
+    }
+
+    /** The sequence endpoints answer plain text, as the original API does. */
+    private static void text(ChannelHandlerContext ctx, Responder responder, String body) {
+        responder.send(ctx, HttpResponseStatus.OK, Responder.TEXT_PLAIN, body.getBytes(StandardCharsets.US_ASCII));
     }
 
     private static void json(ChannelHandlerContext ctx, Responder responder, Object body) {

@@ -4,6 +4,7 @@
 // types, so they can be read against the contract's test vectors.
 package stampede.netty;
 
+import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -35,22 +36,33 @@ final class Work {
         }
     }
 
-    /** {@code [1, 2, ..., n]}. */
-    static int[] count(int n) {
-        int[] values = new int[n];
-        for (int i = 0; i < n; i++) {
-            values[i] = i + 1;
+    /** {@code "1 2 ... n"}: decimal, single spaces, nothing after the last number. */
+    static String count(int n) {
+        StringBuilder out = new StringBuilder();
+        for (int i = 1; i <= n; i++) {
+            if (i > 1) {
+                out.append(' ');
+            }
+            out.append(i);
         }
-        return values;
+        return out.toString();
     }
 
-    /** The first {@code n} Fibonacci numbers, F0 to F(n-1); F89 still fits a signed long. */
-    static long[] fib(int n) {
-        long[] values = new long[n];
-        for (int i = 0; i < n; i++) {
-            values[i] = i < 2 ? i : values[i - 1] + values[i - 2];
+    /** {@code "F0 F1 ... Fn"} (n + 1 numbers), exact at any size with {@link BigInteger}. */
+    static String fib(int n) {
+        StringBuilder out = new StringBuilder();
+        BigInteger a = BigInteger.ZERO;
+        BigInteger b = BigInteger.ONE;
+        for (int i = 0; i <= n; i++) {
+            if (i > 0) {
+                out.append(' ');
+            }
+            out.append(a);
+            BigInteger next = a.add(b);
+            a = b;
+            b = next;
         }
-        return values;
+        return out.toString();
     }
 
     /** Allocates about {@code kib} KiB as small arrays held in a list, writes to each, drops them. */

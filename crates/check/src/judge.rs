@@ -1,14 +1,16 @@
-//! The endpoint rules of apps/CONTRACT.md as a table: one request each, with
-//! the status, media type, body and timing it must produce. Keeping the rules
-//! as data makes the table easy to read against the contract, and keeps the
-//! judging code (below) the same for every endpoint.
+//! Judging one response against one rule of a contract: the status (a code
+//! or a class), the media type of the one `Content-Type`, required headers,
+//! the body (exact bytes, JSON-equal, or a named generator's output) and a
+//! minimum time. A failure says where the response first departs from the
+//! rule, down to the byte or JSON element, so a wrong digit in a 10 MB body
+//! is found without a diff tool.
 
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::client::{Exchange, Response};
-use crate::expect;
+use crate::contract::{Rule, Status};
 
 /// Slack for event-loop timers with millisecond resolution. libuv (Node.js)
 /// starts a timer from its loop clock, read after the poll that delivered the
@@ -17,248 +19,108 @@ use crate::expect;
 /// end up to 2 ms before 100 ms have passed on a precise clock.
 const TIMER_GRANULARITY: Duration = Duration::from_millis(2);
 
+/// Bytes of context shown either side of the first difference in a body.
+const CONTEXT_BYTES: usize = 24;
+
 /// What the body must be.
 #[derive(Debug, Clone)]
 pub enum Body {
     /// These bytes exactly.
-    Exact(&'static [u8]),
+    Exact(Vec<u8>),
     /// This JSON value, numbers compared digit for digit.
-    Json(String),
-    /// Anything (error responses).
+    Json(Value),
+    /// Anything.
     Any,
 }
 
-/// One endpoint rule: `GET path` must answer like this.
+/// A rule ready to judge: the contract's [`Rule`] with its body computed.
 #[derive(Debug, Clone)]
 pub struct Case {
-    pub id: &'static str,
+    pub id: String,
     pub description: String,
-    /// Contract path, e.g. `/values/007`.
     pub path: String,
-    pub status: u16,
-    /// Required media type (parameters allowed); `None` for error responses.
-    pub media_type: Option<&'static str>,
+    pub status: Status,
+    pub media_type: Option<String>,
+    pub charset: Option<String>,
+    pub has_headers: Vec<String>,
+    pub headers: Vec<(String, String)>,
     pub body: Body,
     /// The response must not arrive sooner than this after the request.
     pub min_elapsed: Option<Duration>,
 }
 
-fn ok_json(id: &'static str, path: &str, body: String, what: &str) -> Case {
-    Case {
-        id,
-        description: format!("GET {path} answers 200 application/json {what}"),
-        path: path.to_string(),
-        status: 200,
-        media_type: Some("application/json"),
-        body: Body::Json(body),
-        min_elapsed: None,
-    }
-}
-
-fn error(id: &'static str, path: &str, status: u16, why: &str) -> Case {
-    Case {
-        id,
-        description: format!("GET {path} answers {status} ({why})"),
-        path: path.to_string(),
-        status,
-        media_type: None,
-        body: Body::Any,
-        min_elapsed: None,
-    }
-}
-
-fn plaintext(id: &'static str, path: &str, what: &str) -> Case {
-    Case {
-        id,
-        description: format!("GET {path} answers 200 text/plain, exactly \"Hello, World!\" {what}"),
-        path: path.to_string(),
-        status: 200,
-        media_type: Some("text/plain"),
-        body: Body::Exact(b"Hello, World!"),
-        min_elapsed: None,
-    }
-}
-
-/// Every endpoint rule, in the order they are run. The first is
-/// `GET /plaintext`, which doubles as the "is anything there" probe.
-pub fn all() -> Vec<Case> {
-    let cpu = |id, iters: u64| {
-        ok_json(
-            id,
-            &format!("/cpu/{iters}"),
-            expect::cpu_body(iters),
-            "with the contract's xorshift result",
-        )
-    };
-    let mut sleep = ok_json(
-        "sleep-100",
-        "/sleep/100",
-        r#"{"slept_ms":100}"#.into(),
-        "{\"slept_ms\":100}, after at least 100 ms",
-    );
-    sleep.min_elapsed = Some(Duration::from_millis(100));
-    vec![
-        plaintext("plaintext", "/plaintext", "(13 bytes, no newline)"),
-        plaintext(
-            "plaintext-query",
-            "/plaintext?x=1&y=%20",
-            "(the query string is ignored)",
-        ),
-        ok_json(
-            "json",
-            "/json",
-            r#"{"message":"Hello, World!"}"#.into(),
-            r#"{"message":"Hello, World!"}"#,
-        ),
-        ok_json("values", "/values/5", "5".into(), "5"),
-        ok_json("values-zero", "/values/0", "0".into(), "0"),
-        ok_json(
-            "values-leading-zeros",
-            "/values/007",
-            "7".into(),
-            "7 (leading zeros are allowed)",
-        ),
-        ok_json(
-            "values-max",
-            "/values/2147483647",
-            "2147483647".into(),
-            "2147483647 (the maximum)",
-        ),
-        ok_json("count-empty", "/api/count/0", "[]".into(), "[]"),
-        ok_json("count", "/api/count/10", expect::count_body(10), "[1,…,10]"),
-        ok_json(
-            "count-max",
-            "/api/count/10000",
-            expect::count_body(10000),
-            "[1,…,10000] (the maximum)",
-        ),
-        ok_json("fib-empty", "/api/fib/0", "[]".into(), "[]"),
-        ok_json("fib", "/api/fib/10", expect::fib_body(10), "[0,1,1,…,34]"),
-        ok_json(
-            "fib-90",
-            "/api/fib/90",
-            expect::fib_body(90),
-            "F0…F89 exactly, ending 1779979416004714189 (above 2^53)",
-        ),
-        cpu("cpu-0", 0),
-        cpu("cpu-1", 1),
-        cpu("cpu-1000", 1000),
-        cpu("cpu-100000", 100_000),
-        ok_json(
-            "lock-1000",
-            "/lock/1000",
-            expect::cpu_body(1000),
-            "the same result as /cpu/1000",
-        ),
-        ok_json(
-            "alloc-0",
-            "/alloc/0",
-            r#"{"allocated_kib":0}"#.into(),
-            r#"{"allocated_kib":0}"#,
-        ),
-        ok_json(
-            "alloc-1024",
-            "/alloc/1024",
-            r#"{"allocated_kib":1024}"#.into(),
-            r#"{"allocated_kib":1024}"#,
-        ),
-        ok_json(
-            "sleep-0",
-            "/sleep/0",
-            r#"{"slept_ms":0}"#.into(),
-            r#"{"slept_ms":0}"#,
-        ),
-        sleep,
-        error(
-            "values-negative",
-            "/values/-1",
-            400,
-            "a sign is not a digit",
-        ),
-        error(
-            "values-plus-sign",
-            "/values/+1",
-            400,
-            "a sign is not a digit",
-        ),
-        error(
-            "values-letter",
-            "/values/1a",
-            400,
-            "a letter is not a digit",
-        ),
-        error(
-            "values-decimal-point",
-            "/values/1.5",
-            400,
-            "a decimal point is not a digit",
-        ),
-        error("values-hex", "/values/0x1F", 400, "hex is not decimal"),
-        error(
-            "values-over-max",
-            "/values/2147483648",
-            400,
-            "above 2147483647",
-        ),
-        error(
-            "values-over-64-bit",
-            "/values/99999999999999999999999",
-            400,
-            "too big for 64 bits",
-        ),
-        error("count-over-max", "/api/count/10001", 400, "above 10000"),
-        error("fib-over-max", "/api/fib/91", 400, "above 90"),
-        error("cpu-over-max", "/cpu/10000001", 400, "above 10000000"),
-        error("lock-over-max", "/lock/10000001", 400, "above 10000000"),
-        error("alloc-over-max", "/alloc/65537", 400, "above 65536"),
-        error("sleep-over-max", "/sleep/10001", 400, "above 10000"),
-        error("unknown-path", "/nope", 404, "an unknown path"),
-        error(
-            "values-empty-segment",
-            "/values/",
-            404,
-            "an empty segment is an unknown path",
-        ),
-        error(
-            "values-extra-segment",
-            "/values/5/6",
-            404,
-            "an extra segment is an unknown path",
-        ),
-    ]
-}
-
 impl Case {
+    /// Computes the expected body (generators run here, once per check).
+    pub fn from_rule(rule: &Rule) -> Case {
+        let body = if let Some(text) = &rule.body {
+            Body::Exact(text.as_bytes().to_vec())
+        } else if let Some(json) = &rule.json {
+            Body::Json(serde_json::from_str(json).expect("validated when the contract was loaded"))
+        } else if let Some(g) = rule.generate {
+            let bytes = g.name.body(g.n);
+            if g.name.is_json() {
+                Body::Json(serde_json::from_slice(&bytes).expect("generators write valid JSON"))
+            } else {
+                Body::Exact(bytes)
+            }
+        } else {
+            Body::Any
+        };
+        Case {
+            id: rule.id.clone(),
+            description: rule.describe(),
+            path: rule.path.clone(),
+            status: rule.status,
+            media_type: rule.content_type.clone(),
+            charset: rule.charset.clone(),
+            has_headers: rule.has_headers.clone(),
+            headers: rule
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            body,
+            min_elapsed: rule.min_elapsed_ms.map(Duration::from_millis),
+        }
+    }
+
     /// `Err(reason)` when the exchange breaks this rule.
     pub fn judge(&self, exchange: &Exchange) -> Result<(), String> {
         let response = exchange.result.as_ref().map_err(|e| e.to_string())?;
-        if response.status != self.status {
+        if !self.status.matches(response.status) {
             return Err(format!(
                 "status {}, expected {}",
                 response.status, self.status
             ));
         }
-        if let Some(want) = self.media_type {
-            check_media_type(response, want)?;
+        if let Some(want) = &self.media_type {
+            check_media_type(response, want, self.charset.as_deref())?;
+        }
+        for name in &self.has_headers {
+            match response.header_values(name).next() {
+                None => return Err(format!("no {name} header")),
+                Some(v) if v.trim_ascii().is_empty() => {
+                    return Err(format!("the {name} header is empty"))
+                }
+                Some(_) => {}
+            }
+        }
+        for (name, want) in &self.headers {
+            match response.header(name) {
+                None => return Err(format!("no {name} header, expected {name}: {want}")),
+                Some(got) if got.trim() != want => {
+                    return Err(format!("{name}: {:?}, expected {want:?}", got.trim()))
+                }
+                Some(_) => {}
+            }
         }
         match &self.body {
             Body::Any => {}
-            Body::Exact(want) if response.body != *want => {
-                return Err(format!(
-                    "body is \"{}\" ({} bytes), expected exactly \"{}\" ({} bytes)",
-                    crate::report::escape(&response.body, 60),
-                    response.body.len(),
-                    crate::report::escape(want, 60),
-                    want.len()
-                ));
-            }
-            Body::Exact(_) => {}
+            Body::Exact(want) => exact_difference(want, &response.body)?,
             Body::Json(want) => {
-                let want: Value =
-                    serde_json::from_str(want).expect("expected bodies are valid JSON");
                 let got: Value = serde_json::from_slice(&response.body)
                     .map_err(|e| format!("body is not JSON: {e}"))?;
-                if let Some(difference) = first_difference(&want, &got, &mut String::new()) {
+                if let Some(difference) = first_difference(want, &got, &mut String::new()) {
                     return Err(format!("JSON body differs {difference}"));
                 }
             }
@@ -276,8 +138,58 @@ impl Case {
     }
 }
 
-/// The one `Content-Type` must name `want` (parameters such as charset allowed).
-fn check_media_type(response: &Response, want: &str) -> Result<(), String> {
+/// `Err` naming the first differing byte, with context, and for a
+/// space-separated list the item it falls in.
+fn exact_difference(want: &[u8], got: &[u8]) -> Result<(), String> {
+    if want == got {
+        return Ok(());
+    }
+    let short = |bytes: &[u8]| crate::report::escape(bytes, 60);
+    if want.len() <= 60 && got.len() <= 60 {
+        return Err(format!(
+            "body is \"{}\" ({} bytes), expected exactly \"{}\" ({} bytes)",
+            short(got),
+            got.len(),
+            short(want),
+            want.len()
+        ));
+    }
+    let at = want
+        .iter()
+        .zip(got)
+        .position(|(w, g)| w != g)
+        .unwrap_or(want.len().min(got.len()));
+    let from = at.saturating_sub(CONTEXT_BYTES);
+    let window = |bytes: &[u8]| {
+        let end = (at + CONTEXT_BYTES).min(bytes.len());
+        let prefix = if from > 0 { "…" } else { "" };
+        let suffix = if end < bytes.len() { "…" } else { "" };
+        format!(
+            "\"{prefix}{}{suffix}\"",
+            crate::report::escape(&bytes[from.min(end)..end], usize::MAX)
+        )
+    };
+    let item = if want.contains(&b' ') {
+        let index = want[..at.min(want.len())]
+            .iter()
+            .filter(|b| **b == b' ')
+            .count();
+        format!(" (item {index}, counting from 0, of the space-separated list)")
+    } else {
+        String::new()
+    };
+    Err(format!(
+        "body differs from byte {at}{item}: got {}, expected {} ({} bytes received, {} expected)",
+        window(got),
+        window(want),
+        got.len(),
+        want.len()
+    ))
+}
+
+/// The one `Content-Type` must name `want`; with `charset`, that is the only
+/// parameter allowed and it must have this value (case-insensitive).
+fn check_media_type(response: &Response, want: &str, charset: Option<&str>) -> Result<(), String> {
     let values: Vec<&[u8]> = response.header_values("content-type").collect();
     let value = match values.as_slice() {
         [] => return Err(format!("no Content-Type header, expected {want}")),
@@ -295,6 +207,15 @@ fn check_media_type(response: &Response, want: &str) -> Result<(), String> {
         .map_err(|_| format!("Content-Type {value:?} is not a media type, expected {want}"))?;
     if !parsed.essence_str().eq_ignore_ascii_case(want) {
         return Err(format!("Content-Type {value:?}, expected {want}"));
+    }
+    if let Some(charset) = charset {
+        for (name, param) in parsed.params() {
+            if name != mime::CHARSET || !param.as_str().eq_ignore_ascii_case(charset) {
+                return Err(format!(
+                    "Content-Type {value:?}: the only parameter allowed is charset={charset}"
+                ));
+            }
+        }
     }
     Ok(())
 }
@@ -422,7 +343,11 @@ mod tests {
                 version_minor: 1,
                 status,
                 reason: "OK".into(),
-                headers: vec![("Content-Type".into(), content_type.as_bytes().to_vec())],
+                headers: vec![
+                    ("Server".into(), b"t".to_vec()),
+                    ("Date".into(), b"Sun, 06 Nov 1994 08:49:37 GMT".to_vec()),
+                    ("Content-Type".into(), content_type.as_bytes().to_vec()),
+                ],
                 body: body.to_vec(),
                 framing: crate::client::Framing::Length(body.len() as u64),
                 sent_at: now,
@@ -435,7 +360,7 @@ mod tests {
 
     #[test]
     fn sleep_must_last_its_time_less_two_milliseconds_of_timer_granularity() {
-        let case = all().into_iter().find(|c| c.id == "sleep-100").unwrap();
+        let case = stampede_case("sleep-100");
         let body = br#"{"slept_ms":100}"#;
         let at = |ms: f64| {
             exchange(
@@ -455,7 +380,7 @@ mod tests {
 
     #[test]
     fn media_type_parameters_are_allowed_but_the_type_must_match() {
-        let case = all().into_iter().find(|c| c.id == "plaintext").unwrap();
+        let case = stampede_case("plaintext");
         let with = |ct: &str| case.judge(&exchange(200, ct, b"Hello, World!", Duration::ZERO));
         assert_eq!(with("text/plain; charset=utf-8"), Ok(()));
         assert_eq!(with("Text/Plain"), Ok(()));
@@ -465,13 +390,50 @@ mod tests {
         assert!(with("plain").unwrap_err().contains("is not a media type"));
     }
 
+    fn stampede_case(id: &str) -> Case {
+        let contract = crate::builtin::builtin("stampede").unwrap();
+        Case::from_rule(contract.rules.iter().find(|r| r.id == id).unwrap())
+    }
+
     #[test]
-    fn ids_are_unique_and_plaintext_comes_first() {
-        let cases = all();
-        assert_eq!(cases[0].path, "/plaintext");
-        let mut ids: Vec<_> = cases.iter().map(|c| c.id).collect();
-        ids.sort();
-        ids.dedup();
-        assert_eq!(ids.len(), cases.len());
+    fn tfb_charset_allows_only_utf_8() {
+        let contract = crate::builtin::builtin("tfb").unwrap();
+        let case = Case::from_rule(contract.rules.iter().find(|r| r.id == "plaintext").unwrap());
+        let with = |ct: &str| case.judge(&exchange(200, ct, b"Hello, World!", Duration::ZERO));
+        assert_eq!(with("text/plain"), Ok(()));
+        assert_eq!(with("text/plain; charset=UTF-8"), Ok(()));
+        assert!(with("text/plain; charset=iso-8859-1")
+            .unwrap_err()
+            .contains("only parameter allowed is charset=utf-8"));
+    }
+
+    #[test]
+    fn a_long_body_names_the_first_differing_byte_and_item() {
+        let want = crate::generate::fib_text(100).into_bytes();
+        let mut got = want.clone();
+        let last = got.len() - 1;
+        got[last] = if got[last] == b'5' { b'6' } else { b'5' };
+        let reason = exact_difference(&want, &got).unwrap_err();
+        assert!(
+            reason.starts_with(&format!(
+                "body differs from byte {last} (item 100, counting from 0, "
+            )),
+            "{reason}"
+        );
+        let mut trailing = want.clone();
+        trailing.push(b' ');
+        let reason = exact_difference(&want, &trailing).unwrap_err();
+        assert!(
+            reason.contains(&format!(
+                "({} bytes received, {} expected)",
+                want.len() + 1,
+                want.len()
+            )),
+            "{reason}"
+        );
+        assert_eq!(
+            exact_difference(b"1 2", b"1 2 ").unwrap_err(),
+            "body is \"1 2 \" (4 bytes), expected exactly \"1 2\" (3 bytes)"
+        );
     }
 }

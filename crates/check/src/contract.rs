@@ -1,0 +1,510 @@
+//! A contract as data: the API a server claims to implement, read from a TOML
+//! file (format in docs/contracts.md). It lists the requests to send and what
+//! each response must be (status, content type, headers, an exact, JSON or
+//! generated body, a minimum time), plus the named checks that judge every
+//! response (`Server`, `Date`, framing, …) and those that take several
+//! requests (`keep-alive`, `date-ticks`). The checker knows no API of its own:
+//! `stampede`, `sequence` and `tfb` are contract files like any user's.
+//!
+//! A file is validated whole when loaded, so a mistake in it is one error
+//! naming the file, the field and what to write instead, before any request.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::Path;
+
+use serde::{de, Deserialize, Deserializer};
+
+use crate::generate::Generator;
+
+/// One contract: its identity, the rules run on every response, the probes
+/// and the per-request rules, in file order.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Contract {
+    /// Short name, e.g. `sequence`; shown in reports and results.
+    pub name: String,
+    /// The contract's own version, e.g. `"2"`; bump it when a rule changes.
+    pub version: String,
+    /// One line saying what API this is.
+    #[serde(default)]
+    pub description: String,
+    /// Named checks judged on every response received.
+    #[serde(default)]
+    pub every_response: Vec<ResponseCheck>,
+    /// Named checks that take more than one request.
+    #[serde(default, rename = "probe")]
+    pub probes: Vec<Probe>,
+    /// One request each; the first also tells whether anything answers.
+    #[serde(default, rename = "rule")]
+    pub rules: Vec<Rule>,
+}
+
+/// A check judged on every response (see docs/contracts.md for each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResponseCheck {
+    HeaderServer,
+    HeaderDate,
+    DateClock,
+    HeaderContentType,
+    Framing,
+    HttpVersion,
+}
+
+/// A check across requests, and the path it asks.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Probe {
+    /// The result's id; the check's name when absent (set it to run one
+    /// check on several paths).
+    #[serde(default)]
+    pub id: Option<String>,
+    pub check: ProbeCheck,
+    pub path: String,
+}
+
+impl Probe {
+    /// The id its result is reported under.
+    pub fn id(&self) -> &str {
+        self.id.as_deref().unwrap_or(match self.check {
+            ProbeCheck::KeepAlive => "keep-alive",
+            ProbeCheck::DateTicks => "date-ticks",
+        })
+    }
+}
+
+/// The ids the every-response checks report under.
+const RESPONSE_CHECK_IDS: &[&str] = &[
+    "header-server",
+    "header-date",
+    "date-clock",
+    "header-content-type",
+    "framing",
+    "http-version",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProbeCheck {
+    /// Two requests on one new connection: the second reuses it.
+    KeepAlive,
+    /// `Date` moves on across a second boundary.
+    DateTicks,
+}
+
+/// One request and what its response must be.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// Stable identifier, lower-case letters, digits and `-`.
+    pub id: String,
+    /// One line; made from the other fields when absent.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Request target, e.g. `/api/fib/4000` (a query string is allowed).
+    pub path: String,
+    #[serde(default)]
+    pub status: Status,
+    /// Media type of the one `Content-Type` header (parameters allowed).
+    #[serde(default)]
+    pub content_type: Option<String>,
+    /// If set, `charset` with this value is the only parameter allowed.
+    #[serde(default)]
+    pub charset: Option<String>,
+    /// Headers that must be present and non-empty.
+    #[serde(default)]
+    pub has_headers: Vec<String>,
+    /// Headers that must have exactly this value.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// The body, byte for byte.
+    #[serde(default)]
+    pub body: Option<String>,
+    /// The body as JSON, compared as JSON (numbers digit for digit).
+    #[serde(default)]
+    pub json: Option<String>,
+    /// The body, computed by a named generator.
+    #[serde(default)]
+    pub generate: Option<Generate>,
+    /// The response must not arrive sooner than this, milliseconds.
+    #[serde(default)]
+    pub min_elapsed_ms: Option<u64>,
+}
+
+/// `generate = { name = "fib", n = 4000 }`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Generate {
+    pub name: Generator,
+    pub n: u64,
+}
+
+/// An exact status (`404`) or a class (`"4xx"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Exact(u16),
+    /// The first digit: `4` for `"4xx"`.
+    Class(u16),
+}
+
+impl Default for Status {
+    fn default() -> Status {
+        Status::Exact(200)
+    }
+}
+
+impl Status {
+    pub fn matches(self, status: u16) -> bool {
+        match self {
+            Status::Exact(want) => status == want,
+            Status::Class(class) => status / 100 == class,
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Status::Exact(code) => write!(f, "{code}"),
+            Status::Class(class) => write!(f, "{class}xx"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Status {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Status, D::Error> {
+        struct Visitor;
+        impl de::Visitor<'_> for Visitor {
+            type Value = Status;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a status code from 100 to 599 (404) or a class such as \"4xx\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Status, E> {
+                match u16::try_from(v) {
+                    Ok(code) if (100..=599).contains(&code) => Ok(Status::Exact(code)),
+                    _ => Err(E::invalid_value(de::Unexpected::Signed(v), &self)),
+                }
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Status, E> {
+                let b = v.as_bytes();
+                if b.len() == 3
+                    && (b'1'..=b'5').contains(&b[0])
+                    && v[1..].eq_ignore_ascii_case("xx")
+                {
+                    return Ok(Status::Class(u16::from(b[0] - b'0')));
+                }
+                Err(E::invalid_value(de::Unexpected::Str(v), &self))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// Why a contract could not be had. Each message names the file (or the
+/// `--contract` value) and, for a bad file, the field and what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum ContractError {
+    #[error("unknown contract {name:?}: not built in ({builtins}) and no such file; give a built-in name or the path of a contract file (docs/contracts.md)")]
+    Unknown { name: String, builtins: String },
+
+    #[error("cannot read contract file {path}: {reason}")]
+    Read { path: String, reason: String },
+
+    #[error("{file}: {field}: {reason} (see docs/contracts.md)")]
+    Invalid {
+        file: String,
+        /// The field, e.g. `rule[3].status` (TOML path, rules counted from 1),
+        /// with its line when known.
+        field: String,
+        reason: String,
+    },
+}
+
+impl Contract {
+    /// Parses and validates a contract; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Contract, ContractError> {
+        let deserializer = toml::Deserializer::new(text);
+        let contract: Contract = serde_path_to_error::deserialize(deserializer).map_err(|e| {
+            let line = e.inner().span().map(|span| line_of(text, span.start));
+            let mut field = one_based(&e.path().to_string());
+            if field == "." || field.is_empty() {
+                field = "(top level)".into();
+            }
+            if let Some(line) = line {
+                field = format!("{field} (line {line})");
+            }
+            ContractError::Invalid {
+                file: file.to_string(),
+                field,
+                reason: one_line(e.inner().message()),
+            }
+        })?;
+        contract
+            .validate()
+            .map_err(|(field, reason)| ContractError::Invalid {
+                file: file.to_string(),
+                field,
+                reason,
+            })?;
+        Ok(contract)
+    }
+
+    /// Reads and validates the contract file at `path`.
+    pub fn load(path: &Path) -> Result<Contract, ContractError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ContractError::Read {
+            path: file.clone(),
+            reason: e.to_string(),
+        })?;
+        Contract::parse(&text, &file)
+    }
+
+    /// What serde cannot check: `Err((field, reason))` for the first problem.
+    fn validate(&self) -> Result<(), (String, String)> {
+        let top = |field: &str, reason: &str| Err((field.to_string(), reason.to_string()));
+        if self.name.trim().is_empty() {
+            return top(
+                "name",
+                "is empty; give the contract a short name such as \"my-api\"",
+            );
+        }
+        if self.version.trim().is_empty() {
+            return top("version", "is empty; give a version such as \"1\"");
+        }
+        if self.rules.is_empty() {
+            return top(
+                "rule",
+                "no [[rule]]: a contract needs at least one request to send",
+            );
+        }
+        let mut ids: BTreeSet<&str> = RESPONSE_CHECK_IDS.iter().copied().collect();
+        for (i, probe) in self.probes.iter().enumerate() {
+            check_path(&probe.path).map_err(|r| (format!("probe[{}].path", i + 1), r))?;
+            if !ids.insert(probe.id()) {
+                return Err((
+                    format!("probe[{}].id", i + 1),
+                    format!(
+                        "{:?} is taken; give each probe of the same check its own id",
+                        probe.id()
+                    ),
+                ));
+            }
+        }
+        for (i, rule) in self.rules.iter().enumerate() {
+            let at = |field: &str| format!("rule[{}].{field} (id {:?})", i + 1, rule.id);
+            let valid_id = !rule.id.is_empty()
+                && rule
+                    .id
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+            if !valid_id {
+                return Err((
+                    at("id"),
+                    "use lower-case letters, digits and '-', such as \"fib-4000\"".into(),
+                ));
+            }
+            if !ids.insert(rule.id.as_str()) {
+                return Err((
+                    at("id"),
+                    "another rule, probe or named check has this id; ids must be unique".into(),
+                ));
+            }
+            check_path(&rule.path).map_err(|r| (at("path"), r))?;
+            let bodies = [
+                rule.body.is_some(),
+                rule.json.is_some(),
+                rule.generate.is_some(),
+            ];
+            if bodies.iter().filter(|b| **b).count() > 1 {
+                return Err((
+                    at("body"),
+                    "give at most one of body, json and generate".into(),
+                ));
+            }
+            if let Some(json) = &rule.json {
+                serde_json::from_str::<serde_json::Value>(json)
+                    .map_err(|e| (at("json"), format!("is not valid JSON: {e}")))?;
+            }
+            if let Some(g) = rule.generate {
+                if g.n > g.name.max_n() {
+                    return Err((
+                        at("generate.n"),
+                        format!(
+                            "{} is above {}, the most generator {:?} accepts",
+                            g.n,
+                            g.name.max_n(),
+                            g.name.name()
+                        ),
+                    ));
+                }
+            }
+            if let Some(media) = &rule.content_type {
+                if media.parse::<mime::Mime>().is_err() || media.contains(';') {
+                    return Err((at("content_type"), format!("{media:?} is not a media type such as \"text/plain\" (parameters go in `charset`)")));
+                }
+            }
+            if rule.charset.is_some() && rule.content_type.is_none() {
+                return Err((at("charset"), "needs content_type too".into()));
+            }
+            for name in rule.has_headers.iter().chain(rule.headers.keys()) {
+                if name.is_empty() || !name.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
+                    return Err((at("headers"), format!("{name:?} is not a header name")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The path of the first rule: the request that tells whether anything answers.
+    pub fn first_path(&self) -> &str {
+        &self.rules[0].path
+    }
+}
+
+impl Rule {
+    /// The rule's one-line description, made up when the file gives none.
+    pub fn describe(&self) -> String {
+        if let Some(d) = &self.description {
+            return d.clone();
+        }
+        let mut out = format!("GET {} answers {}", self.path, self.status);
+        if let Some(media) = &self.content_type {
+            out.push_str(&format!(" {media}"));
+        }
+        if let Some(body) = &self.body {
+            out.push_str(&format!(
+                ", exactly {:?}",
+                crate::report::escape(body.as_bytes(), 60)
+            ));
+        } else if let Some(json) = &self.json {
+            out.push_str(&format!(", JSON equal to {json}"));
+        } else if let Some(g) = self.generate {
+            out.push_str(&format!(
+                ", the {} generator's body for n = {}",
+                g.name.name(),
+                g.n
+            ));
+        }
+        if let Some(ms) = self.min_elapsed_ms {
+            out.push_str(&format!(", after at least {ms} ms"));
+        }
+        out
+    }
+}
+
+fn check_path(path: &str) -> Result<(), String> {
+    if !path.starts_with('/') || path.bytes().any(|b| !b.is_ascii_graphic()) {
+        return Err(format!(
+            "{path:?} must start with '/' and hold no spaces or control characters"
+        ));
+    }
+    Ok(())
+}
+
+/// 1-based line number of byte `offset`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())]
+        .bytes()
+        .filter(|b| *b == b'\n')
+        .count()
+        + 1
+}
+
+/// `rule[0].status` → `rule[1].status`: people count rules from 1.
+fn one_based(path: &str) -> String {
+    let mut out = String::new();
+    let mut rest = path;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..=open]);
+        rest = &rest[open + 1..];
+        let close = rest.find(']').unwrap_or(rest.len());
+        match rest[..close].parse::<usize>() {
+            Ok(i) => out.push_str(&(i + 1).to_string()),
+            Err(_) => out.push_str(&rest[..close]),
+        }
+        rest = &rest[close..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = "name = \"x\"\nversion = \"1\"\n[[rule]]\nid = \"root\"\npath = \"/\"\n";
+
+    fn error(text: &str) -> String {
+        Contract::parse(text, "my.toml").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_minimal_contract_parses_with_defaults() {
+        let c = Contract::parse(MINIMAL, "my.toml").unwrap();
+        assert_eq!(c.rules[0].status, Status::Exact(200));
+        assert_eq!(c.rules[0].describe(), "GET / answers 200");
+        assert!(c.every_response.is_empty() && c.probes.is_empty());
+    }
+
+    #[test]
+    fn status_is_a_code_or_a_class() {
+        let with = |status: &str| format!("{MINIMAL}status = {status}\n");
+        let c = Contract::parse(&with("\"4xx\""), "f").unwrap();
+        assert!(c.rules[0].status.matches(404) && c.rules[0].status.matches(400));
+        assert!(!c.rules[0].status.matches(500));
+        let e = error(&with("42"));
+        assert!(e.starts_with("my.toml: rule[1].status (line 6): "), "{e}");
+        assert!(e.contains("a status code from 100 to 599"), "{e}");
+        assert!(error(&with("\"4zz\"")).contains("rule[1].status"));
+    }
+
+    #[test]
+    fn errors_name_the_file_the_field_and_are_one_line() {
+        let e = error(&format!(
+            "{MINIMAL}generate = {{ name = \"fibonacci\", n = 3 }}\n"
+        ));
+        assert!(
+            e.starts_with("my.toml: rule[1].generate.name (line 6): unknown variant `fibonacci`"),
+            "{e}"
+        );
+        let e = error(&format!("{MINIMAL}stauts = 200\n"));
+        assert!(e.starts_with("my.toml: rule[1]"), "{e}");
+        assert!(e.contains("stauts"), "{e}");
+        let e = error("version = \"1\"\n[[rule]]\nid = \"a\"\npath = \"/\"\n");
+        assert!(e.contains("missing field `name`"), "{e}");
+        let e = error(&format!(
+            "{MINIMAL}[[rule]]\nid = \"root\"\npath = \"/x\"\n"
+        ));
+        assert_eq!(e, "my.toml: rule[2].id (id \"root\"): another rule, probe or named check has this id; ids must be unique (see docs/contracts.md)");
+        let e = error(&format!("{MINIMAL}body = \"a\"\njson = \"1\"\n"));
+        assert!(e.contains("rule[1].body"), "{e}");
+        let e = error(&format!("{MINIMAL}json = \"{{nope\"\n"));
+        assert!(
+            e.contains("rule[1].json") && e.contains("not valid JSON"),
+            "{e}"
+        );
+        let e = error(&format!(
+            "{MINIMAL}generate = {{ name = \"fib\", n = 1000000 }}\n"
+        ));
+        assert!(e.contains("rule[1].generate.n"), "{e}");
+        let e = error("name = \"x\"\nversion = \"1\"\n");
+        assert_eq!(e, "my.toml: rule: no [[rule]]: a contract needs at least one request to send (see docs/contracts.md)");
+        let e = error("name = \"x\"\nversion = \n");
+        assert!(e.starts_with("my.toml: ") && !e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn paths_and_content_types_are_checked() {
+        assert!(error(&MINIMAL.replace("path = \"/\"", "path = \"api\"")).contains("rule[1].path"));
+        let e = error(&format!(
+            "{MINIMAL}content_type = \"text/plain; charset=utf-8\"\n"
+        ));
+        assert!(e.contains("rule[1].content_type"), "{e}");
+        assert!(error(&format!("{MINIMAL}charset = \"utf-8\"\n")).contains("rule[1].charset"));
+    }
+}
