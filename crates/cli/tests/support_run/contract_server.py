@@ -37,8 +37,9 @@ def xorshift(iters):
 
 
 def fib(n):
+    """F(0) to F(n) inclusive, exact (the sequence API)."""
     out, a, b = [], 0, 1
-    for _ in range(n):
+    for _ in range(n + 1):
         out.append(a)
         a, b = b, a + b
     return out
@@ -53,8 +54,8 @@ def alloc(kib):
 
 ROUTES = {
     "values": (2147483647, lambda n: str(n)),
-    "api/count": (10000, lambda n: json.dumps(list(range(1, n + 1)), separators=(",", ":"))),
-    "api/fib": (90, lambda n: json.dumps(fib(n), separators=(",", ":"))),
+    "api/count": (100000, lambda n: " ".join(map(str, range(1, n + 1)))),
+    "api/fib": (10000, lambda n: " ".join(map(str, fib(n)))),
     "cpu": (10000000, lambda n: json.dumps({"result": str(xorshift(n))})),
     "alloc": (65536, lambda n: (alloc(n), json.dumps({"allocated_kib": n}))[1]),
     "sleep": (10000, lambda n: (time.sleep(n / 1000), json.dumps({"slept_ms": n}))[1]),
@@ -104,7 +105,8 @@ class Handler(BaseHTTPRequestHandler):
         limit, make = route
         if not DIGITS.match(last) or int(last) > limit:
             return self.answer(400, "bad integer", "text/plain")
-        return self.answer(200, make(int(last)), "application/json")
+        ctype = "text/plain" if head.startswith("api/") else "application/json"
+        return self.answer(200, make(int(last)), ctype)
 
 
 PARENT = os.getpid()
