@@ -261,7 +261,7 @@ fn json_summary_matches_the_documented_schema() {
         keys(&json["rows"][0]),
         [
             "app",
-            "errors",
+            "bad_responses",
             "invalid_reasons",
             "knobs",
             "loadgen_cpu_cores",
@@ -273,6 +273,7 @@ fn json_summary_matches_the_documented_schema() {
             "runs",
             "server_cpu_cores",
             "server_rss_max_mib",
+            "socket_errors",
             "valid_runs"
         ]
     );

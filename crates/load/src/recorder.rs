@@ -15,34 +15,7 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 60 * 1_000_000_000, 3).expect("valid histogram bounds")
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Errors {
-    pub connect: u64,
-    pub read: u64,
-    pub write: u64,
-    pub timeout: u64,
-    pub status: u64,
-    pub parse: u64,
-    /// TLS handshakes that failed (untrusted certificate, protocol error, timeout).
-    #[serde(default)]
-    pub tls: u64,
-}
-
-impl Errors {
-    pub fn add(&mut self, o: &Errors) {
-        self.connect += o.connect;
-        self.read += o.read;
-        self.write += o.write;
-        self.timeout += o.timeout;
-        self.status += o.status;
-        self.parse += o.parse;
-        self.tls += o.tls;
-    }
-    /// Failures of the transport or the protocol, the ones that void a result.
-    pub fn socket(&self) -> u64 {
-        self.connect + self.read + self.write + self.timeout + self.parse + self.tls
-    }
-}
+pub use stampede_schema::Errors;
 
 #[derive(Debug, Clone, Copy)]
 pub enum ErrorKind {

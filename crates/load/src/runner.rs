@@ -250,6 +250,7 @@ fn assemble(
         }),
         http2: protocol.http2.then_some(Http2Stats { streams: cfg.streams, goaway: rec.goaway, rst_stream: rec.rst_stream }),
         open,
+        multi_host: None,
     }
 }
 

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use comfy_table::presets::ASCII_MARKDOWN;
 use comfy_table::{CellAlignment, Table};
 
-use crate::figures::LoadFigures;
+use stampede_schema::{ErrorCategory, LoadResult};
 use crate::record::RunRecord;
 
 fn table(header: [&str; 2]) -> Table {
@@ -58,22 +58,23 @@ pub fn run_tables(run: &RunRecord, runtime_version: &str, cores: usize) -> Strin
         app.add_row(vec![k.to_string(), v]);
     }
     let mut load = table(["load", &format!("{} {}", run.profile, run.path)]);
-    let f = run.load.as_ref().map(LoadFigures::from_json).unwrap_or_default();
+    let f = run.load.clone().unwrap_or_default();
+    let l = &f.latency_us;
     let rows: Vec<(&str, String)> = vec![
         ("First request (ms)", format!("{:.1}", run.first_request_ms)),
         ("Requests", int(f.requests as f64)),
         ("Mean RPS", int(f.rps)),
         ("RPS per server core", int(run.rps_per_server_core)),
-        ("Mean latency (ms)", ms(f.mean_us)),
-        ("Max latency (ms)", ms(f.max_us)),
-        ("Latency 50th (ms)", ms(f.p50_us)),
-        ("Latency 75th (ms)", ms(f.p75_us)),
-        ("Latency 90th (ms)", ms(f.p90_us)),
-        ("Latency 99th (ms)", ms(f.p99_us)),
-        ("Bad responses", int(f.bad_responses as f64)),
-        ("Socket errors", int(f.socket_errors as f64)),
+        ("Mean latency (ms)", ms(l.mean)),
+        ("Max latency (ms)", ms(l.max)),
+        ("Latency 50th (ms)", ms(l.p50)),
+        ("Latency 75th (ms)", ms(l.p75)),
+        ("Latency 90th (ms)", ms(l.p90)),
+        ("Latency 99th (ms)", ms(l.p99)),
+        (ErrorCategory::BadResponses.title(), int(f.bad_responses() as f64)),
+        (ErrorCategory::SocketErrors.title(), int(f.socket_errors() as f64)),
         ("Read throughput (MiB/s)", format!("{:.2}", f.read_bytes_per_s() / (1024.0 * 1024.0))),
-        ("Load generator CPU (cores)", format!("{:.2}", run.loadgen.cpu_cores_avg.max(f.loadgen_cpu_cores))),
+        ("Load generator CPU (cores)", format!("{:.2}", run.loadgen.cpu_cores_avg.max(f.loadgen.cpu_cores))),
         ("Valid", if run.valid { "yes".into() } else { format!("no: {}", run.invalid_reason.as_deref().unwrap_or("")) }),
     ];
     for (k, v) in rows {
@@ -124,11 +125,11 @@ pub fn summary_table(runs: &[RunRecord]) -> String {
     t.load_preset(ASCII_MARKDOWN).set_header(vec!["app", "knobs", "profile", "RPS (min–max)", "RPS / server core", "cores", "p99 ms (min–max)", "valid"]);
     for ((app, knobs, profile), list) in groups {
         let valid: Vec<&&RunRecord> = list.iter().filter(|r| r.valid).collect();
-        let figures: Vec<LoadFigures> = valid.iter().map(|r| r.load.as_ref().map(LoadFigures::from_json).unwrap_or_default()).collect();
+        let figures: Vec<LoadResult> = valid.iter().map(|r| r.load.clone().unwrap_or_default()).collect();
         let rps: Vec<f64> = figures.iter().map(|f| f.rps).collect();
         let per_core: Vec<f64> = valid.iter().map(|r| r.rps_per_server_core).collect();
         let cores: Vec<f64> = valid.iter().map(|r| r.server.cpu_cores_avg).collect();
-        let p99: Vec<f64> = figures.iter().map(|f| f.p99_us / 1000.0).collect();
+        let p99: Vec<f64> = figures.iter().map(|f| f.latency_us.p99 / 1000.0).collect();
         let dash = |v: &[f64], f: &dyn Fn(f64) -> String| if v.is_empty() { "-".to_string() } else { spread(v, f) };
         t.add_row(vec![
             app,
@@ -147,7 +148,7 @@ pub fn summary_table(runs: &[RunRecord]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::figures::tests::fake_load;
+    use crate::record::tests::fake_load;
 
     fn run(rps: f64, valid: bool) -> RunRecord {
         let profile: crate::scenario::Profile = toml::from_str("path = \"/json\"").unwrap();

@@ -4,6 +4,7 @@
 //! each run's threads, and the environment the results were made in. Every
 //! cell is escaped here; callers pass plain text.
 
+use stampede_schema::ErrorCategory;
 use std::fmt::Write;
 
 use super::escape::esc;
@@ -153,8 +154,8 @@ pub fn load(out: &mut String, results: &Results) {
         "p75 (ms)",
         "p90 (ms)",
         "p99 (ms)",
-        "bad responses",
-        "socket errors",
+        ErrorCategory::BadResponses.title(),
+        ErrorCategory::SocketErrors.title(),
         "read (MiB/s)",
         "loadgen CPU (cores)",
         "status codes",
@@ -168,7 +169,7 @@ pub fn load(out: &mut String, results: &Results) {
             cells.push(n(num(run.first_request_ms)));
             match &run.load {
                 Some(load) => {
-                    let lat = load.latency_us.clone().unwrap_or_default();
+                    let lat = &load.latency_us;
                     let codes = load
                         .status_codes
                         .iter()
@@ -176,18 +177,18 @@ pub fn load(out: &mut String, results: &Results) {
                         .collect::<Vec<_>>()
                         .join(", ");
                     cells.extend([
-                        n(count(load.requests)),
-                        n(num(load.rps)),
-                        n(ms(lat.mean)),
-                        n(ms(lat.max)),
-                        n(ms(lat.p50)),
-                        n(ms(lat.p75)),
-                        n(ms(lat.p90)),
-                        n(ms(lat.p99)),
+                        n(count(Some(load.requests))),
+                        n(num(Some(load.rps))),
+                        n(ms(Some(lat.mean))),
+                        n(ms(Some(lat.max))),
+                        n(ms(Some(lat.p50))),
+                        n(ms(Some(lat.p75))),
+                        n(ms(Some(lat.p90))),
+                        n(ms(Some(lat.p99))),
                         n(count(Some(load.bad_responses()))),
                         n(count(Some(load.socket_errors()))),
-                        n(num(load.read_bytes_per_s().map(|b| b / 1048576.0))),
-                        n(num(load.loadgen.as_ref().and_then(|l| l.cpu_cores))),
+                        n(num(Some(load.read_bytes_per_s() / 1048576.0))),
+                        n(num(Some(load.loadgen.cpu_cores))),
                         Cell::Wrap(codes),
                     ]);
                 }
@@ -325,10 +326,8 @@ pub fn run_heading(run: &Run) -> String {
     let key = ConfigKey::of(run);
     let mut heading = format!("{} · iteration {}", key.label(), run.iteration.unwrap_or(0));
     if let Some(load) = &run.load {
-        heading.push_str(&format!(" · {} req/s", num(load.rps)));
-        if let Some(p99) = load.latency_us.as_ref().and_then(|l| l.p99) {
-            heading.push_str(&format!(" · p99 {} ms", sig(p99 / 1000.0)));
-        }
+        heading.push_str(&format!(" · {} req/s", num(Some(load.rps))));
+        heading.push_str(&format!(" · p99 {} ms", sig(load.latency_us.p99 / 1000.0)));
     }
     if !run.is_valid() {
         heading.push_str(" · invalid");
