@@ -28,6 +28,7 @@ pub use error::CheckError;
 pub use report::{Report, ResponseSummary, RuleResult, SCHEMA};
 
 use client::Client;
+use report::RuleVerdict;
 use target::Target;
 
 /// How to run a check.

@@ -58,6 +58,7 @@ fn failure(out: &mut String, result: &RuleResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::RuleVerdict;
 
     #[test]
     fn failures_show_reason_and_request_and_end_with_counts() {

@@ -12,6 +12,7 @@
 //! defaults and unknown fields are ignored, so older results files still
 //! render (docs/results.md, "Reading older files").
 
+pub mod check;
 pub mod errors;
 pub mod histogram;
 pub mod hosts;
