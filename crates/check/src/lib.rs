@@ -20,6 +20,7 @@ mod probes;
 pub mod render;
 mod report;
 mod target;
+mod transport;
 mod wire;
 
 use std::time::Duration;

@@ -11,6 +11,13 @@ use stampede_schema::LoadResult;
 use std::fmt::Write;
 use std::time::Duration;
 
+/// `stampede load --hosts …`: the flags of `stampede load`, sent from other machines.
+pub fn run_args(args: Args) -> anyhow::Result<i32> {
+    let mut cfg = super::load::config(&args)?;
+    cfg.interrupt = super::load::interrupt_flag()?;
+    run(&args, &cfg)
+}
+
 pub fn run(args: &Args, cfg: &LoadConfig) -> anyhow::Result<i32> {
     let hosts: Vec<String> = args.hosts.iter().map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).collect();
     if let Some(bad) = hosts.iter().find(|h| h.starts_with('-') || h.contains(char::is_whitespace)) {
