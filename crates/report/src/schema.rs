@@ -20,6 +20,8 @@ pub use stampede_schema::load::SCHEMA as LOAD_SCHEMA;
 /// A `stampede.load/1` document, as every crate declares it: once, in
 /// stampede-schema (lenient on reading).
 pub use stampede_schema::LoadResult;
+/// A `stampede.profile/1` summary (a run's `cpu_profile`), declared once.
+pub use stampede_schema::profile::{ProfileSummary, TopFrame};
 
 /// A whole `results.json`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -102,29 +104,7 @@ pub struct Run {
     /// Things that happened during the run, drawn as markers on its timeline.
     pub events: Vec<Event>,
     /// `stampede run --profile`: the measured phase's profile (docs/profile.md).
-    pub cpu_profile: Option<CpuProfile>,
-}
-
-/// The parts of a `stampede.profile/1` summary the report shows: its files
-/// (relative to results.json) and the top-functions table.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct CpuProfile {
-    pub flame_svg: Option<String>,
-    pub folded: Option<String>,
-    pub samples: Option<u64>,
-    pub frequency_hz: Option<u64>,
-    pub top: Vec<TopFrame>,
-}
-
-/// One row of a profile's top-functions table (percent of all samples).
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct TopFrame {
-    pub frame: String,
-    pub kind: String,
-    pub self_pct: f64,
-    pub total_pct: f64,
+    pub cpu_profile: Option<ProfileSummary>,
 }
 
 impl Run {

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use stampede_schema::profile::ProfileSummary;
 use stampede_schema::LoadResult;
 use stampede_probe::{MachineSummary, TreeSummary};
 
@@ -72,7 +73,7 @@ pub struct RunRecord {
     /// With `--profile`: the `stampede.profile/1` summary of the measured
     /// phase (flame graph and folded stacks beside results.json, top frames);
     /// null when not profiled or when the profile failed.
-    pub cpu_profile: Option<serde_json::Value>,
+    pub cpu_profile: Option<ProfileSummary>,
     /// Runtime GC and safepoint events from the warmup's start to the load's
     /// end (manifest `[events]`), for the report's timeline and `stampede explain`.
     pub events: Vec<crate::events::EventRecord>,

@@ -18,6 +18,7 @@ pub mod histogram;
 pub mod hosts;
 mod lenient;
 pub mod load;
+pub mod profile;
 
 pub use errors::{ErrorCategory, Errors};
 pub use load::LoadResult;
