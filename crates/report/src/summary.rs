@@ -27,10 +27,10 @@ impl ConfigKey {
         }
     }
 
-    /// `threads=2 gc=server`, or `defaults` when there are no knobs.
+    /// `threads=2 gc=server`, or `-` when there are no knobs (as in the terminal).
     pub fn knobs_label(&self) -> String {
         if self.knobs.is_empty() {
-            return "defaults".to_owned();
+            return "-".to_owned();
         }
         self.knobs
             .iter()
@@ -39,9 +39,18 @@ impl ConfigKey {
             .join(" ")
     }
 
-    /// `go threads=2 (steady)`; the profile is left out when empty.
+    /// `go threads=2`, or `go` without knobs.
+    pub fn app_knobs(&self) -> String {
+        if self.knobs.is_empty() {
+            self.app.clone()
+        } else {
+            format!("{} {}", self.app, self.knobs_label())
+        }
+    }
+
+    /// `go threads=2 (steady)`; knobs and profile are left out when empty.
     pub fn label(&self) -> String {
-        let mut label = format!("{} {}", self.app, self.knobs_label());
+        let mut label = self.app_knobs();
         if !self.profile.is_empty() {
             label.push_str(&format!(" ({})", self.profile));
         }
@@ -263,6 +272,6 @@ mod tests {
             rows[0].invalid_reasons,
             vec!["iteration 3: boom".to_owned()]
         );
-        assert_eq!(rows[1].key().knobs_label(), "defaults");
+        assert_eq!(rows[1].key().knobs_label(), "-");
     }
 }

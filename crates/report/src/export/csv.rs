@@ -75,6 +75,6 @@ mod tests {
         assert!(lines
             .next()
             .unwrap()
-            .starts_with("\"a,\"\"b\"\"\",defaults,p,1,1,10.5,"));
+            .starts_with("\"a,\"\"b\"\"\",-,p,1,1,10.5,"));
     }
 }

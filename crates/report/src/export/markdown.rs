@@ -102,9 +102,9 @@ mod tests {
         let results = Results::from_json(text).unwrap();
         let out = String::from_utf8(MarkdownExporter.export(&results).unwrap()).unwrap();
         assert!(
-            out.contains("| a\\|&lt;b&gt; | defaults | p | 1/1 | 10 |"),
+            out.contains("| a\\|&lt;b&gt; | - | p | 1/1 | 10 |"),
             "{out}"
         );
-        assert!(out.contains("- c defaults: iteration 0: x y"), "{out}");
+        assert!(out.contains("- c: iteration 0: x y"), "{out}");
     }
 }

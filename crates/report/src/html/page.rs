@@ -230,7 +230,7 @@ fn legend<'a>(
             out,
             r#"<span style="--swatch:{}">{}</span>"#,
             colour(colour_of(key)),
-            esc(&format!("{} {}", key.app, key.knobs_label()))
+            esc(&key.app_knobs())
         );
     }
     out.push_str("</div>");
