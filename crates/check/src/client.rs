@@ -16,8 +16,6 @@ use crate::wire::{exchange_on, io_phrase, Conn};
 pub use crate::wire::Framing;
 pub use crate::transport::{TransportError, HUNG_AFTER_TIMEOUTS};
 
-/// After this many timeouts in a row the server is taken as hung.
-
 /// One complete response, with the head exactly as received.
 #[derive(Debug, Clone)]
 pub struct Response {

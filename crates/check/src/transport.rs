@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-/// Requests in a row that may time out before the server counts as hung.
+/// After this many timeouts in a row the server is taken as hung.
 pub const HUNG_AFTER_TIMEOUTS: u32 = 2;
 
 /// Why a request got no complete response.

@@ -77,7 +77,7 @@ pub struct ResultsDoc {
 /// Either kind of input file.
 pub enum Input {
     Results(ResultsDoc),
-    Load(LoadResult),
+    Load(Box<LoadResult>),
 }
 
 pub fn read(path: &Path) -> Result<Input, ExplainError> {
@@ -88,7 +88,7 @@ pub fn read(path: &Path) -> Result<Input, ExplainError> {
     let json = |cause| ExplainError::Json { path: path.to_path_buf(), cause };
     match schema.as_str() {
         "stampede.run/1" => Ok(Input::Results(serde_json::from_value(value).map_err(json)?)),
-        "stampede.load/1" => Ok(Input::Load(serde_json::from_value(value).map_err(json)?)),
+        "stampede.load/1" => Ok(Input::Load(Box::new(serde_json::from_value(value).map_err(json)?))),
         _ => Err(ExplainError::Schema { path: path.to_path_buf(), found: schema, expected: "stampede.run/1 or stampede.load/1" }),
     }
 }
