@@ -14,9 +14,7 @@ use crate::target::Target;
 use crate::wire::{exchange_on, io_phrase, Conn};
 
 pub use crate::wire::Framing;
-
-/// After this many timeouts in a row the server is taken as hung.
-const HUNG_AFTER_TIMEOUTS: u32 = 2;
+pub use crate::transport::{TransportError, HUNG_AFTER_TIMEOUTS};
 
 /// One complete response, with the head exactly as received.
 #[derive(Debug, Clone)]
@@ -84,35 +82,6 @@ impl Response {
             tokens.iter().any(|t| t == "keep-alive")
         };
         framed && persistent
-    }
-}
-
-/// Why a request got no complete response.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TransportError {
-    #[error("connection refused")]
-    Refused,
-    #[error("cannot connect: {0}")]
-    Connect(String),
-    #[error("no complete response within {}", crate::fmt_duration(*.0))]
-    Timeout(Duration),
-    #[error("the server closed the connection before answering")]
-    ClosedBeforeResponse,
-    #[error("the server closed the connection {0}")]
-    ClosedMidResponse(String),
-    #[error("malformed response: {0}")]
-    Malformed(String),
-    #[error("not sent: the server stopped answering ({HUNG_AFTER_TIMEOUTS} requests in a row timed out)")]
-    Hung,
-}
-
-impl TransportError {
-    /// Nothing is listening, or nothing answers: the server cannot be reached.
-    pub fn is_unreachable(&self) -> bool {
-        matches!(
-            self,
-            TransportError::Refused | TransportError::Connect(_) | TransportError::Timeout(_)
-        )
     }
 }
 

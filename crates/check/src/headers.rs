@@ -6,6 +6,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::report::RuleVerdict;
 use crate::client::{Exchange, Framing, Response};
 use crate::contract::ResponseCheck;
 use crate::report::RuleResult;

@@ -25,6 +25,7 @@ mod probes;
 pub mod render;
 mod report;
 mod target;
+mod transport;
 mod wire;
 
 use std::time::Duration;
@@ -37,6 +38,7 @@ pub use report::{Report, ResponseSummary, RuleResult, SCHEMA};
 use client::Client;
 use contract::ProbeCheck;
 use judge::Case;
+use report::RuleVerdict;
 use target::Target;
 
 /// How to run a check.
@@ -109,7 +111,7 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
     }
     results.extend(headers::rules(&contract.every_response, &log));
     results.extend(probe_results);
-    Ok(Report::new(contract, target.display().to_string(), results))
+    Ok(Report::new(&contract.name, &contract.version, target.display().to_string(), results))
 }
 
 /// `5s`, `1.5s` or `250ms`: short, for messages.

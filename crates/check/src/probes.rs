@@ -5,6 +5,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::report::RuleVerdict;
 use crate::client::{Client, Exchange};
 use crate::headers::parse_date;
 use crate::report::RuleResult;

@@ -64,11 +64,13 @@ fn failure(out: &mut String, result: &RuleResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::RuleVerdict;
 
     #[test]
     fn failures_show_reason_and_request_and_end_with_counts() {
         let report = Report::new(
-            &crate::builtin::builtin("stampede").unwrap(),
+            "stampede",
+            "2",
             "http://x/".into(),
             vec![
                 RuleResult::pass("plaintext", "GET /plaintext answers 200"),

@@ -7,7 +7,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use crate::client::TransportError;
+use crate::transport::TransportError;
 
 /// Largest response head accepted, bytes.
 const MAX_HEAD_BYTES: usize = 64 * 1024;

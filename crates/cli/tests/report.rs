@@ -128,7 +128,7 @@ fn markdown_csv_and_json_summaries() {
         "{md}"
     );
     assert!(
-        md.contains("| go | threads=1 | steady | 3/3 | 2 000 |"),
+        md.contains("| go | threads=1 | steady | 3/3 | 2,000 |"),
         "{md}"
     );
 
@@ -261,7 +261,7 @@ fn json_summary_matches_the_documented_schema() {
         keys(&json["rows"][0]),
         [
             "app",
-            "errors",
+            "bad_responses",
             "invalid_reasons",
             "knobs",
             "loadgen_cpu_cores",
@@ -273,6 +273,7 @@ fn json_summary_matches_the_documented_schema() {
             "runs",
             "server_cpu_cores",
             "server_rss_max_mib",
+            "socket_errors",
             "valid_runs"
         ]
     );
@@ -325,11 +326,11 @@ fn explain_section_shows_cause_shares_and_escapes_event_labels() {
     };
     // The cells after the name: measured, logged of expected, then gc, cpu
     // saturation, run-queue, unexplained.
-    let p99 = row("above p99 (5 000 µs)");
+    let p99 = row("above p99 (5,000 µs)");
     assert_eq!(p99[0], "measured");
     assert_eq!(p99[1], "4 of ~10");
     assert_eq!(&p99[2..], ["25%", "25%", "25%", "25%"], "{section}");
-    let p999 = row("above p99.9 (20 000 µs)");
+    let p999 = row("above p99.9 (20,000 µs)");
     assert_eq!(p999[1], "1 of ~1");
     assert_eq!(&p999[2..], ["100%", "0%", "0%", "0%"], "{section}");
     assert!(section.contains("by chance"));

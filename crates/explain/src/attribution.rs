@@ -20,14 +20,9 @@ use serde::Serialize;
 
 use crate::event::{Cause, Event};
 
-/// A slow request as the load generator logged it, on CLOCK_MONOTONIC.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
-pub struct Request {
-    pub latency_us: f64,
-    pub intended_mono_ns: u64,
-    pub start_mono_ns: u64,
-    pub end_mono_ns: u64,
-}
+/// A slow request as the load generator logged it, on CLOCK_MONOTONIC
+/// (the `slow_requests` entries of `stampede.load/1`).
+pub use stampede_schema::load::SlowRequest as Request;
 
 /// How generously events are matched to requests.
 #[derive(Debug, Clone, Copy)]
@@ -200,6 +195,7 @@ mod tests {
             intended_mono_ns: intended_ms * 1_000_000,
             start_mono_ns: intended_ms * 1_000_000,
             end_mono_ns: end_ms * 1_000_000,
+            ..Request::default()
         }
     }
 

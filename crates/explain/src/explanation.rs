@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::attribution::{attribute, chance, Attributed, Margins, Request, Shares};
 use crate::event::{Cause, Event, Kind};
-use crate::input::LoadDoc;
+use stampede_schema::LoadResult;
 use crate::latency::{self, WithWithout};
 
 pub const SCHEMA: &str = "stampede.explain/1";
@@ -22,7 +22,7 @@ pub struct Source {
     pub profile: Option<String>,
     pub path: Option<String>,
     pub iteration: Option<u64>,
-    pub load: LoadDoc,
+    pub load: LoadResult,
     pub events: Vec<Event>,
     /// How each event source's clock was aligned.
     pub clock: Vec<String>,
@@ -118,7 +118,7 @@ fn span(requests: &[Request]) -> (u64, u64) {
 
 pub fn explain(source: &Source, margins: Margins) -> Explanation {
     let load = &source.load;
-    let lat = load.latency_us.unwrap_or_default();
+    let lat = load.latency_us;
     let margins = Margins { median_us: lat.p50, ..margins };
     let attributed = attribute(&load.slow_requests, &source.events, margins);
     let expected = |q: f64| (load.requests as f64 * (1.0 - q)).floor() as u64;
@@ -139,7 +139,7 @@ pub fn explain(source: &Source, margins: Margins) -> Explanation {
             ));
         }
     }
-    if load.mode.as_deref() == Some("closed") {
+    if load.mode == "closed" {
         notes.push("closed-loop run: latency is measured from the send, so requests queued behind a pause are undercounted (coordinated omission); prefer --rate".to_string());
     }
     if source.events.iter().all(|e| e.kind.cause() != Cause::Gc) {
@@ -149,10 +149,7 @@ pub fn explain(source: &Source, margins: Margins) -> Explanation {
     let paused = |a: &Attributed<'_>| matches!(a.cause, Some(Cause::Gc | Cause::Pause));
     let removed: Vec<f64> = attributed.iter().filter(|a| paused(a)).map(|a| a.request.latency_us).collect();
     let logged_min = load.slow_requests.iter().map(|r| r.latency_us).fold(f64::INFINITY, f64::min);
-    let latency = load
-        .histogram
-        .as_deref()
-        .and_then(latency::decode)
+    let latency = latency::decode(&load.histogram)
         .and_then(|h| latency::with_without(&h, &removed, logged_min));
 
     let mut slowest: Vec<&Attributed<'_>> = attributed.iter().collect();

@@ -8,32 +8,11 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::attribution::Request;
 use crate::error::ExplainError;
 use crate::event::{Event, Kind};
 use crate::windows::Sample;
 
-/// The parts of a `stampede.load/1` document attribution reads.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct LoadDoc {
-    pub schema: Option<String>,
-    pub url: Option<String>,
-    pub mode: Option<String>,
-    pub requests: u64,
-    pub latency_us: Option<LatencyUs>,
-    /// HdrHistogram V2 deflate, base64, values in nanoseconds.
-    pub histogram: Option<String>,
-    pub slow_requests: Vec<Request>,
-}
-
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
-#[serde(default)]
-pub struct LatencyUs {
-    pub p50: f64,
-    pub p99: f64,
-    pub p999: f64,
-}
+use stampede_schema::LoadResult;
 
 /// An event as `stampede run` stores it in a run's `events` list.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -72,7 +51,7 @@ pub struct RunDoc {
     pub iteration: Option<u64>,
     pub valid: Option<bool>,
     pub invalid_reason: Option<String>,
-    pub load: Option<LoadDoc>,
+    pub load: Option<LoadResult>,
     pub server: Option<Server>,
     pub events: Vec<StoredEvent>,
     pub clock: Clock,
@@ -98,7 +77,7 @@ pub struct ResultsDoc {
 /// Either kind of input file.
 pub enum Input {
     Results(ResultsDoc),
-    Load(LoadDoc),
+    Load(Box<LoadResult>),
 }
 
 /// The largest input file read (the same cap as `stampede report`'s).
@@ -125,7 +104,7 @@ pub fn read(path: &Path) -> Result<Input, ExplainError> {
     let json = |cause| ExplainError::Json { path: path.to_path_buf(), cause };
     match schema.as_str() {
         "stampede.run/1" => Ok(Input::Results(serde_json::from_value(value).map_err(json)?)),
-        "stampede.load/1" => Ok(Input::Load(serde_json::from_value(value).map_err(json)?)),
+        "stampede.load/1" => Ok(Input::Load(Box::new(serde_json::from_value(value).map_err(json)?))),
         _ => Err(ExplainError::Schema { path: path.to_path_buf(), found: schema, expected: "stampede.run/1 or stampede.load/1" }),
     }
 }

@@ -6,8 +6,6 @@
 //! logged request, so the p99 without pauses is exact whenever the slow log
 //! reaches below it (`exact`).
 
-use base64::Engine;
-use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
@@ -27,10 +25,10 @@ pub struct WithWithout {
     pub exact: bool,
 }
 
-/// Decodes the base64 V2 (deflate or plain) histogram of a load document.
+/// Decodes the histogram of a load document (stampede-schema's one decoder);
+/// `None` when the document has none or it cannot be read.
 pub fn decode(base64_text: &str) -> Option<Histogram<u64>> {
-    let bytes = base64::engine::general_purpose::STANDARD.decode(base64_text.trim()).ok()?;
-    Deserializer::new().deserialize(&mut bytes.as_slice()).ok()
+    stampede_schema::histogram::decode_histogram(base64_text).ok()
 }
 
 fn figures(h: &Histogram<u64>) -> Figures {
@@ -65,7 +63,6 @@ pub fn with_without(all: &Histogram<u64>, removed_us: &[f64], logged_min_us: f64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 
     #[test]
     fn removing_the_paused_tail_lowers_p99_and_round_trips_base64() {
@@ -76,9 +73,7 @@ mod tests {
         for _ in 0..20 {
             h.record(20_000_000).unwrap(); // 20 ms: paused
         }
-        let mut bytes = Vec::new();
-        V2DeflateSerializer::new().serialize(&h, &mut bytes).unwrap();
-        let decoded = decode(&base64::engine::general_purpose::STANDARD.encode(bytes)).unwrap();
+        let decoded = decode(&stampede_schema::histogram::encode_histogram(&h)).unwrap();
         assert_eq!(decoded.len(), 1000);
         let w = with_without(&decoded, &[20_000.0; 20], 20_000.0).unwrap();
         assert!(w.all.p99_us > 19_000.0, "{w:?}");

@@ -5,7 +5,8 @@
 
 use crate::events::Parsed;
 use crate::explanation::Source;
-use crate::input::{LoadDoc, ResultsDoc, RunDoc};
+use crate::input::{ResultsDoc, RunDoc};
+use stampede_schema::LoadResult;
 use crate::windows;
 
 /// One source per run that has a measured load phase.
@@ -50,8 +51,8 @@ pub fn from_run(doc: &ResultsDoc, run: &RunDoc) -> Option<Source> {
 }
 
 /// A load document explained with parsed event logs.
-pub fn from_load(app: &str, load: LoadDoc, logs: Vec<(String, Parsed)>) -> Source {
-    let path = load.url.as_deref().and_then(|u| u.split_once("://")).and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_string()));
+pub fn from_load(app: &str, load: LoadResult, logs: Vec<(String, Parsed)>) -> Source {
+    let path = load.url.split_once("://").and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_string()));
     let mut source = Source { app: app.to_string(), path, load, ..Source::default() };
     for (name, parsed) in logs {
         source.clock.push(format!("{name}: {} ({} events, ±{:.1} ms)", parsed.clock, parsed.events.len(), parsed.clock_error_ns as f64 / 1e6));

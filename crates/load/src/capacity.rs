@@ -69,8 +69,8 @@ pub struct Capacity {
 /// Why a step fails the objective, or `None` when it meets it.
 pub fn verdict(slo: &Slo, r: &LoadResult) -> Option<String> {
     let e = &r.errors;
-    if e.socket() + e.status > 0 {
-        return Some(format!("{} errors", e.socket() + e.status));
+    if e.total() > 0 {
+        return Some(format!("{} errors", e.total()));
     }
     if let Some(reason) = r.open.as_ref().and_then(|o| o.saturation_reason.clone()) {
         return Some(format!("generator saturated: {reason}"));

@@ -19,41 +19,13 @@ use crate::request;
 use crate::target::Target;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use serde::{Deserialize, Serialize};
+pub use stampede_schema::mix::{Order, TargetSpec};
 use std::sync::Arc;
 
 /// Templates with at most this many expansions are encoded ahead.
 const PREPARE_MAX: u64 = 100_000;
 /// …and so are all expansions of a mix up to this many bytes in total.
 const PREPARE_BYTES: usize = 64 << 20;
-
-/// One target as given: a URL (template), a method, headers, a body, a weight.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TargetSpec {
-    pub method: String,
-    pub url: String,
-    #[serde(default)]
-    pub headers: Vec<(String, String)>,
-    #[serde(default)]
-    pub body: Vec<u8>,
-    #[serde(default = "one")]
-    pub weight: u32,
-}
-
-fn one() -> u32 {
-    1
-}
-
-/// The order targets are sent in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Order {
-    /// Smooth weighted round robin: with weights 3:1, A A B A, A A B A, …
-    #[default]
-    RoundRobin,
-    /// Each request picks a target at random, in proportion to the weights.
-    Random,
-}
 
 #[derive(Debug, Clone, PartialEq)]
 enum Part {

@@ -15,46 +15,7 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 60 * 1_000_000_000, 3).expect("valid histogram bounds")
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Errors {
-    pub connect: u64,
-    pub read: u64,
-    pub write: u64,
-    pub timeout: u64,
-    pub status: u64,
-    pub parse: u64,
-    /// TLS handshakes that failed (untrusted certificate, protocol error, timeout).
-    #[serde(default)]
-    pub tls: u64,
-}
-
-impl Errors {
-    pub fn add(&mut self, o: &Errors) {
-        self.connect += o.connect;
-        self.read += o.read;
-        self.write += o.write;
-        self.timeout += o.timeout;
-        self.status += o.status;
-        self.parse += o.parse;
-        self.tls += o.tls;
-    }
-    /// Counts one error of `kind`.
-    pub fn count(&mut self, kind: ErrorKind) {
-        match kind {
-            ErrorKind::Connect => self.connect += 1,
-            ErrorKind::Read => self.read += 1,
-            ErrorKind::Write => self.write += 1,
-            ErrorKind::Timeout => self.timeout += 1,
-            ErrorKind::Parse => self.parse += 1,
-            ErrorKind::Tls => self.tls += 1,
-        }
-    }
-
-    /// Failures of the transport or the protocol, the ones that void a result.
-    pub fn socket(&self) -> u64 {
-        self.connect + self.read + self.write + self.timeout + self.parse + self.tls
-    }
-}
+pub use stampede_schema::Errors;
 
 #[derive(Debug, Clone, Copy)]
 pub enum ErrorKind {
@@ -64,6 +25,20 @@ pub enum ErrorKind {
     Timeout,
     Parse,
     Tls,
+}
+
+impl ErrorKind {
+    /// Counts one error of this kind in `errors`.
+    pub fn count_in(self, errors: &mut Errors) {
+        match self {
+            ErrorKind::Connect => errors.connect += 1,
+            ErrorKind::Read => errors.read += 1,
+            ErrorKind::Write => errors.write += 1,
+            ErrorKind::Timeout => errors.timeout += 1,
+            ErrorKind::Parse => errors.parse += 1,
+            ErrorKind::Tls => errors.tls += 1,
+        }
+    }
 }
 
 /// One request of the slow log, on the monotonic clock of the run.
@@ -176,7 +151,7 @@ impl Recorder {
     /// Target `t`'s share of an error `error` counted.
     pub fn target_error(&mut self, t: usize, kind: ErrorKind) {
         if let Some(s) = self.targets.get_mut(t) {
-            s.errors.count(kind);
+            kind.count_in(&mut s.errors);
         }
     }
 
@@ -249,7 +224,7 @@ impl Recorder {
         if !self.measuring(at) {
             return false;
         }
-        self.errors.count(kind);
+        kind.count_in(&mut self.errors);
         self.tick(at);
         self.second.errors += 1;
         // A request that never got an answer is as slow as the run let it be:

@@ -288,6 +288,7 @@ fn assemble(
                 .collect()
         }),
         open,
+        multi_host: None,
     }
 }
 

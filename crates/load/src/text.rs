@@ -2,6 +2,7 @@
 //! what wrk never printed: the generator's own CPU and memory, and, in
 //! open-loop mode, whether the generator kept to its schedule.
 
+use stampede_schema::ErrorCategory;
 use crate::result::LoadResult;
 use std::fmt::Write;
 
@@ -68,7 +69,8 @@ pub fn render(r: &LoadResult) -> String {
     if e.socket() > 0 {
         let _ = writeln!(
             o,
-            "  Socket errors: connect {}, read {}, write {}, timeout {}, malformed {}{}",
+            "  {}: connect {}, read {}, write {}, timeout {}, malformed {}{}",
+            ErrorCategory::SocketErrors.title(),
             e.connect,
             e.read,
             e.write,
@@ -77,8 +79,8 @@ pub fn render(r: &LoadResult) -> String {
             if e.tls > 0 { format!(", TLS handshake {}", e.tls) } else { String::new() }
         );
     }
-    if e.status > 0 {
-        let _ = writeln!(o, "  Non-2xx or 3xx responses: {}", e.status);
+    if e.bad_responses() > 0 {
+        let _ = writeln!(o, "  {} (outside 2xx/3xx): {}", ErrorCategory::BadResponses.title(), e.bad_responses());
     }
     if r.reconnects > 0 {
         let _ = writeln!(o, "  Reconnects (server closed the connection): {}", r.reconnects);

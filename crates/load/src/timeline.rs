@@ -9,7 +9,6 @@
 use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::Mutex;
@@ -18,13 +17,7 @@ use std::time::{Duration, SystemTime};
 /// Seconds this far behind the newest one are reduced to their numbers.
 const KEEP_OPEN_S: u64 = 5;
 
-#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize, PartialEq)]
-pub struct SecondStats {
-    pub t_s: u64,
-    pub requests: u64,
-    pub errors: u64,
-    pub p99_us: f64,
-}
+pub use stampede_schema::load::SecondStats;
 
 #[derive(Default)]
 pub struct Timeline {

@@ -16,7 +16,6 @@ pub mod tree;
 use std::path::Path;
 use std::time::Duration;
 
-use serde::Serialize;
 
 pub use error::ProfileError;
 pub use fold::Folded;
@@ -24,7 +23,7 @@ pub use perf::{Recorder, Recording};
 pub use top::TopFrame;
 
 /// The version of `profile.json` and of a run's `profile` object.
-pub const SCHEMA: &str = "stampede.profile/1";
+pub use stampede_schema::profile::SCHEMA;
 /// 99 Hz rather than 100 so sampling does not beat with timers of round periods.
 pub const DEFAULT_FREQUENCY_HZ: u32 = 99;
 /// Rows in the top-functions table.
@@ -83,10 +82,10 @@ impl Profile {
         write_file(&dir.join(&flame_svg), &svg)?;
         write_file(&dir.join(&folded), self.folded.to_text().as_bytes())?;
         Ok(Summary {
-            schema: SCHEMA,
+            schema: SCHEMA.to_string(),
             root_pid: self.root_pid,
             pids: self.pids.clone(),
-            event: "cpu-clock",
+            event: "cpu-clock".to_string(),
             frequency_hz: self.frequency_hz,
             duration_s: (self.duration.as_secs_f64() * 1000.0).round() / 1000.0,
             samples: self.folded.samples(),
@@ -99,21 +98,9 @@ impl Profile {
 }
 
 /// What a profile produced, as written to `profile.json` and into a run's
-/// `profile` field (documented in docs/profile.md).
-#[derive(Clone, Debug, Serialize)]
-pub struct Summary {
-    pub schema: &'static str,
-    pub root_pid: u32,
-    pub pids: Vec<u32>,
-    pub event: &'static str,
-    pub frequency_hz: u32,
-    pub duration_s: f64,
-    pub samples: u64,
-    pub flame_svg: String,
-    pub folded: String,
-    pub top: Vec<TopFrame>,
-    pub notes: Vec<String>,
-}
+/// `cpu_profile` field: the `stampede.profile/1` document, declared once in
+/// stampede-schema (documented in docs/profile.md).
+pub use stampede_schema::profile::ProfileSummary as Summary;
 
 /// Samples `pid`'s process tree for `duration` and returns the profile.
 pub fn profile_for(

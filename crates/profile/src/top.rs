@@ -6,22 +6,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::Serialize;
 
 use crate::fold::Folded;
 
-/// One row of the table. Percentages are of all samples of the profile.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TopFrame {
-    /// The frame's name without inferno's `_[k]`/`_[j]` annotation.
-    pub frame: String,
-    /// `native`, `kernel` or `jit` (a frame named through a perf map file).
-    pub kind: &'static str,
-    pub self_samples: u64,
-    pub self_pct: f64,
-    pub total_samples: u64,
-    pub total_pct: f64,
-}
+/// One row of the table (declared in stampede-schema, part of `stampede.profile/1`).
+pub use stampede_schema::profile::TopFrame;
 
 /// The `limit` frames with the most self samples (ties: more total samples,
 /// then name). The first frame of each stack is the process name, which is
@@ -52,7 +41,7 @@ pub fn top_frames(folded: &Folded, limit: usize) -> Vec<TopFrame> {
             let (name, kind) = split_annotation(frame);
             TopFrame {
                 frame: name.to_string(),
-                kind,
+                kind: kind.to_string(),
                 self_samples: own,
                 self_pct: pct(own, all),
                 total_samples: *total,

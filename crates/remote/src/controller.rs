@@ -8,8 +8,8 @@
 //! gets what each measured.
 
 use crate::clock::{self, Offset};
-use crate::error::{HostError, HostFailure};
-use crate::merge::{merge, HostResult, Merged};
+use crate::error::{failure, HostError, HostFailure};
+use crate::merge::{merge, HostResult};
 use crate::share::{self, Total};
 use crate::ssh::{last_line, Ssh};
 use stampede_load::LoadResult;
@@ -53,7 +53,7 @@ pub struct Ready {
 #[derive(Debug)]
 pub struct Outcome {
     /// The merged result of the hosts that returned one (`None` if none did).
-    pub merged: Option<Merged>,
+    pub merged: Option<LoadResult>,
     /// Hosts that failed, in the order of `--hosts`.
     pub failures: Vec<HostFailure>,
     /// Every host that passed preparation, with its clock.
@@ -71,7 +71,7 @@ pub fn run(plan: &Plan) -> Outcome {
     for (host, p) in plan.hosts.iter().zip(prepared) {
         match p {
             Ok(r) => ready.push(r),
-            Err(e) => failures.push(HostFailure::new(host, &e)),
+            Err(e) => failures.push(failure(host, &e)),
         }
     }
     if ready.is_empty() || (!failures.is_empty() && !plan.continue_on_failure) || plan.interrupt.load(Ordering::Relaxed) {
@@ -169,7 +169,7 @@ fn load(plan: &Plan, ready: &[Ready]) -> (Vec<HostResult>, Vec<HostFailure>) {
             }
             Err(e) => {
                 running.push(Running { pid: 0, stdin: None, done: true });
-                failures.push(HostFailure::new(&r.host, &HostError::Connect(format!("cannot start ssh: {e}"))));
+                failures.push(failure(&r.host, &HostError::Connect(format!("cannot start ssh: {e}"))));
             }
         }
     }
@@ -195,7 +195,7 @@ fn load(plan: &Plan, ready: &[Ready]) -> (Vec<HostResult>, Vec<HostFailure>) {
                         })
                     }
                     Err(e) => {
-                        failures.push(HostFailure::new(&ready[i].host, &e));
+                        failures.push(failure(&ready[i].host, &e));
                         if !plan.continue_on_failure && !stopping {
                             stopping = true;
                             stop_all(&mut running);
@@ -249,7 +249,7 @@ mod tests {
         let limit = Duration::from_millis(100);
         assert!(check_offset(&Offset { offset_ns: 99_000_000, rtt_ns: 1 }, limit).is_ok());
         let ahead = check_offset(&Offset { offset_ns: 412_300_000, rtt_ns: 1 }, limit).unwrap_err();
-        let line = HostFailure::new("bob@10.0.0.2", &ahead).line();
+        let line = failure("bob@10.0.0.2", &ahead).line();
         assert!(line.starts_with("host bob@10.0.0.2: clock is 412 ms ahead (limit --max-clock-offset 100 ms)"), "{line}");
         let behind = check_offset(&Offset { offset_ns: -250_000_000, rtt_ns: 1 }, limit).unwrap_err().to_string();
         assert!(behind.starts_with("clock is 250 ms behind"), "{behind}");

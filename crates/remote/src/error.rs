@@ -28,20 +28,9 @@ pub enum HostError {
     Hung,
 }
 
-/// A host that failed, for the result's `failed_hosts` and the error line.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct HostFailure {
-    pub host: String,
-    pub reason: String,
-}
+pub use stampede_schema::hosts::HostFailure;
 
-impl HostFailure {
-    pub fn new(host: &str, err: &HostError) -> HostFailure {
-        HostFailure { host: host.to_string(), reason: err.to_string() }
-    }
-
-    /// The one line printed after `stampede: error: `.
-    pub fn line(&self) -> String {
-        format!("host {}: {}", self.host, self.reason)
-    }
+/// A host's failure as the result's `failed_hosts` records it.
+pub fn failure(host: &str, err: &HostError) -> HostFailure {
+    HostFailure { host: host.to_string(), reason: err.to_string() }
 }

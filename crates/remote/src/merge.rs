@@ -5,47 +5,12 @@
 //! average of percentiles). Figures that come without a histogram (open-loop
 //! service time, TLS handshakes, the per-second p99) take the worst host's.
 
-use crate::error::{HostError, HostFailure};
+use crate::error::{failure, HostError, HostFailure};
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
-use stampede_load::interchange::{decode_histogram, merge_histograms};
-use stampede_load::result::{encode_histogram, spectrum, Loadgen, OpenLoop, Percentiles, SecondStats, TlsStats};
-use stampede_load::LoadResult;
+use stampede_schema::histogram::{decode_histogram, encode_histogram, merge_histograms, spectrum};
+use stampede_schema::hosts::{HostRow, MultiHost};
+use stampede_schema::load::{LoadResult, Loadgen, OpenLoop, Percentiles, SecondStats, SlowRequest, TlsStats};
 use std::collections::BTreeMap;
-
-/// One host's part of a multi-host run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct HostRow {
-    pub host: String,
-    /// The host's clock minus the controller's, in milliseconds.
-    pub clock_offset_ms: f64,
-    /// Round trip of the best clock sample, in milliseconds (the offset is uncertain by half).
-    pub rtt_ms: f64,
-    pub connections: usize,
-    pub target_rate: Option<f64>,
-    pub requests: u64,
-    pub rps: f64,
-    /// Socket errors plus non-2xx/3xx responses.
-    pub errors: u64,
-    pub p99_us: f64,
-    pub duration_s: f64,
-    pub interrupted: bool,
-    pub loadgen: Loadgen,
-    /// The host's own latency histogram (same encoding as the total's), so
-    /// anyone can check or redo the merge.
-    pub histogram: String,
-}
-
-/// The merged result: a full `stampede.load/1` object plus the hosts.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Merged {
-    #[serde(flatten)]
-    pub total: LoadResult,
-    pub hosts: Vec<HostRow>,
-    /// True when a host failed and the run went on without it.
-    pub partial: bool,
-    pub failed_hosts: Vec<HostFailure>,
-}
 
 /// A host's finished result with how its clock compared.
 #[derive(Debug, Clone)]
@@ -67,7 +32,7 @@ impl HostResult {
             target_rate: r.open.as_ref().map(|o| o.target_rate),
             requests: r.requests,
             rps: r.rps,
-            errors: r.errors.socket() + r.errors.status,
+            errors: r.errors.total(),
             p99_us: r.latency_us.p99,
             duration_s: r.duration_s,
             interrupted: r.interrupted,
@@ -78,13 +43,13 @@ impl HostResult {
 }
 
 /// Merges the hosts' results (at least one) into the total.
-pub fn merge(hosts: &[HostResult], failed: Vec<HostFailure>) -> Result<Merged, HostFailure> {
+pub fn merge(hosts: &[HostResult], failed: Vec<HostFailure>) -> Result<LoadResult, HostFailure> {
     let first = hosts.first().ok_or_else(|| HostFailure { host: "-".into(), reason: "no host returned a result".into() })?;
     let histograms = hosts
         .iter()
-        .map(|h| decode_histogram(&h.result.histogram).map_err(|e| HostFailure::new(&h.host, &HostError::BadResult(e.to_string()))))
+        .map(|h| decode_histogram(&h.result.histogram).map_err(|e| failure(&h.host, &HostError::BadResult(e.to_string()))))
         .collect::<Result<Vec<Histogram<u64>>, _>>()?;
-    let latency = merge_histograms(&histograms).map_err(|e| HostFailure::new(&first.host, &HostError::BadResult(e.to_string())))?;
+    let latency = merge_histograms(&histograms).map_err(|e| failure(&first.host, &HostError::BadResult(e.to_string())))?;
     let mut total = first.result.clone();
     let results: Vec<&LoadResult> = hosts.iter().map(|h| &h.result).collect();
     let sum_u = |f: fn(&LoadResult) -> u64| results.iter().map(|r| f(r)).sum::<u64>();
@@ -130,7 +95,8 @@ pub fn merge(hosts: &[HostResult], failed: Vec<HostFailure>) -> Result<Merged, H
         h2.rst_stream = results.iter().filter_map(|r| r.http2.as_ref()).map(|h| h.rst_stream).sum();
     }
     total.open = merge_open(hosts);
-    Ok(Merged { total, hosts: hosts.iter().map(HostResult::row).collect(), partial: !failed.is_empty(), failed_hosts: failed })
+    total.multi_host = Some(MultiHost { hosts: hosts.iter().map(HostResult::row).collect(), partial: !failed.is_empty(), failed_hosts: failed });
+    Ok(total)
 }
 
 /// Second by second: counts summed, p99 the worst host's (the per-second
@@ -148,7 +114,7 @@ fn merge_timeline(results: &[&LoadResult]) -> Vec<SecondStats> {
 
 /// The slowest requests of all hosts, with wall-clock stamps moved onto the
 /// controller's clock (monotonic stamps stay each host's own).
-fn merge_slow(hosts: &[HostResult], keep: usize) -> Vec<stampede_load::result::SlowRequest> {
+fn merge_slow(hosts: &[HostResult], keep: usize) -> Vec<SlowRequest> {
     let mut all: Vec<_> = hosts
         .iter()
         .flat_map(|h| {
@@ -233,35 +199,35 @@ mod tests {
         let a: Vec<u64> = (1..=900).map(|i| 50_000 + i * 37).collect();
         let b: Vec<u64> = (1..=100).map(|i| 2_000_000 + i * 91_000).collect();
         let m = merge(&[host("a", &a, 2, 1_500_000), host("b", &b, 0, -300_000)], Vec::new()).unwrap();
-        assert_eq!(m.total.requests, 1000);
-        assert_eq!(m.total.bytes_read, 10_000);
-        assert_eq!(m.total.errors.connect, 2);
-        assert_eq!(m.total.errors.status, 2);
-        assert_eq!(m.total.status_codes["200"], 1000);
-        assert_eq!(m.total.status_codes["500"], 2);
-        assert_eq!(m.total.connections, 4);
-        assert!((m.total.rps - 500.0).abs() < 1e-9);
-        assert!((m.total.loadgen.cpu_cores - 0.75).abs() < 1e-9);
+        assert_eq!(m.requests, 1000);
+        assert_eq!(m.bytes_read, 10_000);
+        assert_eq!(m.errors.connect, 2);
+        assert_eq!(m.errors.status, 2);
+        assert_eq!(m.status_codes["200"], 1000);
+        assert_eq!(m.status_codes["500"], 2);
+        assert_eq!(m.connections, 4);
+        assert!((m.rps - 500.0).abs() < 1e-9);
+        assert!((m.loadgen.cpu_cores - 0.75).abs() < 1e-9);
         let all: Vec<u64> = a.iter().chain(&b).copied().collect();
         let direct = Percentiles::of(&record(&all));
-        assert_eq!(m.total.latency_us, direct);
+        assert_eq!(m.latency_us, direct);
         // Averaging the hosts' p99s would say ~1.1 ms; the true p99 is in b's range.
-        assert!(m.total.latency_us.p99 > 2000.0);
-        assert_eq!(stampede_load::interchange::decode_histogram(&m.total.histogram).unwrap().len(), 1000);
-        assert_eq!(m.total.timeline.iter().map(|s| s.requests).collect::<Vec<_>>(), [6, 8]);
-        assert_eq!(m.total.timeline[1].p99_us, 30.0);
-        assert_eq!(m.hosts.len(), 2);
-        assert_eq!((m.hosts[0].requests, m.hosts[0].errors), (900, 3));
-        assert_eq!(m.hosts[0].clock_offset_ms, 1.5);
-        assert_eq!(m.hosts[1].clock_offset_ms, -0.3);
-        assert!(!m.partial);
+        assert!(m.latency_us.p99 > 2000.0);
+        assert_eq!(decode_histogram(&m.histogram).unwrap().len(), 1000);
+        assert_eq!(m.timeline.iter().map(|s| s.requests).collect::<Vec<_>>(), [6, 8]);
+        assert_eq!(m.timeline[1].p99_us, 30.0);
+        assert_eq!(m.hosts().len(), 2);
+        assert_eq!((m.hosts()[0].requests, m.hosts()[0].errors), (900, 3));
+        assert_eq!(m.hosts()[0].clock_offset_ms, 1.5);
+        assert_eq!(m.hosts()[1].clock_offset_ms, -0.3);
+        assert!(!m.partial());
     }
 
     #[test]
     fn a_failed_host_marks_the_result_partial_and_serialises_flat() {
         let failed = vec![HostFailure { host: "b".into(), reason: "died mid-run after 1.0 s".into() }];
         let m = merge(&[host("a", &[1000, 2000], 0, 0)], failed).unwrap();
-        assert!(m.partial);
+        assert!(m.partial());
         let v = serde_json::to_value(&m).unwrap();
         assert_eq!(v["schema"], "stampede.load/1");
         assert_eq!(v["requests"], 2);

@@ -38,13 +38,14 @@ pub fn sig(v: f64) -> String {
     }
 }
 
-/// An integer with thin separators between thousands: `12 345`.
+/// An integer with a comma between thousands: `12,345` (the one format of
+/// every table, the terminal's and the report's).
 pub fn group_thousands(v: i64) -> String {
     let digits = v.unsigned_abs().to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(' ');
+            out.push(',');
         }
         out.push(c);
     }
@@ -80,7 +81,7 @@ mod tests {
 
     #[test]
     fn significant_digits() {
-        assert_eq!(sig(123456.7), "123 457");
+        assert_eq!(sig(123456.7), "123,457");
         assert_eq!(sig(512.3), "512");
         assert_eq!(sig(12.34), "12.3");
         assert_eq!(sig(1.234), "1.23");
@@ -90,7 +91,7 @@ mod tests {
         assert_eq!(sig(0.0), "0");
         assert_eq!(sig(-0.0001), "0");
         assert_eq!(num(None), "–");
-        assert_eq!(group_thousands(-1234), "-1 234");
+        assert_eq!(group_thousands(-1234), "-1,234");
         assert_eq!(pct(-0.2), "-20.0%");
     }
 }

@@ -5,12 +5,13 @@
 //! of a run.
 
 pub mod compare;
+pub mod crank;
 pub mod error;
 pub mod export;
 pub mod format;
 pub mod html;
 pub mod schema;
-mod stats;
+pub mod stats;
 pub mod summary;
 
 use std::path::Path;

@@ -16,7 +16,12 @@ use crate::error::ReportError;
 /// The schema tag this crate reads.
 pub const RUN_SCHEMA: &str = "stampede.run/1";
 /// The schema tag of a single `stampede load --json` document.
-pub const LOAD_SCHEMA: &str = "stampede.load/1";
+pub use stampede_schema::load::SCHEMA as LOAD_SCHEMA;
+/// A `stampede.load/1` document, as every crate declares it: once, in
+/// stampede-schema (lenient on reading).
+pub use stampede_schema::LoadResult;
+/// A `stampede.profile/1` summary (a run's `cpu_profile`), declared once.
+pub use stampede_schema::profile::{ProfileSummary, TopFrame};
 
 /// A whole `results.json`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -90,8 +95,8 @@ pub struct Run {
     pub build_time_ms: Option<f64>,
     pub start_time_ms: Option<f64>,
     pub first_request_ms: Option<f64>,
-    pub warmup: Option<Load>,
-    pub load: Option<Load>,
+    pub warmup: Option<LoadResult>,
+    pub load: Option<LoadResult>,
     pub server: Option<Process>,
     pub loadgen: Option<Process>,
     pub machine: Option<Machine>,
@@ -99,29 +104,7 @@ pub struct Run {
     /// Things that happened during the run, drawn as markers on its timeline.
     pub events: Vec<Event>,
     /// `stampede run --profile`: the measured phase's profile (docs/profile.md).
-    pub cpu_profile: Option<CpuProfile>,
-}
-
-/// The parts of a `stampede.profile/1` summary the report shows: its files
-/// (relative to results.json) and the top-functions table.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct CpuProfile {
-    pub flame_svg: Option<String>,
-    pub folded: Option<String>,
-    pub samples: Option<u64>,
-    pub frequency_hz: Option<u64>,
-    pub top: Vec<TopFrame>,
-}
-
-/// One row of a profile's top-functions table (percent of all samples).
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct TopFrame {
-    pub frame: String,
-    pub kind: String,
-    pub self_pct: f64,
-    pub total_pct: f64,
+    pub cpu_profile: Option<ProfileSummary>,
 }
 
 impl Run {
@@ -136,7 +119,7 @@ impl Run {
         if let Some(value) = self.rps_per_server_core.filter(|v| v.is_finite()) {
             return Some(value);
         }
-        let rps = self.load.as_ref()?.rps?;
+        let rps = self.load.as_ref()?.rps;
         let cores = self.server.as_ref()?.cpu_cores_avg?;
         (cores > 0.0).then(|| rps / cores)
     }
@@ -161,114 +144,6 @@ where
             (key, text)
         })
         .collect())
-}
-
-/// A `stampede.load/1` document.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct Load {
-    pub schema: Option<String>,
-    pub url: Option<String>,
-    pub method: Option<String>,
-    pub mode: Option<String>,
-    pub connections: Option<u64>,
-    pub threads: Option<u64>,
-    pub duration_s: Option<f64>,
-    pub warmup_s: Option<f64>,
-    pub requests: Option<u64>,
-    pub rps: Option<f64>,
-    pub bytes_read: Option<u64>,
-    pub errors: Option<LoadErrors>,
-    pub reconnects: Option<u64>,
-    pub status_codes: BTreeMap<String, u64>,
-    pub latency_us: Option<Latency>,
-    pub latency_spectrum: Vec<SpectrumPoint>,
-    pub loadgen: Option<LoadgenCost>,
-    pub timeline: Vec<TimelinePoint>,
-    pub target_rate: Option<f64>,
-    pub achieved_rate: Option<f64>,
-    pub saturated: Option<bool>,
-}
-
-impl Load {
-    /// Socket-level failures: connect, read, write and timeout errors.
-    pub fn socket_errors(&self) -> u64 {
-        self.errors
-            .as_ref()
-            .map(|e| e.connect + e.read + e.write + e.timeout)
-            .unwrap_or(0)
-    }
-
-    /// Responses that arrived but were not good: bad status or malformed.
-    pub fn bad_responses(&self) -> u64 {
-        self.errors
-            .as_ref()
-            .map(|e| e.status + e.parse)
-            .unwrap_or(0)
-    }
-
-    /// Bytes read per second over the measured period.
-    pub fn read_bytes_per_s(&self) -> Option<f64> {
-        let bytes = self.bytes_read? as f64;
-        let duration = self.duration_s.filter(|d| *d > 0.0)?;
-        Some(bytes / duration)
-    }
-}
-
-/// Error counts of a load phase.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct LoadErrors {
-    pub connect: u64,
-    pub read: u64,
-    pub write: u64,
-    pub timeout: u64,
-    pub status: u64,
-    pub parse: u64,
-}
-
-/// Latency summary, microseconds.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct Latency {
-    pub min: Option<f64>,
-    pub mean: Option<f64>,
-    pub stdev: Option<f64>,
-    pub max: Option<f64>,
-    pub p50: Option<f64>,
-    pub p75: Option<f64>,
-    pub p90: Option<f64>,
-    pub p99: Option<f64>,
-    pub p999: Option<f64>,
-    pub p9999: Option<f64>,
-}
-
-/// One point of the HdrHistogram percentile spectrum.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct SpectrumPoint {
-    pub percentile: f64,
-    pub us: f64,
-}
-
-/// The load generator's own cost, as measured by itself.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct LoadgenCost {
-    pub cpu_user_s: Option<f64>,
-    pub cpu_sys_s: Option<f64>,
-    pub cpu_cores: Option<f64>,
-    pub max_rss_kib: Option<u64>,
-}
-
-/// One second of the measured period.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct TimelinePoint {
-    pub t_s: f64,
-    pub requests: u64,
-    pub errors: u64,
-    pub p99_us: Option<f64>,
 }
 
 /// What the probe saw of one process tree (the server or the load generator).
@@ -406,15 +281,15 @@ impl Results {
     /// Wraps a single `stampede load --json` document as a one-run results
     /// file, so `report` and `compare` also work on plain load runs.
     fn from_load(value: serde_json::Value) -> Result<Results, ReportError> {
-        let load: Load =
+        let load: LoadResult =
             serde_path_to_error::deserialize(value).map_err(|err| ReportError::Json {
                 path: None,
                 field: err.path().to_string(),
                 message: err.inner().to_string(),
             })?;
         let run = Run {
-            app: load.url.clone().unwrap_or_else(|| "load".to_owned()),
-            profile: Some(load.mode.clone().unwrap_or_else(|| "load".to_owned())),
+            app: if load.url.is_empty() { "load".to_owned() } else { load.url.clone() },
+            profile: Some(if load.mode.is_empty() { "load".to_owned() } else { load.mode.clone() }),
             iteration: Some(1),
             valid: Some(true),
             load: Some(load),

@@ -27,10 +27,10 @@ impl ConfigKey {
         }
     }
 
-    /// `threads=2 gc=server`, or `defaults` when there are no knobs.
+    /// `threads=2 gc=server`, or `-` when there are no knobs (as in the terminal).
     pub fn knobs_label(&self) -> String {
         if self.knobs.is_empty() {
-            return "defaults".to_owned();
+            return "-".to_owned();
         }
         self.knobs
             .iter()
@@ -39,9 +39,18 @@ impl ConfigKey {
             .join(" ")
     }
 
-    /// `go threads=2 (steady)`; the profile is left out when empty.
+    /// `go threads=2`, or `go` without knobs.
+    pub fn app_knobs(&self) -> String {
+        if self.knobs.is_empty() {
+            self.app.clone()
+        } else {
+            format!("{} {}", self.app, self.knobs_label())
+        }
+    }
+
+    /// `go threads=2 (steady)`; knobs and profile are left out when empty.
     pub fn label(&self) -> String {
-        let mut label = format!("{} {}", self.app, self.knobs_label());
+        let mut label = self.app_knobs();
         if !self.profile.is_empty() {
             label.push_str(&format!(" ({})", self.profile));
         }
@@ -157,15 +166,15 @@ impl Metric {
     pub fn of(self, run: &Run) -> Option<f64> {
         let load = run.load.as_ref();
         let value = match self {
-            Metric::Rps => load?.rps,
+            Metric::Rps => Some(load?.rps),
             Metric::RpsPerCore => run.rps_per_core(),
-            Metric::P50 => load?.latency_us.as_ref()?.p50.map(|us| us / 1000.0),
-            Metric::P99 => load?.latency_us.as_ref()?.p99.map(|us| us / 1000.0),
+            Metric::P50 => Some(load?.latency_us.p50 / 1000.0),
+            Metric::P99 => Some(load?.latency_us.p99 / 1000.0),
             Metric::Cpu => run.server.as_ref()?.cpu_cores_avg,
             Metric::Rss => run.server.as_ref()?.rss_max_mib,
             Metric::LoadgenCpu => load
-                .and_then(|l| l.loadgen.as_ref())
-                .and_then(|l| l.cpu_cores)
+                .map(|l| l.loadgen.cpu_cores)
+                .filter(|c| *c > 0.0)
                 .or_else(|| run.loadgen.as_ref()?.cpu_cores_avg),
         };
         value.filter(|v| v.is_finite())
@@ -187,7 +196,10 @@ pub struct SummaryRow {
     pub server_cpu_cores: Option<f64>,
     pub server_rss_max_mib: Option<f64>,
     pub loadgen_cpu_cores: Option<f64>,
-    pub errors: u64,
+    /// Socket errors summed over every run of the configuration ([`stampede_schema::Errors::socket`]).
+    pub socket_errors: u64,
+    /// Bad responses summed over every run of the configuration ([`stampede_schema::Errors::bad_responses`]).
+    pub bad_responses: u64,
     pub invalid_reasons: Vec<String>,
 }
 
@@ -220,12 +232,8 @@ pub fn summarize(results: &Results) -> Vec<SummaryRow> {
                 server_cpu_cores: med(Metric::Cpu),
                 server_rss_max_mib: med(Metric::Rss),
                 loadgen_cpu_cores: med(Metric::LoadgenCpu),
-                errors: group
-                    .runs
-                    .iter()
-                    .filter_map(|r| r.load.as_ref())
-                    .map(|l| l.socket_errors() + l.bad_responses())
-                    .sum(),
+                socket_errors: group.runs.iter().filter_map(|r| r.load.as_ref()).map(|l| l.socket_errors()).sum(),
+                bad_responses: group.runs.iter().filter_map(|r| r.load.as_ref()).map(|l| l.bad_responses()).sum(),
                 invalid_reasons: group
                     .runs
                     .iter()
@@ -264,6 +272,6 @@ mod tests {
             rows[0].invalid_reasons,
             vec!["iteration 3: boom".to_owned()]
         );
-        assert_eq!(rows[1].key().knobs_label(), "defaults");
+        assert_eq!(rows[1].key().knobs_label(), "-");
     }
 }

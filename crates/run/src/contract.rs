@@ -1,11 +1,15 @@
 //! `stampede check --contract C URL` as a gate before the load, with the
 //! contract the app's manifest claims: a server that does not do the
 //! contract's work gets no numbers (its run is marked invalid with the
-//! failing rules), since a fast wrong answer is not a result.
+//! failing rules), since a fast wrong answer is not a result. The checker's
+//! verdict comes back as its `stampede.check/1` document (`check --json`),
+//! read into the one declared type, never parsed from its human table.
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
+
+use stampede_schema::check::CheckReport;
 
 use crate::subprocess::{self, last_lines, SubprocessError};
 
@@ -20,7 +24,7 @@ pub enum Verdict {
 
 pub fn check(exe: &Path, contract: &str, url: &str, interrupted: &dyn Fn() -> bool) -> Verdict {
     let mut cmd = Command::new(exe);
-    cmd.args(["check", "--contract", contract, url]).env("NO_COLOR", "1");
+    cmd.args(["check", "--json", "--contract", contract, url]).env("NO_COLOR", "1");
     match subprocess::run(cmd, "stampede check", CHECK_LIMIT, None, interrupted) {
         Ok(done) => match done.status.code() {
             Some(0) => Verdict::Honoured,
@@ -36,28 +40,25 @@ pub fn check(exe: &Path, contract: &str, url: &str, interrupted: &dyn Fn() -> bo
     }
 }
 
-/// The lines of the checker's table that report a failure, or its last lines.
+/// The failed rules of the checker's `stampede.check/1` document (the first
+/// three, `id: reason`), or the output's last lines when it printed none.
 fn failing_rules(output: &str) -> String {
-    let failing: Vec<&str> = output
-        .lines()
-        .map(str::trim)
-        .filter(|l| {
-            let lower = l.to_ascii_lowercase();
-            lower.contains("fail") && !lower.starts_with("stampede:")
-        })
-        .take(3)
-        .collect();
+    let report = serde_json::Deserializer::from_str(output).into_iter::<CheckReport>().next().and_then(Result::ok);
+    let failing: Vec<String> = report.map(|r| r.failures().into_iter().take(3).collect()).unwrap_or_default();
     if failing.is_empty() { last_lines(output, 3) } else { failing.join(" | ") }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use stampede_schema::check::RuleResult;
 
     #[test]
-    fn failing_rules_are_picked_from_the_table() {
-        let out = "rule  result\n/plaintext body  ok\n/json Content-Type  FAIL  got text/html\n3 rules, 1 failed\n";
-        assert_eq!(failing_rules(out), "/json Content-Type  FAIL  got text/html | 3 rules, 1 failed");
+    fn failing_rules_are_read_from_the_check_document() {
+        let broken = RuleResult { id: "json-type".into(), reason: Some("got text/html".into()), ..RuleResult::default() };
+        let report = CheckReport::new("stampede", "2", "http://x/".into(), vec![RuleResult::pass("plaintext", "GET /plaintext"), broken]);
+        let output = format!("{}\nstderr line\n", serde_json::to_string_pretty(&report).unwrap());
+        assert_eq!(failing_rules(&output), "json-type: got text/html");
         assert_eq!(failing_rules("x\ny\n"), "x | y");
     }
 }

@@ -15,7 +15,6 @@ pub mod duration;
 mod environment;
 mod events;
 mod error;
-mod figures;
 pub mod hosts;
 mod http;
 mod interrupt;

@@ -9,7 +9,6 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::contract::{self, Verdict};
-use crate::figures::LoadFigures;
 use crate::interrupt::interrupted;
 use crate::loadgen::{LoadError, LoadPhase};
 use crate::manifest::Manifest;
@@ -208,12 +207,8 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     let was_interrupted = matches!(load, Err(LoadError::Interrupted));
     match load {
         Ok(doc) => {
-            let figures = LoadFigures::from_json(&doc);
-            record.rps_per_server_core = rps_per_core(figures.rps, record.server.cpu_cores_avg);
-            judge(&mut record, &figures, loadgen_cpus);
-            if let Some(reason) = partial(&doc) {
-                record.invalidate(reason);
-            }
+            record.rps_per_server_core = rps_per_core(doc.rps, record.server.cpu_cores_avg);
+            judge(&mut record, &doc, loadgen_cpus);
             record.load = Some(doc);
         }
         Err(LoadError::Interrupted) => record.invalidate(crate::interrupt::reason()),
@@ -225,48 +220,28 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     Outcome { record, interrupted: was_interrupted, contract: verdict, host_lost: None }
 }
 
-/// The validity rules that need the load's figures.
-fn judge(record: &mut RunRecord, f: &LoadFigures, loadgen_cpus: Option<&str>) {
-    if f.socket_errors > 0 {
-        record.invalidate(format!("{} socket errors", f.socket_errors));
-    }
-    if f.bad_responses > 0 {
-        record.invalidate(format!("{} responses outside 2xx/3xx", f.bad_responses));
-    }
-    if f.requests == 0 {
-        record.invalidate("no responses in the measured period");
-    }
-    if f.saturated {
-        record.invalidate("load generator saturated: it could not keep to the requested rate");
+/// The validity rules that need the load's figures: the load's own
+/// (`LoadResult::invalid_reasons`, defined once in stampede-schema) and the
+/// generator's pinned CPU, which only the orchestrator knows.
+fn judge(record: &mut RunRecord, load: &stampede_schema::LoadResult, loadgen_cpus: Option<&str>) {
+    for reason in load.invalid_reasons() {
+        record.invalidate(reason);
     }
     // A closed-loop generator that used all the CPU it was given was the
     // bottleneck: the figures describe it, not the server.
     if let Some(cpus) = loadgen_cpus.and_then(|c| pinning::parse_cpu_list(c).ok()) {
         let cores = cpus.len() as f64;
-        let used = record.loadgen.cpu_cores_avg.max(f.loadgen_cpu_cores);
+        let used = record.loadgen.cpu_cores_avg.max(load.loadgen.cpu_cores);
         if used >= 0.97 * cores {
             record.invalidate(format!("load generator saturated: it used {used:.2} of its {cores} pinned core(s)"));
         }
     }
 }
 
-/// Why a multi-host load document covers only some of its hosts, if it does
-/// (`[hosts] on_host_failure = "continue"`): kept, but not comparable.
-fn partial(doc: &serde_json::Value) -> Option<String> {
-    if doc.get("partial").and_then(|p| p.as_bool()) != Some(true) {
-        return None;
-    }
-    let failed: Vec<String> = doc["failed_hosts"]
-        .as_array()
-        .map(|a| a.iter().map(|f| format!("host {}: {}", f["host"].as_str().unwrap_or("?"), f["reason"].as_str().unwrap_or(""))).collect())
-        .unwrap_or_default();
-    Some(format!("partial load: {}", failed.join("; ")))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::figures::tests::fake_load;
+    use crate::record::tests::fake_load;
 
     #[test]
     fn socket_errors_and_saturation_invalidate() {
@@ -274,16 +249,16 @@ mod tests {
         let mut r = RunRecord::failed("go", &Default::default(), &profile, 1, 0.0, String::new());
         r.valid = true;
         r.invalid_reason = None;
-        judge(&mut r, &LoadFigures::from_json(&fake_load(1000.0, 0)), None);
+        judge(&mut r, &fake_load(1000.0, 0), None);
         assert!(!r.valid, "3 bad responses in the fake document");
-        assert_eq!(r.invalid_reason.as_deref(), Some("3 responses outside 2xx/3xx"));
+        assert_eq!(r.invalid_reason.as_deref(), Some("3 bad responses (outside 2xx/3xx)"));
         let mut doc = fake_load(1000.0, 4);
-        doc["errors"]["status"] = 0.into();
-        doc["loadgen"]["cpu_cores"] = 0.99.into();
+        doc.errors.status = 0;
+        doc.loadgen.cpu_cores = 0.99;
         let mut r = RunRecord::failed("go", &Default::default(), &profile, 1, 0.0, String::new());
         r.valid = true;
         r.invalid_reason = None;
-        judge(&mut r, &LoadFigures::from_json(&doc), Some("0"));
+        judge(&mut r, &doc, Some("0"));
         let reason = r.invalid_reason.unwrap();
         assert!(reason.contains("4 socket errors") && reason.contains("saturated"), "{reason}");
     }

@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::duration;
 use crate::pinning;
 use crate::scenario::Profile;
+use stampede_schema::LoadResult;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -65,7 +66,7 @@ impl LoadPhase<'_> {
 
     /// Runs the phase; `on_spawn` gets the generator's pid (for the probe);
     /// `interrupted` is polled while it runs.
-    pub fn run(&self, on_spawn: impl FnOnce(i32), interrupted: &dyn Fn() -> bool) -> Result<serde_json::Value, LoadError> {
+    pub fn run(&self, on_spawn: impl FnOnce(i32), interrupted: &dyn Fn() -> bool) -> Result<LoadResult, LoadError> {
         let exe = self.exe.to_string_lossy().into_owned();
         let mut cmd = pinning::command(self.cpus, &exe);
         cmd.args(self.args()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -112,14 +113,14 @@ fn reader(child: &mut Child, stdout: bool) -> std::thread::JoinHandle<Vec<u8>> {
 }
 
 /// The `stampede.load/1` object in the generator's stdout.
-pub fn parse_load_json(out: &[u8]) -> Result<serde_json::Value, LoadError> {
+pub fn parse_load_json(out: &[u8]) -> Result<LoadResult, LoadError> {
     let text = String::from_utf8_lossy(out);
     let value: serde_json::Value = serde_json::from_str(text.trim()).map_err(|e| {
         let start: String = text.chars().take(80).collect();
         LoadError::BadJson(format!("{e} (output began {start:?})"))
     })?;
     match value.get("schema").and_then(|s| s.as_str()) {
-        Some(s) if s.starts_with("stampede.load/") => Ok(value),
+        Some(s) if s.starts_with("stampede.load/") => serde_json::from_value(value).map_err(|e| LoadError::BadJson(e.to_string())),
         other => Err(LoadError::BadJson(format!("schema is {other:?}, expected \"stampede.load/1\""))),
     }
 }

@@ -5,7 +5,8 @@
 
 use std::path::Path;
 
-use stampede_profile::{perf, top, Profile, ProfileError, Recorder, TopFrame};
+use stampede_profile::{perf, top, Profile, ProfileError, Recorder};
+use stampede_schema::profile::ProfileSummary;
 
 /// Whether profiling can work on this machine. `Err` is the one line to print
 /// once, before the first run (perf missing or forbidden).
@@ -36,7 +37,7 @@ pub fn finish(
     stem: &str,
     title: &str,
     note: &dyn Fn(&str),
-) -> Option<serde_json::Value> {
+) -> Option<ProfileSummary> {
     let written = recorder
         .and_then(|r| r.stop())
         .and_then(Profile::from_recording)
@@ -46,7 +47,7 @@ pub fn finish(
             for line in &summary.notes {
                 note(&format!("stampede: {title}: profile: {line}"));
             }
-            serde_json::to_value(summary).ok()
+            Some(summary)
         }
         Err(err) => {
             note(&format!("stampede: {title}: no profile: {err}"));
@@ -58,39 +59,17 @@ pub fn finish(
 /// Deletes the perf maps (`/tmp/perf-<pid>.map`) the profiled processes left
 /// behind once the server has stopped: the stacks are already folded, and
 /// Node's map grows with every compiled function and is never removed.
-pub fn remove_perf_maps(summary: &serde_json::Value) {
-    for pid in summary["pids"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|p| p.as_u64())
-    {
+pub fn remove_perf_maps(summary: &ProfileSummary) {
+    for pid in &summary.pids {
         let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
     }
 }
 
 /// The top-functions table of a run's `cpu_profile`, for the terminal.
-pub fn table(summary: &serde_json::Value) -> String {
-    let rows: Vec<TopFrame> = summary["top"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|row| TopFrame {
-            frame: row["frame"].as_str().unwrap_or("?").to_string(),
-            kind: match row["kind"].as_str() {
-                Some("kernel") => "kernel",
-                Some("jit") => "jit",
-                _ => "native",
-            },
-            self_samples: row["self_samples"].as_u64().unwrap_or(0),
-            self_pct: row["self_pct"].as_f64().unwrap_or(0.0),
-            total_samples: row["total_samples"].as_u64().unwrap_or(0),
-            total_pct: row["total_pct"].as_f64().unwrap_or(0.0),
-        })
-        .collect();
-    let mut text = top::render_table(&rows, summary["samples"].as_u64().unwrap_or(0), 100);
-    if let Some(svg) = summary["flame_svg"].as_str() {
-        text.push_str(&format!("flame graph: {svg} (beside results.json)\n"));
+pub fn table(summary: &ProfileSummary) -> String {
+    let mut text = top::render_table(&summary.top, summary.samples, 100);
+    if !summary.flame_svg.is_empty() {
+        text.push_str(&format!("flame graph: {} (beside results.json)\n", summary.flame_svg));
     }
     text
 }

@@ -6,6 +6,8 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use stampede_schema::profile::ProfileSummary;
+use stampede_schema::LoadResult;
 use stampede_probe::{MachineSummary, TreeSummary};
 
 pub const SCHEMA: &str = "stampede.run/1";
@@ -65,8 +67,8 @@ pub struct RunRecord {
     pub build_time_ms: f64,
     pub start_time_ms: f64,
     pub first_request_ms: f64,
-    pub warmup: Option<serde_json::Value>,
-    pub load: Option<serde_json::Value>,
+    pub warmup: Option<LoadResult>,
+    pub load: Option<LoadResult>,
     pub server: TreeSummary,
     pub loadgen: TreeSummary,
     pub machine: MachineRecord,
@@ -74,7 +76,7 @@ pub struct RunRecord {
     /// With `--profile`: the `stampede.profile/1` summary of the measured
     /// phase (flame graph and folded stacks beside results.json, top frames);
     /// null when not profiled or when the profile failed.
-    pub cpu_profile: Option<serde_json::Value>,
+    pub cpu_profile: Option<ProfileSummary>,
     /// Runtime GC and safepoint events from the warmup's start to the load's
     /// end (manifest `[events]`), for the report's timeline and `stampede explain`.
     pub events: Vec<crate::events::EventRecord>,
@@ -132,4 +134,28 @@ impl RunRecord {
 /// `load.rps / server.cpu_cores_avg`, 0 when the server used no measurable CPU.
 pub fn rps_per_core(rps: f64, cores: f64) -> f64 {
     if cores > 1e-6 { rps / cores } else { 0.0 }
+}
+
+#[cfg(test)]
+pub mod tests {
+    use stampede_schema::LoadResult;
+
+    /// A small but complete `stampede.load/1` document for tests: 3 bad
+    /// responses and `socket_errors` connect errors.
+    pub fn fake_load(rps: f64, socket_errors: u64) -> LoadResult {
+        serde_json::from_value(serde_json::json!({
+            "schema": "stampede.load/1",
+            "tool": {"name": "stampede", "version": "0.1.0"},
+            "url": "http://127.0.0.1:1/plaintext", "method": "GET", "mode": "closed",
+            "connections": 4, "threads": 1, "duration_s": 2.0, "warmup_s": 0.0,
+            "requests": (rps * 2.0) as u64, "rps": rps, "bytes_read": 300_000,
+            "errors": {"connect": socket_errors, "read": 0, "write": 0, "timeout": 0, "status": 3, "parse": 0},
+            "reconnects": 0, "status_codes": {"200": (rps * 2.0) as u64},
+            "latency_us": {"min": 50, "mean": 120.5, "stdev": 10, "max": 900, "p50": 110, "p75": 130, "p90": 150, "p99": 400, "p999": 800, "p9999": 900},
+            "latency_spectrum": [], "histogram": "",
+            "loadgen": {"cpu_user_s": 0.5, "cpu_sys_s": 0.5, "cpu_cores": 0.5, "max_rss_kib": 4000},
+            "timeline": []
+        }))
+        .expect("a valid load document")
+    }
 }

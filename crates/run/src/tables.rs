@@ -8,7 +8,10 @@ use std::collections::BTreeMap;
 use comfy_table::presets::ASCII_MARKDOWN;
 use comfy_table::{CellAlignment, Table};
 
-use crate::figures::LoadFigures;
+use stampede_report::crank::{load_figures, LoadRow};
+use stampede_report::format::{count, num};
+use stampede_report::stats::median_of_sorted;
+use stampede_schema::LoadResult;
 use crate::record::RunRecord;
 
 fn table(header: [&str; 2]) -> Table {
@@ -20,21 +23,9 @@ fn table(header: [&str; 2]) -> Table {
     t
 }
 
-fn int(x: f64) -> String {
-    let n = x.round() as i64;
-    let digits = n.abs().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 { format!("-{out}") } else { out }
-}
-
-fn ms(us: f64) -> String {
-    format!("{:.2}", us / 1000.0)
+/// A figure in the one number format of every table (the report's).
+fn fig(x: f64) -> String {
+    num(Some(x))
 }
 
 /// The two tables for one run.
@@ -43,43 +34,34 @@ pub fn run_tables(run: &RunRecord, runtime_version: &str, cores: usize) -> Strin
     let mut app = table(["application", &format!("{}{knobs}", run.app)]);
     let s = &run.server;
     let rows: Vec<(&str, String)> = vec![
-        ("CPU usage (%)", format!("{:.0}", s.cpu_cores_avg / cores.max(1) as f64 * 100.0)),
-        ("CPU usage, max (%)", format!("{:.0}", s.cpu_pct_max)),
-        ("Cores usage", format!("{:.2}", s.cpu_cores_avg)),
-        ("Working set (MiB)", format!("{:.1}", s.rss_max_mib)),
-        ("Threads (max)", s.threads_max.to_string()),
-        ("Context switches (vol / invol)", format!("{} / {}", int(s.ctx_voluntary as f64), int(s.ctx_involuntary as f64))),
-        ("Run-queue wait (ms)", format!("{:.1}", s.runqueue_wait_ms)),
-        ("Build time (ms)", int(run.build_time_ms)),
-        ("Start time (ms)", int(run.start_time_ms)),
+        ("CPU usage (%)", fig(s.cpu_cores_avg / cores.max(1) as f64 * 100.0)),
+        ("CPU usage, max (%)", fig(s.cpu_pct_max)),
+        ("Cores usage", fig(s.cpu_cores_avg)),
+        ("Working set (MiB)", fig(s.rss_max_mib)),
+        ("Threads (max)", count(Some(s.threads_max))),
+        ("Context switches (vol / invol)", format!("{} / {}", count(Some(s.ctx_voluntary)), count(Some(s.ctx_involuntary)))),
+        ("Run-queue wait (ms)", fig(s.runqueue_wait_ms)),
+        ("Build time (ms)", fig(run.build_time_ms)),
+        ("Start time (ms)", fig(run.start_time_ms)),
         ("Runtime version", runtime_version.to_string()),
     ];
     for (k, v) in rows {
         app.add_row(vec![k.to_string(), v]);
     }
     let mut load = table(["load", &format!("{} {}", run.profile, run.path)]);
-    let f = run.load.as_ref().map(LoadFigures::from_json).unwrap_or_default();
-    let rows: Vec<(&str, String)> = vec![
-        ("First request (ms)", format!("{:.1}", run.first_request_ms)),
-        ("Requests", int(f.requests as f64)),
-        ("Mean RPS", int(f.rps)),
-        ("RPS per server core", int(run.rps_per_server_core)),
-        ("Mean latency (ms)", ms(f.mean_us)),
-        ("Max latency (ms)", ms(f.max_us)),
-        ("Latency 50th (ms)", ms(f.p50_us)),
-        ("Latency 75th (ms)", ms(f.p75_us)),
-        ("Latency 90th (ms)", ms(f.p90_us)),
-        ("Latency 99th (ms)", ms(f.p99_us)),
-        ("Bad responses", int(f.bad_responses as f64)),
-        ("Socket errors", int(f.socket_errors as f64)),
-        ("Read throughput (MiB/s)", format!("{:.2}", f.read_bytes_per_s() / (1024.0 * 1024.0))),
-        ("Load generator CPU (cores)", format!("{:.2}", run.loadgen.cpu_cores_avg.max(f.loadgen_cpu_cores))),
-        ("Contract", if run.contract == "none" { "none (not checked)".into() } else { run.contract.clone() }),
-        ("Valid", if run.valid { "yes".into() } else { format!("no: {}", run.invalid_reason.as_deref().unwrap_or("")) }),
-    ];
-    for (k, v) in rows {
-        load.add_row(vec![k.to_string(), v]);
+    let row = LoadRow {
+        load: run.load.as_ref(),
+        first_request_ms: Some(run.first_request_ms),
+        rps_per_server_core: Some(run.rps_per_server_core),
+        loadgen_cores: Some(run.loadgen.cpu_cores_avg.max(run.load.as_ref().map_or(0.0, |l| l.loadgen.cpu_cores))),
+    };
+    for figure in load_figures(&row) {
+        load.add_row(vec![figure.title.to_string(), figure.text]);
     }
+    let contract = if run.contract == "none" { "none (not checked)".into() } else { run.contract.clone() };
+    load.add_row(vec!["Contract".to_string(), contract]);
+    let valid = if run.valid { "yes".into() } else { format!("no: {}", run.invalid_reason.as_deref().unwrap_or("")) };
+    load.add_row(vec!["Valid".to_string(), valid]);
     format!("{app}\n\n{load}\n")
 }
 
@@ -87,22 +69,11 @@ pub fn label(knobs: &BTreeMap<String, String>) -> String {
     knobs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
 }
 
-/// Median of a non-empty list.
-pub fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n == 0 {
-        0.0
-    } else if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
-}
-
+/// `median (min–max)`, or the one value.
 fn spread(values: &[f64], fmt: impl Fn(f64) -> String) -> String {
     let mut v = values.to_vec();
-    let m = median(&mut v);
+    v.sort_by(f64::total_cmp);
+    let m = median_of_sorted(&v);
     if v.len() < 2 {
         fmt(m)
     } else {
@@ -125,20 +96,20 @@ pub fn summary_table(runs: &[RunRecord]) -> String {
     t.load_preset(ASCII_MARKDOWN).set_header(vec!["app", "knobs", "profile", "RPS (min–max)", "RPS / server core", "cores", "p99 ms (min–max)", "valid"]);
     for ((app, knobs, profile), list) in groups {
         let valid: Vec<&&RunRecord> = list.iter().filter(|r| r.valid).collect();
-        let figures: Vec<LoadFigures> = valid.iter().map(|r| r.load.as_ref().map(LoadFigures::from_json).unwrap_or_default()).collect();
-        let rps: Vec<f64> = figures.iter().map(|f| f.rps).collect();
+        let loads: Vec<&LoadResult> = valid.iter().filter_map(|r| r.load.as_ref()).collect();
+        let rps: Vec<f64> = loads.iter().map(|l| l.rps).collect();
         let per_core: Vec<f64> = valid.iter().map(|r| r.rps_per_server_core).collect();
         let cores: Vec<f64> = valid.iter().map(|r| r.server.cpu_cores_avg).collect();
-        let p99: Vec<f64> = figures.iter().map(|f| f.p99_us / 1000.0).collect();
-        let dash = |v: &[f64], f: &dyn Fn(f64) -> String| if v.is_empty() { "-".to_string() } else { spread(v, f) };
+        let p99: Vec<f64> = loads.iter().map(|l| l.latency_us.p99 / 1000.0).collect();
+        let dash = |v: &[f64]| if v.is_empty() { "-".to_string() } else { spread(v, fig) };
         t.add_row(vec![
             app,
             if knobs.is_empty() { "-".into() } else { knobs },
             profile,
-            dash(&rps, &int),
-            dash(&per_core, &int),
-            dash(&cores, &|x| format!("{x:.2}")),
-            dash(&p99, &|x| format!("{x:.2}")),
+            dash(&rps),
+            dash(&per_core),
+            dash(&cores),
+            dash(&p99),
             format!("{}/{}", valid.len(), list.len()),
         ]);
     }
@@ -148,7 +119,7 @@ pub fn summary_table(runs: &[RunRecord]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::figures::tests::fake_load;
+    use crate::record::tests::fake_load;
 
     fn run(rps: f64, valid: bool) -> RunRecord {
         let profile: crate::scenario::Profile = toml::from_str("path = \"/json\"").unwrap();
@@ -163,8 +134,6 @@ mod tests {
 
     #[test]
     fn medians_and_spread() {
-        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&mut [4.0, 1.0]), 2.5);
         let table = summary_table(&[run(1000.0, true), run(3000.0, true), run(2000.0, true), run(9.0, false)]);
         assert!(table.contains("2,000 (1,000–3,000)"), "{table}");
         assert!(table.contains("4,000 (2,000–6,000)"), "{table}");
@@ -174,7 +143,7 @@ mod tests {
     #[test]
     fn the_two_run_tables_name_their_figures() {
         let text = run_tables(&run(1500.0, false), "go1.22", 2);
-        for needle in ["go (gc=off)", "Build time (ms)", "1,234", "go1.22", "Mean RPS", "1,500", "Latency 99th (ms)", "0.40", "no: crashed"] {
+        for needle in ["go (gc=off)", "Build time (ms)", "1,234", "go1.22", "Mean RPS", "1,500", "Latency 99th (ms)", "0.4", "Socket errors", "Bad responses", "no: crashed"] {
             assert!(text.contains(needle), "missing {needle:?} in\n{text}");
         }
     }

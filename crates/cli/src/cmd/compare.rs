@@ -102,7 +102,7 @@ fn differential_flame(
             .runs
             .iter()
             .filter(|r| ConfigKey::of(r) == *key)
-            .find_map(|r| r.cpu_profile.as_ref()?.folded.clone())
+            .find_map(|r| Some(r.cpu_profile.as_ref()?.folded.clone()).filter(|f| !f.is_empty()))
             .map(|rel| file.parent().unwrap_or(std::path::Path::new(".")).join(rel))
     };
     let (Some(before), Some(after)) = (folded(base, &args.base), folded(candidate, &args.candidate)) else {

@@ -6,9 +6,17 @@
 use super::load::{Args, OnHostFailure};
 use stampede_load::{text, LoadConfig, Stop};
 use stampede_remote::share::{self, Total};
-use stampede_remote::{Merged, Plan, Ssh};
+use stampede_remote::{Plan, Ssh};
+use stampede_schema::LoadResult;
 use std::fmt::Write;
 use std::time::Duration;
+
+/// `stampede load --hosts …`: the flags of `stampede load`, sent from other machines.
+pub fn run_args(args: Args) -> anyhow::Result<i32> {
+    let mut cfg = super::load::config(&args)?;
+    cfg.interrupt = super::load::interrupt_flag()?;
+    run(&args, &cfg)
+}
 
 pub fn run(args: &Args, cfg: &LoadConfig) -> anyhow::Result<i32> {
     let hosts: Vec<String> = args.hosts.iter().map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).collect();
@@ -61,7 +69,7 @@ pub fn run(args: &Args, cfg: &LoadConfig) -> anyhow::Result<i32> {
         if args.json {
             println!("{}", serde_json::to_string_pretty(m)?);
         } else {
-            print!("{}", text::render(&m.total));
+            print!("{}", text::render(m));
             print!("{}", host_table(m));
         }
     }
@@ -128,16 +136,16 @@ fn forwarded(args: &Args, cfg: &LoadConfig) -> anyhow::Result<Vec<String>> {
 }
 
 /// One row per host: where each host's share went and what it cost.
-fn host_table(m: &Merged) -> String {
+fn host_table(m: &LoadResult) -> String {
     let mut o = String::new();
-    let width = m.hosts.iter().map(|h| h.host.len()).chain(m.failed_hosts.iter().map(|f| f.host.len())).max().unwrap_or(4).max(4);
+    let width = m.hosts().iter().map(|h| h.host.len()).chain(m.failed_hosts().iter().map(|f| f.host.len())).max().unwrap_or(4).max(4);
     let _ = writeln!(o, "Hosts:");
     let _ = writeln!(
         o,
         "  {:<width$}  {:>12}  {:>10}  {:>10}  {:>11}  {:>7}  {:>9}  {:>9}",
         "host", "clock offset", "rtt", "requests", "req/s", "errors", "p99", "CPU cores"
     );
-    for h in &m.hosts {
+    for h in m.hosts() {
         let _ = writeln!(
             o,
             "  {:<width$}  {:>+9.2} ms  {:>7.2} ms  {:>10}  {:>11.2}  {:>7}  {:>9}  {:>9.2}",
@@ -151,11 +159,11 @@ fn host_table(m: &Merged) -> String {
             h.loadgen.cpu_cores
         );
     }
-    for f in &m.failed_hosts {
+    for f in m.failed_hosts() {
         let _ = writeln!(o, "  {:<width$}  FAILED: {}", f.host, f.reason);
     }
-    if m.partial {
-        let _ = writeln!(o, "PARTIAL: {} of {} hosts failed; the total covers the others only.", m.failed_hosts.len(), m.hosts.len() + m.failed_hosts.len());
+    if m.partial() {
+        let _ = writeln!(o, "PARTIAL: {} of {} hosts failed; the total covers the others only.", m.failed_hosts().len(), m.hosts().len() + m.failed_hosts().len());
     }
     o
 }

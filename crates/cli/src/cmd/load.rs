@@ -383,9 +383,6 @@ pub fn config(args: &Args) -> anyhow::Result<LoadConfig> {
 pub fn run(args: Args) -> anyhow::Result<i32> {
     let mut cfg = config(&args)?;
     cfg.interrupt = interrupt_flag()?;
-    if !args.hosts.is_empty() {
-        return super::hosts::run(&args, &cfg);
-    }
     if args.exit_on_stdin_eof {
         stop_on_stdin_eof(cfg.interrupt.clone());
     }
@@ -455,7 +452,7 @@ fn find_max(mut cfg: LoadConfig, slo: &stampede_load::capacity::Slo, json: bool)
 }
 
 /// Ctrl-C or SIGTERM end the run early; the results so far are still printed.
-fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
+pub(super) fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, flag.clone()).context("cannot install the Ctrl-C handler")?;

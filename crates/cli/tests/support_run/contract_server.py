@@ -9,6 +9,9 @@ so the probe has a process tree to find. CRASH_AFTER=N makes a worker write
 a message to stderr and exit with status 3 after N requests (the crash test).
 SETSID_CHILD=1 forks a child that leaves the process group with setsid() and
 sleeps: a descendant a stop of the group alone would never reach.
+MALFORMED_EVERY=N answers every Nth request with bytes that are not HTTP and
+closes the connection; BAD_STATUS_EVERY=M answers every Mth with a 500 (the
+error-count test: a malformed answer and a bad status are counted apart).
 """
 import json
 import os
@@ -21,8 +24,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 NAME = sys.argv[sys.argv.index("--name") + 1] if "--name" in sys.argv else "contract-py"
 CRASH_AFTER = int(os.environ.get("CRASH_AFTER") or 0)
+MALFORMED_EVERY = int(os.environ.get("MALFORMED_EVERY") or 0)
+BAD_STATUS_EVERY = int(os.environ.get("BAD_STATUS_EVERY") or 0)
 LOCK = threading.Lock()
 COUNT = [0]
+SEEN = [0]
 DIGITS = re.compile(r"^[0-9]+$")
 MASK = (1 << 64) - 1
 
@@ -93,6 +99,17 @@ class Handler(BaseHTTPRequestHandler):
                 sys.stderr.write(f"{NAME}: fatal: simulated crash after {CRASH_AFTER} requests\n")
                 sys.stderr.flush()
                 os._exit(3)
+        if MALFORMED_EVERY or BAD_STATUS_EVERY:
+            with LOCK:
+                SEEN[0] += 1
+                n = SEEN[0]
+            if MALFORMED_EVERY and n % MALFORMED_EVERY == 0:
+                self.wfile.write(b"this is not http\r\n\r\n")
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            if BAD_STATUS_EVERY and n % BAD_STATUS_EVERY == 0:
+                return self.answer(500, "oops", "text/plain")
         path = self.path.split("?", 1)[0]
         if path == "/plaintext":
             return self.answer(200, "Hello, World!", "text/plain")

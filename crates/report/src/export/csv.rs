@@ -9,7 +9,7 @@ use crate::summary::summarize;
 
 pub struct CsvExporter;
 
-const HEADER: [&str; 14] = [
+const HEADER: [&str; 15] = [
     "app",
     "knobs",
     "profile",
@@ -22,7 +22,8 @@ const HEADER: [&str; 14] = [
     "server_cpu_cores",
     "server_rss_max_mib",
     "loadgen_cpu_cores",
-    "errors",
+    "bad_responses",
+    "socket_errors",
     "invalid_reasons",
 ];
 
@@ -47,7 +48,8 @@ impl Exporter for CsvExporter {
                     raw(row.server_cpu_cores),
                     raw(row.server_rss_max_mib),
                     raw(row.loadgen_cpu_cores),
-                    row.errors.to_string(),
+                    row.bad_responses.to_string(),
+                    row.socket_errors.to_string(),
                     row.invalid_reasons.join("; "),
                 ])
                 .map_err(csv_error)?;
@@ -73,6 +75,6 @@ mod tests {
         assert!(lines
             .next()
             .unwrap()
-            .starts_with("\"a,\"\"b\"\"\",defaults,p,1,1,10.5,"));
+            .starts_with("\"a,\"\"b\"\"\",-,p,1,1,10.5,"));
     }
 }

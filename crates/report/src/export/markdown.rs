@@ -46,13 +46,13 @@ impl Exporter for MarkdownExporter {
             cell(commit),
             cell(cpu)
         );
-        out.push_str("| app | knobs | profile | valid | req/s | req/s per core | p50 ms | p99 ms | server cores | RSS MiB | loadgen cores | errors |\n");
-        out.push_str("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+        out.push_str("| app | knobs | profile | valid | req/s | req/s per core | p50 ms | p99 ms | server cores | RSS MiB | loadgen cores | Bad responses | Socket errors |\n");
+        out.push_str("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
         let rows = summarize(results);
         for row in &rows {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 cell(&row.app),
                 cell(&row.key().knobs_label()),
                 cell(&row.profile),
@@ -65,7 +65,8 @@ impl Exporter for MarkdownExporter {
                 num(row.server_cpu_cores),
                 num(row.server_rss_max_mib),
                 num(row.loadgen_cpu_cores),
-                count(Some(row.errors)),
+                count(Some(row.bad_responses)),
+                count(Some(row.socket_errors)),
             );
         }
         let invalid: Vec<_> = rows
@@ -101,9 +102,9 @@ mod tests {
         let results = Results::from_json(text).unwrap();
         let out = String::from_utf8(MarkdownExporter.export(&results).unwrap()).unwrap();
         assert!(
-            out.contains("| a\\|&lt;b&gt; | defaults | p | 1/1 | 10 |"),
+            out.contains("| a\\|&lt;b&gt; | - | p | 1/1 | 10 |"),
             "{out}"
         );
-        assert!(out.contains("- c defaults: iteration 0: x y"), "{out}");
+        assert!(out.contains("- c: iteration 0: x y"), "{out}");
     }
 }

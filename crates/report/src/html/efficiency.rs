@@ -39,7 +39,7 @@ pub fn render(groups: &[ConfigRuns<'_>], colours: &dyn Fn(&ConfigRuns<'_>) -> us
     for (row, group) in groups.iter().enumerate() {
         let y = TOP + ROW_H * row as f64 + ROW_H / 2.0;
         let valid = group.valid().count();
-        let mut label = format!("{} {}", group.key.app, group.key.knobs_label());
+        let mut label = group.key.app_knobs();
         if !group.key.profile.is_empty() {
             label.push_str(&format!(" · {}", group.key.profile));
         }

@@ -268,7 +268,7 @@ mod tests {
     fn synthetic_run_shows_a_quarter_for_each_cause() {
         let html = rendered(SYNTHETIC);
         let shares = &html[html.find("explain-shares").unwrap()..];
-        let first_row = &shares[shares.find("above p99 (5 000 µs)").unwrap()..];
+        let first_row = &shares[shares.find("above p99 (5,000 µs)").unwrap()..];
         let first_row = &first_row[..first_row.find("</tr>").unwrap()];
         assert_eq!(first_row.matches(">25%<").count(), 4, "{first_row}");
         assert!(first_row.contains("4 of ~10"), "{first_row}");

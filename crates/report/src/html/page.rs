@@ -186,7 +186,8 @@ fn summary_section(out: &mut String, results: &Results) {
         "server cores",
         "RSS (MiB)",
         "loadgen cores",
-        "errors",
+        stampede_schema::ErrorCategory::BadResponses.title(),
+        stampede_schema::ErrorCategory::SocketErrors.title(),
     ];
     let rows: Vec<(String, Vec<Cell>)> = summarize(results)
         .into_iter()
@@ -207,7 +208,8 @@ fn summary_section(out: &mut String, results: &Results) {
                     Cell::Num(num(row.server_cpu_cores)),
                     Cell::Num(num(row.server_rss_max_mib)),
                     Cell::Num(num(row.loadgen_cpu_cores)),
-                    Cell::Num(count(Some(row.errors))),
+                    Cell::Num(count(Some(row.bad_responses))),
+                    Cell::Num(count(Some(row.socket_errors))),
                 ],
             )
         })
@@ -228,7 +230,7 @@ fn legend<'a>(
             out,
             r#"<span style="--swatch:{}">{}</span>"#,
             colour(colour_of(key)),
-            esc(&format!("{} {}", key.app, key.knobs_label()))
+            esc(&key.app_knobs())
         );
     }
     out.push_str("</div>");

@@ -13,14 +13,14 @@ pub fn section(out: &mut String, run: &Run) {
         return;
     };
     out.push_str("<h3>CPU profile</h3><p>");
-    if let Some(svg) = &profile.flame_svg {
-        let _ = write!(out, r#"<a href="{0}">flame graph</a> ({0})"#, esc(svg));
+    if !profile.flame_svg.is_empty() {
+        let _ = write!(out, r#"<a href="{0}">flame graph</a> ({0})"#, esc(&profile.flame_svg));
     }
-    if let Some(folded) = &profile.folded {
-        let _ = write!(out, r#" · <a href="{0}">folded stacks</a>"#, esc(folded));
+    if !profile.folded.is_empty() {
+        let _ = write!(out, r#" · <a href="{0}">folded stacks</a>"#, esc(&profile.folded));
     }
-    if let (Some(samples), Some(hz)) = (profile.samples, profile.frequency_hz) {
-        let _ = write!(out, " · {samples} samples at {hz} Hz");
+    if profile.samples > 0 && profile.frequency_hz > 0 {
+        let _ = write!(out, " · {} samples at {} Hz", profile.samples, profile.frequency_hz);
     }
     out.push_str("</p>");
     if profile.top.is_empty() {
@@ -50,7 +50,7 @@ pub fn section(out: &mut String, run: &Run) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::{CpuProfile, TopFrame};
+    use crate::schema::{ProfileSummary, TopFrame};
 
     #[test]
     fn a_profiled_run_links_its_flame_graph_and_lists_top_frames_escaped() {
@@ -58,17 +58,19 @@ mod tests {
         let mut out = String::new();
         section(&mut out, &run);
         assert!(out.is_empty(), "no section without a profile");
-        run.cpu_profile = Some(CpuProfile {
-            flame_svg: Some("flame-go-defaults-cpu-1.svg".into()),
-            folded: Some("stacks-go-defaults-cpu-1.folded".into()),
-            samples: Some(400),
-            frequency_hz: Some(99),
+        run.cpu_profile = Some(ProfileSummary {
+            flame_svg: "flame-go-defaults-cpu-1.svg".into(),
+            folded: "stacks-go-defaults-cpu-1.folded".into(),
+            samples: 400,
+            frequency_hz: 99,
             top: vec![TopFrame {
                 frame: "Vec<T>::push".into(),
                 kind: "native".into(),
                 self_pct: 61.5,
                 total_pct: 70.0,
+                ..TopFrame::default()
             }],
+            ..ProfileSummary::default()
         });
         section(&mut out, &run);
         assert!(

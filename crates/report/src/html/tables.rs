@@ -7,6 +7,7 @@
 use std::fmt::Write;
 
 use super::escape::esc;
+use crate::crank;
 use crate::format::{count, num, sig};
 use crate::schema::{Results, Run};
 use crate::summary::ConfigKey;
@@ -137,68 +138,33 @@ pub fn application(out: &mut String, results: &Results) {
     table(out, "runs", &headers, &rows);
 }
 
-/// The load table: one row per run.
+/// The load table: one row per run, a column per figure of
+/// [`crate::crank::load_figures`] (the terminal shows the same figures).
 pub fn load(out: &mut String, results: &Results) {
-    let headers = [
-        "app",
-        "knobs",
-        "profile",
-        "iter",
-        "first request (ms)",
-        "requests",
-        "RPS",
-        "mean (ms)",
-        "max (ms)",
-        "p50 (ms)",
-        "p75 (ms)",
-        "p90 (ms)",
-        "p99 (ms)",
-        "bad responses",
-        "socket errors",
-        "read (MiB/s)",
-        "loadgen CPU (cores)",
-        "status codes",
-    ];
-    let ms = |us: Option<f64>| num(us.map(|v| v / 1000.0));
+    let mut headers = vec!["app", "knobs", "profile", "iter"];
+    headers.extend(crank::TITLES);
     let rows: Vec<(String, Vec<Cell>)> = results
         .runs
         .iter()
         .map(|run| {
             let mut cells = run_cells(run);
-            cells.push(n(num(run.first_request_ms)));
-            match &run.load {
-                Some(load) => {
-                    let lat = load.latency_us.clone().unwrap_or_default();
-                    let codes = load
-                        .status_codes
-                        .iter()
-                        .map(|(code, n)| format!("{code}: {n}"))
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                    cells.extend([
-                        n(count(load.requests)),
-                        n(num(load.rps)),
-                        n(ms(lat.mean)),
-                        n(ms(lat.max)),
-                        n(ms(lat.p50)),
-                        n(ms(lat.p75)),
-                        n(ms(lat.p90)),
-                        n(ms(lat.p99)),
-                        n(count(Some(load.bad_responses()))),
-                        n(count(Some(load.socket_errors()))),
-                        n(num(load.read_bytes_per_s().map(|b| b / 1048576.0))),
-                        n(num(load.loadgen.as_ref().and_then(|l| l.cpu_cores))),
-                        Cell::Wrap(codes),
-                    ]);
-                }
-                None => {
-                    cells.push(Cell::Wrap(match &run.invalid_reason {
-                        Some(reason) => format!("no load measured: {reason}"),
-                        None => "no load measured".to_owned(),
-                    }));
-                    cells.extend((0..12).map(|_| text("")));
-                }
+            if run.load.is_none() {
+                cells.push(n(num(run.first_request_ms)));
+                cells.push(Cell::Wrap(match &run.invalid_reason {
+                    Some(reason) => format!("no load measured: {reason}"),
+                    None => "no load measured".to_owned(),
+                }));
+                cells.extend((2..crank::TITLES.len()).map(|_| text("")));
+                return (row_class(run), cells);
             }
+            let row = crank::LoadRow {
+                load: run.load.as_ref(),
+                first_request_ms: run.first_request_ms,
+                rps_per_server_core: run.rps_per_core(),
+                loadgen_cores: crate::summary::Metric::LoadgenCpu.of(run),
+            };
+            let last = crank::TITLES.len() - 1;
+            cells.extend(crank::load_figures(&row).into_iter().enumerate().map(|(i, f)| if i == last { Cell::Wrap(f.text) } else { n(f.text) }));
             (row_class(run), cells)
         })
         .collect();
@@ -325,10 +291,8 @@ pub fn run_heading(run: &Run) -> String {
     let key = ConfigKey::of(run);
     let mut heading = format!("{} · iteration {}", key.label(), run.iteration.unwrap_or(0));
     if let Some(load) = &run.load {
-        heading.push_str(&format!(" · {} req/s", num(load.rps)));
-        if let Some(p99) = load.latency_us.as_ref().and_then(|l| l.p99) {
-            heading.push_str(&format!(" · p99 {} ms", sig(p99 / 1000.0)));
-        }
+        heading.push_str(&format!(" · {} req/s", num(Some(load.rps))));
+        heading.push_str(&format!(" · p99 {} ms", sig(load.latency_us.p99 / 1000.0)));
     }
     if !run.is_valid() {
         heading.push_str(" · invalid");

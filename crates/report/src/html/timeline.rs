@@ -37,7 +37,7 @@ pub fn markers(run: &Run) -> Vec<Event> {
     if let Some(load) = &run.load {
         for point in load.timeline.iter().filter(|p| p.errors > 0) {
             events.push(Event {
-                t_s: point.t_s,
+                t_s: point.t_s as f64,
                 kind: "errors".to_owned(),
                 label: Some(format!("{} errors", point.errors)),
                 duration_ms: None,
@@ -166,7 +166,7 @@ pub fn render(id: &str, run: &Run) -> String {
                 name: "requests/s",
                 points: timeline
                     .iter()
-                    .map(|p| (p.t_s, p.requests as f64))
+                    .map(|p| (p.t_s as f64, p.requests as f64))
                     .collect(),
                 colour: "#4e79a7",
                 class: "",
@@ -178,7 +178,7 @@ pub fn render(id: &str, run: &Run) -> String {
                 name: "p99 ms",
                 points: timeline
                     .iter()
-                    .filter_map(|p| Some((p.t_s, p.p99_us? / 1000.0)))
+                    .map(|p| (p.t_s as f64, p.p99_us / 1000.0))
                     .collect(),
                 colour: "#f28e2b",
                 class: "",

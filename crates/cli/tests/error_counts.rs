@@ -1,0 +1,220 @@
+//! One way to count errors: a server that answers some requests with bytes
+//! that are not HTTP and some with a 500, run through `stampede run`; the
+//! terminal table, results.json, the Markdown and CSV exports and the HTML
+//! report must give the same socket errors and bad responses under the same
+//! names (docs/results.md, "Error categories").
+//!
+//! Regression: a malformed response was a "socket error" in the terminal
+//! table and a "bad response" in the HTML report.
+
+mod support_run;
+
+use support_run::{assert_nothing_left, stampede, text, Scratch};
+
+/// The names every view prints, as docs/results.md documents them.
+const SOCKET: &str = "Socket errors";
+const BAD: &str = "Bad responses";
+
+/// A count as any view prints it: digits with thousands separators.
+fn count(cell: &str) -> u64 {
+    let digits: String = cell
+        .chars()
+        .filter(|c| !matches!(c, ',' | ' ' | '\u{202f}' | '\u{a0}'))
+        .collect();
+    digits
+        .parse()
+        .unwrap_or_else(|_| panic!("not a count: {cell:?}"))
+}
+
+/// The cells of a `| a | b |` table line.
+fn cells(line: &str) -> Vec<String> {
+    let inner = line.trim().trim_start_matches('|').trim_end_matches('|');
+    inner.split('|').map(|c| c.trim().to_string()).collect()
+}
+
+/// In a Markdown table, the value of column `name` in the first data row.
+fn markdown_column(table: &str, name: &str) -> String {
+    let lines: Vec<&str> = table
+        .lines()
+        .filter(|l| l.trim_start().starts_with('|'))
+        .collect();
+    let header = cells(lines[0]);
+    let at = header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name:?} in {header:?}"));
+    cells(lines[2])[at].clone()
+}
+
+/// The text between `<tag…>` and `</tag>` of every `tag` element in `html`.
+fn elements<'a>(html: &'a str, tag: &str) -> Vec<&'a str> {
+    let (open, close) = (format!("<{tag}"), format!("</{tag}>"));
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find(&open) {
+        let body = &rest[start..];
+        let Some(gt) = body.find('>') else { break };
+        let Some(end) = body.find(&close) else { break };
+        out.push(&body[gt + 1..end]);
+        rest = &body[end + close.len()..];
+    }
+    out
+}
+
+/// In every HTML table with a column `name`, that column of the first row.
+fn html_columns(html: &str, name: &str) -> Vec<String> {
+    elements(html, "table")
+        .into_iter()
+        .filter_map(|table| {
+            let headers = elements(table, "th");
+            let at = headers.iter().position(|h| *h == name)?;
+            let body = elements(table, "tbody").into_iter().next()?;
+            let row = elements(body, "tr").into_iter().next()?;
+            Some(elements(row, "td").get(at)?.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_malformed_response_is_a_socket_error_in_every_view() {
+    let s = Scratch::new("errcount");
+    let app = s.app("flaky", "MALFORMED_EVERY=7 BAD_STATUS_EVERY=5");
+    let scenario = s.scenario(&format!(
+        r#"
+apps = ["{}"]
+check = false
+[[profiles]]
+path = "/plaintext"
+connections = 2
+duration = "1s"
+warmup = "0s"
+"#,
+        app.display()
+    ));
+    let out = s.run(&[
+        scenario.to_str().unwrap(),
+        "--out",
+        s.out().to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_nothing_left(&s);
+
+    // results.json: the counts per cause, summed as docs/results.md says.
+    let doc = s
+        .results()
+        .unwrap_or_else(|| panic!("no results.json\nstdout:\n{stdout}\nstderr:\n{stderr}"));
+    let run = &doc["runs"][0];
+    let errors = &run["load"]["errors"];
+    let n = |k: &str| {
+        errors[k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("errors.{k}: {errors}"))
+    };
+    assert!(
+        n("parse") > 0,
+        "the server's malformed answers were counted as parse errors: {errors}"
+    );
+    assert!(n("status") > 0, "the server's 500s were counted: {errors}");
+    let socket = n("connect") + n("read") + n("write") + n("timeout") + n("parse") + n("tls");
+    let bad = n("status");
+    assert_eq!(run["valid"], false, "errors make the run invalid");
+    let reason = run["invalid_reason"].as_str().unwrap();
+    assert!(
+        reason.contains(&format!("{socket} socket errors"))
+            && reason.contains(&format!("{bad} bad responses")),
+        "{reason}"
+    );
+
+    // The terminal table of `stampede run`.
+    let row = |name: &str| {
+        let line = stdout
+            .lines()
+            .find(|l| cells(l).first().map(String::as_str) == Some(name));
+        count(&cells(line.unwrap_or_else(|| panic!("no {name:?} row in\n{stdout}")))[1])
+    };
+    assert_eq!(
+        (row(SOCKET), row(BAD)),
+        (socket, bad),
+        "terminal table\n{stdout}"
+    );
+
+    let results = s
+        .out()
+        .join(
+            std::fs::read_dir(s.out())
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .file_name(),
+        )
+        .join("results.json");
+    let report = |format: &str| {
+        let out = stampede()
+            .args([
+                "report",
+                results.to_str().unwrap(),
+                "--format",
+                format,
+                "-o",
+                "-",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "report --format {format}: {}",
+            text(&out.stderr)
+        );
+        text(&out.stdout)
+    };
+
+    // The Markdown export.
+    let md = report("md");
+    assert_eq!(count(&markdown_column(&md, SOCKET)), socket, "{md}");
+    assert_eq!(count(&markdown_column(&md, BAD)), bad, "{md}");
+
+    // The CSV export, under the documented keys.
+    let csv = report("csv");
+    let lines: Vec<&str> = csv.lines().collect();
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let at = |key: &str| {
+        header
+            .iter()
+            .position(|h| *h == key)
+            .unwrap_or_else(|| panic!("no {key} column: {}", lines[0]))
+    };
+    let values: Vec<&str> = lines[1].split(',').collect();
+    assert_eq!(
+        values[at("socket_errors")].parse::<u64>().unwrap(),
+        socket,
+        "{csv}"
+    );
+    assert_eq!(
+        values[at("bad_responses")].parse::<u64>().unwrap(),
+        bad,
+        "{csv}"
+    );
+
+    // The HTML report: the summary and the load table, same names, same counts.
+    let html = report("html");
+    let socket_cells = html_columns(&html, SOCKET);
+    let bad_cells = html_columns(&html, BAD);
+    assert_eq!(
+        socket_cells.len(),
+        2,
+        "the summary and the load table show socket errors: {socket_cells:?}"
+    );
+    assert_eq!(
+        bad_cells.len(),
+        2,
+        "the summary and the load table show bad responses: {bad_cells:?}"
+    );
+    for cell in &socket_cells {
+        assert_eq!(count(cell), socket, "HTML socket errors {socket_cells:?}");
+    }
+    for cell in &bad_cells {
+        assert_eq!(count(cell), bad, "HTML bad responses {bad_cells:?}");
+    }
+}

@@ -1,0 +1,25 @@
+//! The documents Stampede writes and reads, declared once.
+//!
+//! Every process and every view talks through these types: the load engine
+//! and the orchestrator serialise them, and the report, `explain`, the remote
+//! controller and the terminal tables deserialise the same declarations. This
+//! crate sits at the bottom of the crate graph and depends on no other
+//! Stampede crate. It also owns the figures derived from a document (what
+//! counts as a socket error, a bad response, a valid run), so a number does
+//! not depend on which view prints it.
+//!
+//! Reading is lenient: fields added since a file was written read as their
+//! defaults and unknown fields are ignored, so older results files still
+//! render (docs/results.md, "Reading older files").
+
+pub mod check;
+pub mod errors;
+pub mod histogram;
+pub mod hosts;
+mod lenient;
+pub mod load;
+pub mod mix;
+pub mod profile;
+
+pub use errors::{ErrorCategory, Errors};
+pub use load::LoadResult;

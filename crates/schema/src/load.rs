@@ -1,0 +1,353 @@
+//! The `stampede.load/1` document: what `stampede load --json` prints, what a
+//! load host returns to the controller, and what `stampede run` embeds in each
+//! run of results.json. Field names and units are documented in
+//! `docs/results.md`; a test checks real output against that table.
+//!
+//! The writer fills every field. Readers accept older or partial documents:
+//! missing fields read as their defaults (zero, empty) and unknown ones are
+//! ignored. The figures people read (socket errors, bad responses, valid
+//! responses, what makes a load valid) are methods here, defined once.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::errors::Errors;
+use crate::hosts::MultiHost;
+
+pub const SCHEMA: &str = "stampede.load/1";
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LoadResult {
+    pub schema: String,
+    pub tool: Tool,
+    pub url: String,
+    pub method: String,
+    pub mode: String,
+    pub connections: usize,
+    pub threads: usize,
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub duration_s: f64,
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub warmup_s: f64,
+    pub interrupted: bool,
+    pub requests: u64,
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub rps: f64,
+    pub bytes_read: u64,
+    pub errors: Errors,
+    pub reconnects: u64,
+    pub status_codes: BTreeMap<String, u64>,
+    pub latency_us: Percentiles,
+    pub latency_spectrum: Vec<SpectrumPoint>,
+    /// HdrHistogram V2 compressed interchange encoding, base64, values in nanoseconds.
+    pub histogram: String,
+    pub loadgen: Loadgen,
+    pub timeline: Vec<SecondStats>,
+    /// With `--slow-log N`: the N slowest requests, slowest first.
+    pub slow_requests: Vec<SlowRequest>,
+    /// `"http/1.1"` or `"h2"`.
+    #[serde(default = "http11")]
+    pub protocol: String,
+    /// The generator's event loop: `"io_uring"`, `"epoll"` or `"tokio"` (HTTP/2).
+    pub engine: String,
+    /// HTTP/1.1 requests written back to back per connection (`--pipeline`).
+    #[serde(default = "one")]
+    pub pipeline: usize,
+    /// `https://` only: TLS handshake durations, apart from request latency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_handshake_us: Option<Percentiles>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsStats>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http2: Option<Http2Stats>,
+    /// With several targets or URL templates: how they were chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<crate::mix::MixStats>,
+    /// With several targets or URL templates: the figures of each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<crate::mix::TargetResult>,
+    /// Open loop (`--rate`) only.
+    #[serde(flatten)]
+    pub open: Option<OpenLoop>,
+    /// Load sent from several hosts (`--hosts`) only.
+    #[serde(flatten)]
+    pub multi_host: Option<MultiHost>,
+}
+
+fn http11() -> String {
+    "http/1.1".into()
+}
+
+fn one() -> usize {
+    1
+}
+
+impl LoadResult {
+    /// Socket errors: see [`Errors::socket`].
+    pub fn socket_errors(&self) -> u64 {
+        self.errors.socket()
+    }
+
+    /// Bad responses: see [`Errors::bad_responses`].
+    pub fn bad_responses(&self) -> u64 {
+        self.errors.bad_responses()
+    }
+
+    /// Responses with a status in 2xx/3xx.
+    pub fn valid_responses(&self) -> u64 {
+        self.requests.saturating_sub(self.errors.status)
+    }
+
+    /// Bytes read per second over the measured period.
+    pub fn read_bytes_per_s(&self) -> f64 {
+        if self.duration_s > 0.0 {
+            self.bytes_read as f64 / self.duration_s
+        } else {
+            0.0
+        }
+    }
+
+    /// Whether an open-loop generator fell behind its schedule.
+    pub fn saturated(&self) -> bool {
+        self.open.as_ref().is_some_and(|o| o.saturated)
+    }
+
+    /// The hosts a multi-host load came from (empty for one machine).
+    pub fn hosts(&self) -> &[crate::hosts::HostRow] {
+        self.multi_host.as_ref().map_or(&[], |m| &m.hosts)
+    }
+
+    /// Hosts of a multi-host load that failed (empty otherwise).
+    pub fn failed_hosts(&self) -> &[crate::hosts::HostFailure] {
+        self.multi_host.as_ref().map_or(&[], |m| &m.failed_hosts)
+    }
+
+    /// True when a host failed and the load went on without it.
+    pub fn partial(&self) -> bool {
+        self.multi_host.as_ref().is_some_and(|m| m.partial)
+    }
+
+    /// Why this load's figures cannot be trusted as a measurement of the
+    /// server, if they cannot: the rules that make a run invalid and need only
+    /// the load document. Empty for a valid load.
+    pub fn invalid_reasons(&self) -> Vec<String> {
+        let mut reasons = Vec::new();
+        if self.socket_errors() > 0 {
+            reasons.push(format!("{} socket errors", self.socket_errors()));
+        }
+        if self.bad_responses() > 0 {
+            reasons.push(format!(
+                "{} bad responses (outside 2xx/3xx)",
+                self.bad_responses()
+            ));
+        }
+        if self.requests == 0 {
+            reasons.push("no responses in the measured period".to_string());
+        }
+        if self.saturated() {
+            reasons.push(
+                "load generator saturated: it could not keep to the requested rate".to_string(),
+            );
+        }
+        if let Some(multi) = self.multi_host.as_ref().filter(|m| m.partial) {
+            let failed: Vec<String> = multi.failed_hosts.iter().map(|f| f.line()).collect();
+            reasons.push(format!("partial load: {}", failed.join("; ")));
+        }
+        reasons
+    }
+}
+
+/// TLS handshakes in the measured period.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TlsStats {
+    pub handshakes: u64,
+    /// Handshakes that resumed an earlier session (reconnects).
+    pub resumed: u64,
+    /// The protocol the server chose by ALPN, if any.
+    pub alpn: Option<String>,
+}
+
+/// HTTP/2 connection events in the measured period.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Http2Stats {
+    /// Concurrent streams per connection (`--streams`).
+    pub streams: usize,
+    /// GOAWAY frames received; each connection that got one was reopened.
+    pub goaway: u64,
+    /// Streams the server reset (RST_STREAM); each counts as a `read` error.
+    pub rst_stream: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+impl Default for Tool {
+    /// This build of Stampede.
+    fn default() -> Self {
+        Tool {
+            name: "stampede".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// Latency statistics in microseconds.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Percentiles {
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub min: f64,
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub mean: f64,
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub stdev: f64,
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub max: f64,
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub p50: f64,
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub p75: f64,
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub p90: f64,
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub p99: f64,
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub p999: f64,
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub p9999: f64,
+}
+
+/// One point of HdrHistogram's percentile spectrum.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct SpectrumPoint {
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub percentile: f64,
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub us: f64,
+}
+
+/// The load generator's own cost, as measured by itself.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Loadgen {
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub cpu_user_s: f64,
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub cpu_sys_s: f64,
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub cpu_cores: f64,
+    pub max_rss_kib: u64,
+}
+
+/// One second of the measured period.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SecondStats {
+    pub t_s: u64,
+    pub requests: u64,
+    /// Socket errors plus bad responses in this second.
+    pub errors: u64,
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub p99_us: f64,
+}
+
+/// The fields only an open-loop (`--rate`) run has.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OpenLoop {
+    pub target_rate: f64,
+    pub achieved_rate: f64,
+    pub service_time_us: Percentiles,
+    pub saturated: bool,
+    pub saturation_reason: Option<String>,
+    pub max_schedule_lag_us: f64,
+    pub schedule_lag_p99_us: f64,
+    /// Seconds during which every connection was busy and due requests queued.
+    pub all_busy_s: f64,
+    /// Largest share of a generator thread's time spent on or waiting for a CPU.
+    pub generator_busy: f64,
+}
+
+/// One request of the slow log (`--slow-log N`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SlowRequest {
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub latency_us: f64,
+    pub intended_unix_ns: u64,
+    pub start_unix_ns: u64,
+    pub end_unix_ns: u64,
+    pub intended_mono_ns: u64,
+    pub start_mono_ns: u64,
+    pub end_mono_ns: u64,
+    pub connection: u32,
+    /// 0 for a request that got no response.
+    pub status: u16,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_minimal_older_document_reads_with_defaults() {
+        let r: LoadResult = serde_json::from_str(
+            r#"{"schema":"stampede.load/1","url":"http://x/","rps":10.0,"future":1}"#,
+        )
+        .unwrap();
+        assert_eq!((r.url.as_str(), r.rps, r.requests), ("http://x/", 10.0, 0));
+        assert_eq!((r.protocol.as_str(), r.pipeline), ("http/1.1", 1));
+        assert!(r.open.is_none() && r.multi_host.is_none());
+    }
+
+    #[test]
+    fn a_load_with_errors_or_no_responses_is_invalid() {
+        let mut r = LoadResult {
+            requests: 10,
+            ..Default::default()
+        };
+        assert!(r.invalid_reasons().is_empty());
+        r.errors.parse = 2;
+        r.errors.status = 3;
+        assert_eq!(r.valid_responses(), 7);
+        let reasons = r.invalid_reasons().join("; ");
+        assert!(
+            reasons.contains("2 socket errors") && reasons.contains("3 bad responses"),
+            "{reasons}"
+        );
+        assert!(LoadResult::default()
+            .invalid_reasons()
+            .iter()
+            .any(|r| r.contains("no responses")));
+    }
+
+    #[test]
+    fn open_loop_fields_round_trip_flattened() {
+        let r = LoadResult {
+            open: Some(OpenLoop {
+                target_rate: 100.0,
+                achieved_rate: 90.0,
+                service_time_us: Percentiles::default(),
+                saturated: true,
+                saturation_reason: Some("behind".into()),
+                max_schedule_lag_us: 1.0,
+                schedule_lag_p99_us: 1.0,
+                all_busy_s: 0.0,
+                generator_busy: 0.5,
+            }),
+            ..Default::default()
+        };
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(text.contains("\"target_rate\":100.0"), "{text}");
+        let back: LoadResult = serde_json::from_str(&text).unwrap();
+        assert!(back.saturated());
+    }
+}

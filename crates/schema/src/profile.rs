@@ -1,0 +1,62 @@
+//! The `stampede.profile/1` document: what `stampede profile` writes to
+//! profile.json and what `stampede run --profile` stores in a run's
+//! `cpu_profile` (docs/profile.md). The profiler writes it; run's terminal
+//! table and the report read the same type.
+
+use serde::{Deserialize, Serialize};
+
+/// The version of `profile.json` and of a run's `cpu_profile` object.
+pub const SCHEMA: &str = "stampede.profile/1";
+
+/// What a profile produced: how it was taken, its files (relative to the
+/// folder they were written to) and the top-functions table.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProfileSummary {
+    pub schema: String,
+    pub root_pid: u32,
+    pub pids: Vec<u32>,
+    /// The perf event sampled, `cpu-clock`.
+    pub event: String,
+    pub frequency_hz: u32,
+    pub duration_s: f64,
+    pub samples: u64,
+    /// The flame graph, an SVG file.
+    pub flame_svg: String,
+    /// The folded stacks, one `frame;frame;… count` line each.
+    pub folded: String,
+    pub top: Vec<TopFrame>,
+    pub notes: Vec<String>,
+}
+
+/// One row of the top-functions table. Percentages are of all samples of the profile.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TopFrame {
+    /// The frame's name without inferno's `_[k]`/`_[j]` annotation.
+    pub frame: String,
+    /// `native`, `kernel` or `jit` (a frame named through a perf map file).
+    pub kind: String,
+    pub self_samples: u64,
+    pub self_pct: f64,
+    pub total_samples: u64,
+    pub total_pct: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_partial_profile_object_reads_with_defaults() {
+        let p: ProfileSummary = serde_json::from_str(
+            r#"{"flame_svg":"f.svg","top":[{"frame":"main","self_pct":50}],"extra":1}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (p.flame_svg.as_str(), p.folded.as_str(), p.samples),
+            ("f.svg", "", 0)
+        );
+        assert_eq!((p.top[0].frame.as_str(), p.top[0].self_pct), ("main", 50.0));
+    }
+}
