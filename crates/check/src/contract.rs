@@ -29,6 +29,10 @@ pub struct Contract {
     /// One line saying what API this is.
     #[serde(default)]
     pub description: String,
+    /// The path that answers `200` once a server is up: `stampede run` polls
+    /// it before anything else. Absent: any response on `/` counts.
+    #[serde(default)]
+    pub ready: Option<String>,
     /// Named checks judged on every response received.
     #[serde(default)]
     pub every_response: Vec<ResponseCheck>,
@@ -278,6 +282,9 @@ impl Contract {
                 "no [[rule]]: a contract needs at least one request to send",
             );
         }
+        if let Some(ready) = &self.ready {
+            check_path(ready).map_err(|r| ("ready".to_string(), r))?;
+        }
         let mut ids: BTreeSet<&str> = RESPONSE_CHECK_IDS.iter().copied().collect();
         for (i, probe) in self.probes.iter().enumerate() {
             check_path(&probe.path).map_err(|r| (format!("probe[{}].path", i + 1), r))?;
@@ -506,5 +513,14 @@ mod tests {
         ));
         assert!(e.contains("rule[1].content_type"), "{e}");
         assert!(error(&format!("{MINIMAL}charset = \"utf-8\"\n")).contains("rule[1].charset"));
+    }
+
+    #[test]
+    fn ready_is_an_optional_path() {
+        assert_eq!(Contract::parse(MINIMAL, "f").unwrap().ready, None);
+        let c = Contract::parse(&format!("ready = \"/health\"\n{MINIMAL}"), "f").unwrap();
+        assert_eq!(c.ready.as_deref(), Some("/health"));
+        let e = error(&format!("ready = \"health\"\n{MINIMAL}"));
+        assert!(e.starts_with("my.toml: ready: \"health\" must start with '/'"), "{e}");
     }
 }

@@ -9,6 +9,8 @@ so the probe has a process tree to find. CRASH_AFTER=N makes a worker write
 a message to stderr and exit with status 3 after N requests (the crash test).
 SETSID_CHILD=1 forks a child that leaves the process group with setsid() and
 sleeps: a descendant a stop of the group alone would never reach.
+ONLY=sequence serves the sequence API alone (/api/count, /api/fib) and 404
+elsewhere, /plaintext and / included: an app a /plaintext poll never finds.
 """
 import json
 import os
@@ -21,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 NAME = sys.argv[sys.argv.index("--name") + 1] if "--name" in sys.argv else "contract-py"
 CRASH_AFTER = int(os.environ.get("CRASH_AFTER") or 0)
+SEQUENCE_ONLY = os.environ.get("ONLY") == "sequence"
 LOCK = threading.Lock()
 COUNT = [0]
 DIGITS = re.compile(r"^[0-9]+$")
@@ -94,12 +97,16 @@ class Handler(BaseHTTPRequestHandler):
                 sys.stderr.flush()
                 os._exit(3)
         path = self.path.split("?", 1)[0]
+        if SEQUENCE_ONLY and not path.startswith("/api/"):
+            return self.answer(404, "not found", "text/plain")
         if path == "/plaintext":
             return self.answer(200, "Hello, World!", "text/plain")
         if path == "/json":
             return self.answer(200, json.dumps({"message": "Hello, World!"}), "application/json")
         head, _, last = path.strip("/").rpartition("/")
         route = ROUTES.get(head)
+        if SEQUENCE_ONLY and head not in ("api/count", "api/fib"):
+            route = None
         if route is None or not path.startswith("/") or last == "":
             return self.answer(404, "not found", "text/plain")
         limit, make = route
