@@ -6,13 +6,24 @@
 CARGO ?= cargo
 STAMPEDE := target/release/stampede
 
-.PHONY: shootout test deps build app-unit-tests
+.PHONY: shootout test deps build lint fuzz app-unit-tests
 
 shootout: deps build
 	$(STAMPEDE) run scenarios/shootout.toml
 
-test: deps build app-unit-tests
+# Lint and the fuzz run come first, so the suite's tally is the last line.
+test: deps lint build fuzz app-unit-tests
 	bash -o pipefail -c '$(CARGO) test --release --workspace 2>&1 | scripts/tally.sh'
+
+# Formatting and clippy are part of the tests: a warning fails them.
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+# The response parsers under libFuzzer for a bounded minute (nightly Rust;
+# scripts/fuzz.sh installs cargo-fuzz when it is missing).
+fuzz:
+	scripts/fuzz.sh 60
 
 build:
 	$(CARGO) build --release --workspace

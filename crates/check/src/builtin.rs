@@ -75,6 +75,14 @@ mod tests {
     }
 
     #[test]
+    fn every_builtin_says_where_it_is_ready() {
+        let ready = |name| builtin(name).and_then(|c| c.ready);
+        assert_eq!(ready("stampede").as_deref(), Some("/plaintext"));
+        assert_eq!(ready("tfb").as_deref(), Some("/plaintext"));
+        assert_eq!(ready("sequence").as_deref(), Some("/api/count/1"));
+    }
+
+    #[test]
     fn unknown_names_and_missing_files_say_what_exists() {
         let e = resolve("nope").unwrap_err().to_string();
         assert!(

@@ -29,6 +29,10 @@ pub struct Contract {
     /// One line saying what API this is.
     #[serde(default)]
     pub description: String,
+    /// The path that answers `200` once a server is up: `stampede run` polls
+    /// it before anything else. Absent: any response on `/` counts.
+    #[serde(default)]
+    pub ready: Option<String>,
     /// Named checks judged on every response received.
     #[serde(default)]
     pub every_response: Vec<ResponseCheck>,
@@ -70,6 +74,7 @@ impl Probe {
         self.id.as_deref().unwrap_or(match self.check {
             ProbeCheck::KeepAlive => "keep-alive",
             ProbeCheck::DateTicks => "date-ticks",
+            ProbeCheck::SleepConcurrent => "sleep-concurrent",
         })
     }
 }
@@ -91,6 +96,8 @@ pub enum ProbeCheck {
     KeepAlive,
     /// `Date` moves on across a second boundary.
     DateTicks,
+    /// Two sleeps (`/sleep/{ms}`) at once on two connections overlap.
+    SleepConcurrent,
 }
 
 /// One request and what its response must be.
@@ -278,9 +285,18 @@ impl Contract {
                 "no [[rule]]: a contract needs at least one request to send",
             );
         }
+        if let Some(ready) = &self.ready {
+            check_path(ready).map_err(|r| ("ready".to_string(), r))?;
+        }
         let mut ids: BTreeSet<&str> = RESPONSE_CHECK_IDS.iter().copied().collect();
         for (i, probe) in self.probes.iter().enumerate() {
             check_path(&probe.path).map_err(|r| (format!("probe[{}].path", i + 1), r))?;
+            if probe.check == ProbeCheck::SleepConcurrent && crate::probes::sleep_of(&probe.path).is_none() {
+                return Err((
+                    format!("probe[{}].path", i + 1),
+                    format!("{:?}: sleep-concurrent needs a path ending in the milliseconds to sleep, such as \"/sleep/200\"", probe.path),
+                ));
+            }
             if !ids.insert(probe.id()) {
                 return Err((
                     format!("probe[{}].id", i + 1),
@@ -506,5 +522,24 @@ mod tests {
         ));
         assert!(e.contains("rule[1].content_type"), "{e}");
         assert!(error(&format!("{MINIMAL}charset = \"utf-8\"\n")).contains("rule[1].charset"));
+    }
+
+    #[test]
+    fn sleep_concurrent_needs_a_sleep_path() {
+        let probe = |path: &str| format!("{MINIMAL}[[probe]]\ncheck = \"sleep-concurrent\"\npath = \"{path}\"\n");
+        let c = Contract::parse(&probe("/sleep/200"), "f").unwrap();
+        assert_eq!(c.probes[0].id(), "sleep-concurrent");
+        assert_eq!(crate::probes::sleep_of("/sleep/200"), Some(std::time::Duration::from_millis(200)));
+        let e = error(&probe("/sleep"));
+        assert!(e.starts_with("my.toml: probe[1].path: \"/sleep\": sleep-concurrent needs"), "{e}");
+    }
+
+    #[test]
+    fn ready_is_an_optional_path() {
+        assert_eq!(Contract::parse(MINIMAL, "f").unwrap().ready, None);
+        let c = Contract::parse(&format!("ready = \"/health\"\n{MINIMAL}"), "f").unwrap();
+        assert_eq!(c.ready.as_deref(), Some("/health"));
+        let e = error(&format!("ready = \"health\"\n{MINIMAL}"));
+        assert!(e.starts_with("my.toml: ready: \"health\" must start with '/'"), "{e}");
     }
 }

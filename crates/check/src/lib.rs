@@ -107,6 +107,7 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
         probe_results.push(match probe.check {
             ProbeCheck::KeepAlive => probes::keep_alive(probe.id(), &target, &probe.path, options.timeout, &mut log),
             ProbeCheck::DateTicks => probes::date_ticks(probe.id(), &mut client, &probe.path, &mut log),
+            ProbeCheck::SleepConcurrent => probes::sleep_concurrent(probe.id(), &target, &probe.path, options.timeout, &mut log),
         });
     }
     results.extend(headers::rules(&contract.every_response, &log));

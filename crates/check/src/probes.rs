@@ -1,9 +1,11 @@
 //! Rules that need more than one request to judge: that a connection serves a
-//! second request (keep-alive), and that `Date` moves on from one second to
+//! second request (keep-alive), that `Date` moves on from one second to
 //! the next (a server that caches its `Date` forever passes every single
-//! response's check but fails this one).
+//! response's check but fails this one), and that two sleeps overlap (a
+//! server whose event loop blocks while it sleeps answers each sleep right
+//! yet serves nothing else meanwhile).
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::report::RuleVerdict;
 use crate::client::{Client, Exchange};
@@ -121,4 +123,58 @@ fn sleep_past_next_second() {
         .unwrap_or_default();
     let to_boundary = Duration::from_secs(1) - Duration::from_nanos(u64::from(now.subsec_nanos()));
     std::thread::sleep(to_boundary + SECOND_MARGIN);
+}
+
+/// How long a sleep path asks to sleep: its last segment, in milliseconds
+/// (`/sleep/200` → 200 ms); `None` when that is not a number.
+pub fn sleep_of(path: &str) -> Option<Duration> {
+    let last = path.split('?').next()?.rsplit('/').next()?;
+    last.parse::<u64>().ok().filter(|ms| *ms > 0).map(Duration::from_millis)
+}
+
+/// Two `GET path` (a sleep) sent at once on two connections: both answers
+/// must be back before two sleeps one after the other could be, i.e. the
+/// two overlapped.
+pub fn sleep_concurrent(
+    id: &str,
+    target: &Target,
+    path: &str,
+    timeout: Duration,
+    log: &mut Vec<Exchange>,
+) -> RuleResult {
+    let description = format!("two sleeps on two connections overlap (GET {path} twice at once)");
+    let description = description.as_str();
+    let sleep = sleep_of(path).expect("validated when the contract was read");
+    let start = std::sync::Barrier::new(2);
+    let started = Instant::now();
+    let (first, second) = std::thread::scope(|scope| {
+        let ask = || {
+            let mut client = Client::new(target.clone(), timeout.max(sleep * 3));
+            start.wait();
+            client.get(path)
+        };
+        let one = scope.spawn(ask);
+        let two = scope.spawn(ask);
+        (one.join().expect("probe thread"), two.join().expect("probe thread"))
+    });
+    let both_back = started.elapsed();
+    let result = match (first.response(), second.response()) {
+        (None, _) => RuleResult::fail(id, description, "the first request got no response".into(), Some(&first)),
+        (_, None) => RuleResult::fail(id, description, "the second request got no response".into(), Some(&second)),
+        (Some(r), _) if r.status != 200 => RuleResult::fail(id, description, format!("the sleep answered {}", r.status_line()), Some(&first)),
+        _ if both_back >= sleep * 2 => RuleResult::fail(
+            id,
+            description,
+            format!(
+                "the server handled the two sleeps one after another (both back only after {}, two sleeps of {}): its event loop blocks while it sleeps",
+                crate::fmt_duration(both_back),
+                crate::fmt_duration(sleep)
+            ),
+            Some(&second),
+        ),
+        _ => RuleResult::pass(id, description),
+    };
+    log.push(first);
+    log.push(second);
+    result
 }

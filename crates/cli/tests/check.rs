@@ -485,3 +485,13 @@ fn collect_keys(value: &Value, keys: &mut BTreeSet<String>) {
         _ => {}
     }
 }
+
+#[test]
+fn sleeps_served_one_at_a_time_fail_sleep_concurrent() {
+    let report = assert_fails(Fault::SerialSleep, "sleep-concurrent", "GET /sleep/200 HTTP/1.1", &[]);
+    let reason = rule(&report, "sleep-concurrent")["reason"].as_str().unwrap_or_default().to_string();
+    assert!(reason.contains("one after another") && reason.contains("event loop blocks"), "{reason}");
+    let (code, correct) = check_json(Fault::None);
+    assert_eq!(code, Some(0), "{correct:#}");
+    assert_eq!(rule(&correct, "sleep-concurrent")["passed"], true, "the two overlapped\n{correct:#}");
+}

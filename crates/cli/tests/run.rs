@@ -230,3 +230,34 @@ fn a_missing_toolchain_skips_the_app_with_the_reason() {
     assert_eq!(doc["runs"].as_array().unwrap().len(), 1);
     assert_nothing_left(&s);
 }
+
+#[test]
+fn an_app_without_plaintext_is_ready_by_its_contract_or_by_any_answer() {
+    // Readiness was hard-wired to GET /plaintext: an app serving only the
+    // sequence API (or claiming no contract) never counted as started.
+    let s = Scratch::new("ready");
+    let sequence = s.app("sequence", "ONLY=sequence");
+    let bare = s.app("bare", "ONLY=sequence");
+    for (path, contract) in [(&sequence, "sequence"), (&bare, "none")] {
+        let manifest = std::fs::read_to_string(path).unwrap();
+        std::fs::write(path, format!("{manifest}contract = \"{contract}\"\n")).unwrap();
+    }
+    let scenario = s.scenario(&format!(
+        "apps = [\"{}\", \"{}\"]\n[[profiles]]\npath = \"/api/count/10\"\nconnections = 2\nduration = \"1s\"\nwarmup = \"0s\"\n",
+        sequence.display(),
+        bare.display()
+    ));
+    let out = s.run(&[scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let doc = s.results().expect("results.json");
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for (run, (app, contract)) in runs.iter().zip([("sequence", "sequence"), ("bare", "none")]) {
+        assert_eq!(run["app"], app);
+        assert_eq!(run["contract"], contract);
+        assert_eq!(run["valid"], true, "{app}: {}", run["invalid_reason"]);
+        assert!(run["load"]["requests"].as_u64().unwrap() > 0, "{app}: {run}");
+    }
+    assert_nothing_left(&s);
+}

@@ -1,6 +1,6 @@
-//! The one HTTP request the orchestrator makes itself: `GET /plaintext` until
-//! the server answers `200`, which defines the start time (exec to first
-//! successful response) and the first-request time. Deliberately tiny and
+//! The one HTTP request the orchestrator makes itself: `GET` on the ready
+//! path (ready.rs) until the server answers, which defines the start time
+//! (exec to first ready response) and the first-request time. Deliberately tiny and
 //! blocking: the load generator does the real HTTP work.
 
 use std::io::{self, Read, Write};

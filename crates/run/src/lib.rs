@@ -28,6 +28,7 @@ mod pinning;
 mod prepare;
 mod profiling;
 mod progress;
+mod ready;
 pub mod remote_server;
 pub mod record;
 mod results;

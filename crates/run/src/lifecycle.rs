@@ -18,6 +18,7 @@ use crate::pinning;
 use crate::record::{rps_per_core, MachineRecord, RunRecord};
 use crate::scenario::{Profile, Scenario};
 use crate::remote_server::ServerHost;
+use crate::ready::ReadyCheck;
 use crate::served::{pick_port, Failure, Launch, LocalServer, Served};
 
 /// What every run of a scenario shares.
@@ -59,7 +60,7 @@ pub struct Outcome {
 }
 
 /// Starts the run's server: here, or through `stampede agent` on `[hosts] server`.
-fn start_server<'a>(ctx: &RunContext<'a>, spec: &RunSpec, log: &Path) -> Result<Box<dyn Served + 'a>, Failure> {
+fn start_server<'a>(ctx: &RunContext<'a>, spec: &RunSpec, log: &Path, ready: &ReadyCheck) -> Result<Box<dyn Served + 'a>, Failure> {
     let s = ctx.scenario;
     let launch = |port| Launch {
         app: spec.app,
@@ -69,6 +70,7 @@ fn start_server<'a>(ctx: &RunContext<'a>, spec: &RunSpec, log: &Path) -> Result<
         log,
         grace: s.stop_grace,
         sample_interval: s.sample_interval,
+        ready,
     };
     match ctx.server_host {
         Some(host) => Ok(Box::new(host.start(&launch(s.port), s.start_timeout)?)),
@@ -108,13 +110,17 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     let stem = format!("{}-{}-{}-{}", file_part(&spec.app.name), file_part(&spec.combo.label()), file_part(&spec.profile.name), spec.iteration);
     let log_name = format!("{stem}.log");
     let log = ctx.logs.join(log_name);
-    let mut server = match start_server(ctx, spec, &log) {
+    let ready = match ReadyCheck::for_app(spec.app) {
+        Ok(ready) => ready,
+        Err(reason) => return end(record, Failure::Run(reason)),
+    };
+    let mut server = match start_server(ctx, spec, &log, &ready) {
         Ok(server) => server,
         Err(failure) => return end(record, failure),
     };
     let port = server.port();
 
-    // Start: exec → first 200 on /plaintext (timed where the server runs).
+    // Start: exec → first ready answer (ready.rs; timed where the server runs).
     match server.wait_ready(s.start_timeout, &interrupted) {
         Ok(ready) => {
             record.start_time_ms = ready.start_time_ms;
@@ -126,7 +132,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     // Checks and load reach a remote server at [hosts] server_address; a
     // local one at 127.0.0.1, and load hosts at [hosts] server_address.
     let base_url = match ctx.server_host {
-        Some(host) => match host.reachable(port) {
+        Some(host) => match host.reachable(port, &ready) {
             Ok(url) => url,
             Err(reason) => return end(record, Failure::Run(reason)),
         },

@@ -27,6 +27,10 @@ pub struct Manifest {
     /// no check. Absent means `stampede`.
     #[serde(default)]
     pub contract: Option<String>,
+    /// The path that answers `200` once the server is up; absent: the
+    /// claimed contract's `ready`, else any response on `/` (ready.rs).
+    #[serde(default)]
+    pub ready: Option<String>,
     #[serde(default)]
     pub knobs: BTreeMap<String, Knob>,
     /// `[profile]`: what the app needs under `--profile` (docs/profile.md).
@@ -98,6 +102,11 @@ impl Manifest {
         for (name, knob) in &manifest.knobs {
             if !knob.values.contains_key(&knob.default) {
                 return Err(bad(format!("knobs.{name}: default {:?} is not one of its values", knob.default)));
+            }
+        }
+        if let Some(ready) = &manifest.ready {
+            if !ready.starts_with('/') || ready.bytes().any(|b| !b.is_ascii_graphic()) {
+                return Err(bad(format!("ready: {ready:?} must be a path starting with / (e.g. \"/health\")")));
             }
         }
         if let Some(events) = &manifest.events {
@@ -200,6 +209,8 @@ values.off = { env = { GOGC = "off" }, args = "--x" }
         assert!(locate("nope", &dir).unwrap_err().to_string().contains("apps/nope/app.toml"));
         std::fs::write(&path, "name = \"x\"\nrun = \"r\"\n[knobs.gc]\ndefault = \"a\"\nvalues.b = {}\n").unwrap();
         assert!(Manifest::load(&path).unwrap_err().to_string().contains("knobs.gc"));
+        std::fs::write(&path, "name = \"x\"\nrun = \"r\"\nready = \"health\"\n").unwrap();
+        assert!(Manifest::load(&path).unwrap_err().to_string().contains("ready: \"health\" must be a path"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -166,6 +166,7 @@ mod tests {
             run: "exec ./server".into(),
             version: None,
             contract: None,
+            ready: None,
             knobs: BTreeMap::from([("gc".to_string(), Knob { description: String::new(), default: "100".into(), values })]),
             profile: Default::default(),
             events: None,

@@ -1,6 +1,6 @@
 //! The server under test, wherever it runs. A run's lifecycle (lifecycle.rs)
 //! asks the same things of a server on this machine and of one on another
-//! host: wait for its first `200`, say whether it crashed, mark the warmup
+//! host: wait until it is ready (ready.rs), say whether it crashed, mark the warmup
 //! and the measured phase for its probe, and finally stop it and hand over
 //! what the probe measured. [`LocalServer`] does this with a [`Server`]
 //! process group and a [`Probe`] here; `stampede agent` runs that very same
@@ -17,6 +17,7 @@ use crate::events::{mono_ns, EventRecord};
 use crate::http;
 use crate::manifest::Manifest;
 use crate::matrix::Combination;
+use crate::ready::ReadyCheck;
 use crate::server::Server;
 
 /// Lines of the server's output quoted in a failure.
@@ -25,7 +26,7 @@ pub const TAIL_LINES: usize = 3;
 /// How long the server took to answer, once it did.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Readiness {
-    /// exec → first `200` on /plaintext.
+    /// exec → first ready answer (ready.rs: `200` on the ready path).
     pub start_time_ms: f64,
     /// The duration of that first successful request.
     pub first_request_ms: f64,
@@ -62,7 +63,7 @@ pub struct Finished {
 pub trait Served {
     /// The port it listens on.
     fn port(&self) -> u16;
-    /// Polls until it answers `200` on /plaintext, it exits, `timeout` passes
+    /// Polls until it answers its [`ReadyCheck`], it exits, `timeout` passes
     /// (counted from its exec) or `stop` says to give up.
     fn wait_ready(&mut self, timeout: Duration, stop: &dyn Fn() -> bool) -> Result<Readiness, Failure>;
     /// Its exit status, if it has exited.
@@ -106,12 +107,15 @@ pub struct Launch<'a> {
     pub log: &'a Path,
     pub grace: Duration,
     pub sample_interval: Duration,
+    /// When the server counts as started.
+    pub ready: &'a ReadyCheck,
 }
 
 /// A server on this machine with its probe.
 pub struct LocalServer {
     name: String,
     port: u16,
+    ready: ReadyCheck,
     server: Server,
     probe: Option<Probe>,
     warmup_mono_ns: u64,
@@ -126,7 +130,7 @@ impl LocalServer {
             .map_err(|e| format!("cannot start `{}`: {e}", app.run))?;
         let probe = Probe::start(ProbeConfig { interval: launch.sample_interval, ..Default::default() }, server.pid())
             .map_err(|e| format!("{} exited at once: {e}; output: {}", app.name, server.output_tail(TAIL_LINES)))?;
-        Ok(LocalServer { name: app.name.clone(), port: launch.port, server, probe: Some(probe), warmup_mono_ns: mono_ns(), measured_mono_ns: None })
+        Ok(LocalServer { name: app.name.clone(), port: launch.port, ready: launch.ready.clone(), server, probe: Some(probe), warmup_mono_ns: mono_ns(), measured_mono_ns: None })
     }
 
     fn probe(&self) -> &Probe {
@@ -141,7 +145,7 @@ impl Served for LocalServer {
 
     fn wait_ready(&mut self, timeout: Duration, stop: &dyn Fn() -> bool) -> Result<Readiness, Failure> {
         let deadline = self.server.spawned_at + timeout;
-        let (name, port) = (&self.name, self.port);
+        let (name, port, ready) = (&self.name, self.port, &self.ready);
         loop {
             if stop() {
                 return Err(Failure::Interrupted);
@@ -152,12 +156,13 @@ impl Served for LocalServer {
             }
             if Instant::now() > deadline {
                 return Err(Failure::Run(format!(
-                    "{name} did not answer 200 on /plaintext within {} (port {port}): {}",
+                    "{name} did not answer {ready} within {} (port {port}): {}",
                     crate::duration::format(timeout),
                     self.server.output_tail(TAIL_LINES)
                 )));
             }
-            if let Ok((200, took)) = http::get_status(port, "/plaintext", Duration::from_secs(2)) {
+            let answer = http::get_status(port, &ready.path, Duration::from_secs(2));
+            if let Some((_, took)) = answer.ok().filter(|(status, _)| ready.accepts(*status)) {
                 return Ok(Readiness {
                     start_time_ms: self.server.spawned_at.elapsed().as_secs_f64() * 1000.0,
                     first_request_ms: took.as_secs_f64() * 1000.0,

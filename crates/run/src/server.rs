@@ -213,6 +213,7 @@ mod tests {
             run: run.into(),
             version: None,
             contract: None,
+            ready: None,
             knobs: BTreeMap::new(),
             profile: Default::default(),
             events: None,

@@ -54,6 +54,9 @@ pub enum Fault {
     NoServer,
     /// `Date` is the server's start time, never updated (a cached date).
     FrozenDate,
+    /// `/sleep/{ms}` sleeps holding one global lock: one sleep at a time, as
+    /// an event loop that blocks while it sleeps would serve them.
+    SerialSleep,
 }
 
 /// A running test server; stops when dropped.
@@ -244,6 +247,7 @@ fn route(path: &str, fault: Fault, lock: &Mutex<()>) -> (u16, &'static str, Vec<
             json(format!(r#"{{"allocated_kib":{kib}}}"#))
         }),
         ["sleep", ms] => int(ms, 10_000).map_or_else(bad, |ms| {
+            let _held = (fault == Fault::SerialSleep).then(|| lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
             std::thread::sleep(Duration::from_millis(ms));
             json(format!(r#"{{"slept_ms":{ms}}}"#))
         }),

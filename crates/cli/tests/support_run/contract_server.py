@@ -12,6 +12,8 @@ sleeps: a descendant a stop of the group alone would never reach.
 MALFORMED_EVERY=N answers every Nth request with bytes that are not HTTP and
 closes the connection; BAD_STATUS_EVERY=M answers every Mth with a 500 (the
 error-count test: a malformed answer and a bad status are counted apart).
+ONLY=sequence serves the sequence API alone (/api/count, /api/fib) and 404
+elsewhere, /plaintext and / included: an app a /plaintext poll never finds.
 """
 import json
 import os
@@ -26,6 +28,7 @@ NAME = sys.argv[sys.argv.index("--name") + 1] if "--name" in sys.argv else "cont
 CRASH_AFTER = int(os.environ.get("CRASH_AFTER") or 0)
 MALFORMED_EVERY = int(os.environ.get("MALFORMED_EVERY") or 0)
 BAD_STATUS_EVERY = int(os.environ.get("BAD_STATUS_EVERY") or 0)
+SEQUENCE_ONLY = os.environ.get("ONLY") == "sequence"
 LOCK = threading.Lock()
 COUNT = [0]
 SEEN = [0]
@@ -111,12 +114,16 @@ class Handler(BaseHTTPRequestHandler):
             if BAD_STATUS_EVERY and n % BAD_STATUS_EVERY == 0:
                 return self.answer(500, "oops", "text/plain")
         path = self.path.split("?", 1)[0]
+        if SEQUENCE_ONLY and not path.startswith("/api/"):
+            return self.answer(404, "not found", "text/plain")
         if path == "/plaintext":
             return self.answer(200, "Hello, World!", "text/plain")
         if path == "/json":
             return self.answer(200, json.dumps({"message": "Hello, World!"}), "application/json")
         head, _, last = path.strip("/").rpartition("/")
         route = ROUTES.get(head)
+        if SEQUENCE_ONLY and head not in ("api/count", "api/fib"):
+            route = None
         if route is None or not path.startswith("/") or last == "":
             return self.answer(404, "not found", "text/plain")
         limit, make = route

@@ -118,6 +118,7 @@ fn run_server(serve: &Serve, commands: &mpsc::Receiver<Command>, gone: &AtomicBo
         log: &log,
         grace: Duration::from_millis(serve.stop_grace_ms),
         sample_interval: Duration::from_millis(serve.sample_interval_ms),
+        ready: &serve.ready,
     };
     let mut server = match LocalServer::start(&launch) {
         Ok(s) => s,
@@ -237,6 +238,7 @@ mod tests {
             start_timeout_ms: 10_000,
             stop_grace_ms: 500,
             sample_interval_ms: 50,
+            ready: crate::ready::ReadyCheck::any_answer(),
         };
         let (code, events) = session(&Request { version: VERSION, action: Action::Serve(serve) });
         assert_eq!(code, 2);

@@ -12,10 +12,11 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::manifest::Manifest;
+use crate::ready::ReadyCheck;
 use crate::served::{Finished, Readiness};
 
 /// The protocol's version; the agent refuses a request of another.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// The first line the controller sends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,6 +65,8 @@ pub struct Serve {
     pub start_timeout_ms: u64,
     pub stop_grace_ms: u64,
     pub sample_interval_ms: u64,
+    /// When the server counts as started (resolved by the controller).
+    pub ready: ReadyCheck,
 }
 
 /// The lines after the request.
@@ -158,6 +161,7 @@ mod tests {
                 start_timeout_ms: 30_000,
                 stop_grace_ms: 5_000,
                 sample_interval_ms: 100,
+                ready: crate::ready::ReadyCheck::ok_on("/api/count/1"),
             }),
         };
         for request in [serve, Request { version: VERSION, action: Action::Prepare { app: app(), build: true } }] {

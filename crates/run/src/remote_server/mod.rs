@@ -22,6 +22,7 @@ use crate::agent::protocol::{Action, App, Command, Event, Request, Serve, VERSIO
 use crate::hosts::Hosts;
 use crate::manifest::Manifest;
 use crate::prepare::{PrepareError, Prepared};
+use crate::ready::ReadyCheck;
 use crate::served::{Failure, Finished, Launch, Readiness, Served, TAIL_LINES};
 use session::{stop_group, Next, Session};
 
@@ -125,6 +126,7 @@ impl ServerHost {
             start_timeout_ms: start_timeout.as_millis() as u64,
             stop_grace_ms: self.grace.as_millis() as u64,
             sample_interval_ms: launch.sample_interval.as_millis().max(1) as u64,
+            ready: launch.ready.clone(),
         };
         let request = Request { version: VERSION, action: Action::Serve(serve) };
         let (session, _) = Session::open(&self.ssh, self.host(), &request).map_err(|e| Failure::Host(format!("hosts.server {}: {e}", self.host())))?;
@@ -147,11 +149,11 @@ impl ServerHost {
     }
 
     /// The URL the controller and the load use, once the server answers there.
-    pub fn reachable(&self, port: u16) -> Result<String, String> {
+    pub fn reachable(&self, port: u16, ready: &ReadyCheck) -> Result<String, String> {
         let address = self.record.address.as_str();
-        match crate::http::get_status_at(address, port, "/plaintext", Duration::from_secs(5)) {
-            Ok((200, _)) => Ok(crate::hosts::url_base(address, port)),
-            Ok((code, _)) => Err(format!("the server answers 200 on its host but {code} at hosts.server_address {address}:{port}: is another server there?")),
+        match crate::http::get_status_at(address, port, &ready.path, Duration::from_secs(5)) {
+            Ok((code, _)) if ready.accepts(code) => Ok(crate::hosts::url_base(address, port)),
+            Ok((code, _)) => Err(format!("the server answers {ready} on its host but {code} at hosts.server_address {address}:{port}: is another server there?")),
             Err(e) => Err(format!(
                 "the server answers on {} but not at hosts.server_address {address}:{port} ({e}): the app must listen on that address or 0.0.0.0, and no firewall may block the port",
                 self.host()
