@@ -26,10 +26,7 @@ pub fn names() -> Vec<&'static str> {
 
 /// Every built-in contract, parsed.
 pub fn all() -> Vec<Contract> {
-    names()
-        .into_iter()
-        .map(|name| builtin(name).expect("a built-in name"))
-        .collect()
+    names().into_iter().map(|name| builtin(name).expect("a built-in name")).collect()
 }
 
 /// The built-in contract `name`, if there is one.
@@ -54,10 +51,7 @@ pub fn resolve(name_or_file: &str) -> Result<Contract, ContractError> {
     if looks_like_path || path.is_file() {
         return Contract::load(path);
     }
-    Err(ContractError::Unknown {
-        name: name_or_file.to_string(),
-        builtins: names().join(", "),
-    })
+    Err(ContractError::Unknown { name: name_or_file.to_string(), builtins: names().join(", ") })
 }
 
 #[cfg(test)]
@@ -85,15 +79,9 @@ mod tests {
     #[test]
     fn unknown_names_and_missing_files_say_what_exists() {
         let e = resolve("nope").unwrap_err().to_string();
-        assert!(
-            e.starts_with("unknown contract \"nope\": not built in (stampede, sequence, tfb)"),
-            "{e}"
-        );
+        assert!(e.starts_with("unknown contract \"nope\": not built in (stampede, sequence, tfb)"), "{e}");
         let e = resolve("missing/contract.toml").unwrap_err().to_string();
-        assert!(
-            e.starts_with("cannot read contract file missing/contract.toml: "),
-            "{e}"
-        );
+        assert!(e.starts_with("cannot read contract file missing/contract.toml: "), "{e}");
         assert_eq!(resolve("sequence").unwrap().name, "sequence");
     }
 }

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::target::Target;
 use crate::wire::{exchange_on, io_phrase, Conn};
 
-pub use crate::wire::Framing;
 pub use crate::transport::{TransportError, HUNG_AFTER_TIMEOUTS};
+pub use crate::wire::Framing;
 
 /// One complete response, with the head exactly as received.
 #[derive(Debug, Clone)]
@@ -40,25 +40,17 @@ pub struct Response {
 impl Response {
     /// Every value of the header `name` (case-insensitive), in order.
     pub fn header_values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a [u8]> + 'a {
-        self.headers
-            .iter()
-            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_slice())
+        self.headers.iter().filter(move |(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_slice())
     }
 
     /// The first value of `name` as text (lossy), if present.
     pub fn header(&self, name: &str) -> Option<String> {
-        self.header_values(name)
-            .next()
-            .map(|v| String::from_utf8_lossy(v).into_owned())
+        self.header_values(name).next().map(|v| String::from_utf8_lossy(v).into_owned())
     }
 
     /// The status line as sent, e.g. `HTTP/1.1 404 Not Found`.
     pub fn status_line(&self) -> String {
-        format!(
-            "HTTP/1.{} {} {}",
-            self.version_minor, self.status, self.reason
-        )
+        format!("HTTP/1.{} {} {}", self.version_minor, self.status, self.reason)
     }
 
     /// The connection may carry another request after this response.
@@ -66,16 +58,10 @@ impl Response {
         let tokens: Vec<String> = self
             .header_values("connection")
             .flat_map(|v| {
-                String::from_utf8_lossy(v)
-                    .split(',')
-                    .map(|t| t.trim().to_ascii_lowercase())
-                    .collect::<Vec<_>>()
+                String::from_utf8_lossy(v).split(',').map(|t| t.trim().to_ascii_lowercase()).collect::<Vec<_>>()
             })
             .collect();
-        let framed = matches!(
-            self.framing,
-            Framing::Length(_) | Framing::Chunked | Framing::NoBody
-        );
+        let framed = matches!(self.framing, Framing::Length(_) | Framing::Chunked | Framing::NoBody);
         let persistent = if self.version_minor >= 1 {
             !tokens.iter().any(|t| t == "close")
         } else {
@@ -110,12 +96,7 @@ pub struct Client {
 impl Client {
     /// `timeout` bounds each request from connect to the last body byte.
     pub fn new(target: Target, timeout: Duration) -> Client {
-        Client {
-            target,
-            timeout,
-            conn: None,
-            timeouts_in_a_row: 0,
-        }
+        Client { target, timeout, conn: None, timeouts_in_a_row: 0 }
     }
 
     /// Sends `GET path` (a contract path such as `/plaintext`). A reused
@@ -123,10 +104,7 @@ impl Client {
     pub fn get(&mut self, path: &str) -> Exchange {
         let request_line = format!("GET {} HTTP/1.1", self.target.request_target(path));
         if self.timeouts_in_a_row >= HUNG_AFTER_TIMEOUTS {
-            return Exchange {
-                request_line,
-                result: Err(TransportError::Hung),
-            };
+            return Exchange { request_line, result: Err(TransportError::Hung) };
         }
         let mut result = self.round_trip(&request_line);
         if matches!(result, Err(TransportError::ClosedBeforeResponse)) {
@@ -136,10 +114,7 @@ impl Client {
             Err(TransportError::Timeout(_)) => self.timeouts_in_a_row += 1,
             _ => self.timeouts_in_a_row = 0,
         }
-        Exchange {
-            request_line,
-            result,
-        }
+        Exchange { request_line, result }
     }
 
     /// One attempt; the connection is dropped on error or when the response
@@ -158,8 +133,8 @@ impl Client {
         );
         let sent_at = SystemTime::now();
         let start = Instant::now();
-        let result = exchange_on(conn, request.as_bytes(), deadline, self.timeout).map(
-            |(head, body, framing)| Response {
+        let result =
+            exchange_on(conn, request.as_bytes(), deadline, self.timeout).map(|(head, body, framing)| Response {
                 version_minor: head.version_minor,
                 status: head.status,
                 reason: head.reason,
@@ -170,16 +145,13 @@ impl Client {
                 received_at: SystemTime::now(),
                 elapsed: start.elapsed(),
                 reused_connection: reused,
-            },
-        );
+            });
         match &result {
             Ok(response) if response.keeps_alive() => {}
             Err(TransportError::ClosedBeforeResponse) if !reused => {
                 // A fresh connection closed at once: not worth a retry.
                 self.conn = None;
-                return Err(TransportError::ClosedMidResponse(
-                    "before answering, on a new connection".into(),
-                ));
+                return Err(TransportError::ClosedMidResponse("before answering, on a new connection".into()));
             }
             _ => self.conn = None,
         }
@@ -191,27 +163,16 @@ impl Client {
         for addr in self.target.addrs() {
             let remaining = deadline.saturating_duration_since(Instant::now());
             if remaining.is_zero() {
-                return Err(TransportError::Connect(format!(
-                    "timed out after {}",
-                    crate::fmt_duration(self.timeout)
-                )));
+                return Err(TransportError::Connect(format!("timed out after {}", crate::fmt_duration(self.timeout))));
             }
             match TcpStream::connect_timeout(addr, remaining) {
                 Ok(stream) => {
                     let _ = stream.set_nodelay(true);
-                    return Ok(Conn {
-                        stream,
-                        buf: Vec::new(),
-                    });
+                    return Ok(Conn { stream, buf: Vec::new() });
                 }
-                Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
-                    last = TransportError::Refused
-                }
+                Err(e) if e.kind() == ErrorKind::ConnectionRefused => last = TransportError::Refused,
                 Err(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock) => {
-                    last = TransportError::Connect(format!(
-                        "timed out after {}",
-                        crate::fmt_duration(self.timeout)
-                    ))
+                    last = TransportError::Connect(format!("timed out after {}", crate::fmt_duration(self.timeout)))
                 }
                 Err(e) => last = TransportError::Connect(io_phrase(&e)),
             }
@@ -265,27 +226,16 @@ mod tests {
         let target = scripted(vec![vec![
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nHello\r\n8;ext=1\r\n, World!\r\n0\r\nX-T: 1\r\n\r\n",
         ]]);
-        let response = Client::new(target, Duration::from_secs(5))
-            .get("/plaintext")
-            .result
-            .unwrap();
+        let response = Client::new(target, Duration::from_secs(5)).get("/plaintext").result.unwrap();
         assert_eq!(response.body, b"Hello, World!");
         assert_eq!(response.framing, Framing::Chunked);
     }
 
     #[test]
     fn unframed_body_is_read_until_close() {
-        let target = scripted(vec![vec![
-            b"HTTP/1.1 404 Not Found\r\nServer: x\r\n\r\nnot here",
-        ]]);
-        let response = Client::new(target, Duration::from_secs(5))
-            .get("/nope")
-            .result
-            .unwrap();
-        assert_eq!(
-            (response.status, response.body.as_slice()),
-            (404, b"not here".as_slice())
-        );
+        let target = scripted(vec![vec![b"HTTP/1.1 404 Not Found\r\nServer: x\r\n\r\nnot here"]]);
+        let response = Client::new(target, Duration::from_secs(5)).get("/nope").result.unwrap();
+        assert_eq!((response.status, response.body.as_slice()), (404, b"not here".as_slice()));
         assert_eq!(response.framing, Framing::Unframed);
         assert_eq!(response.header("server").as_deref(), Some("x"));
     }
@@ -296,9 +246,7 @@ mod tests {
         // connection 2 answers the retried third request.
         let target = scripted(vec![vec![OK, OK], vec![OK]]);
         let mut client = Client::new(target, Duration::from_secs(5));
-        let reused: Vec<bool> = (0..3)
-            .map(|_| client.get("/json").result.unwrap().reused_connection)
-            .collect();
+        let reused: Vec<bool> = (0..3).map(|_| client.get("/json").result.unwrap().reused_connection).collect();
         assert_eq!(reused, [false, true, false]);
     }
 
@@ -306,32 +254,16 @@ mod tests {
     fn a_silent_server_times_out_then_counts_as_hung() {
         let target = scripted(vec![vec![], vec![]]);
         let mut client = Client::new(target, Duration::from_millis(200));
-        assert_eq!(
-            client.get("/sleep/0").result.unwrap_err(),
-            TransportError::Timeout(Duration::from_millis(200))
-        );
-        assert!(matches!(
-            client.get("/sleep/0").result,
-            Err(TransportError::Timeout(_))
-        ));
-        assert_eq!(
-            client.get("/sleep/0").result.unwrap_err(),
-            TransportError::Hung
-        );
+        assert_eq!(client.get("/sleep/0").result.unwrap_err(), TransportError::Timeout(Duration::from_millis(200)));
+        assert!(matches!(client.get("/sleep/0").result, Err(TransportError::Timeout(_))));
+        assert_eq!(client.get("/sleep/0").result.unwrap_err(), TransportError::Hung);
     }
 
     #[test]
     fn refused_connection_is_unreachable() {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let target = Target::parse(&format!("http://127.0.0.1:{port}")).unwrap();
-        let error = Client::new(target, Duration::from_secs(1))
-            .get("/plaintext")
-            .result
-            .unwrap_err();
+        let error = Client::new(target, Duration::from_secs(1)).get("/plaintext").result.unwrap_err();
         assert_eq!(error, TransportError::Refused);
         assert!(error.is_unreachable());
     }
@@ -356,8 +288,7 @@ mod tests {
         r.headers.clear();
         r.version_minor = 0;
         assert!(!r.keeps_alive());
-        r.headers
-            .push(("Connection".into(), b"keep-alive".to_vec()));
+        r.headers.push(("Connection".into(), b"keep-alive".to_vec()));
         assert!(r.keeps_alive());
         r.framing = Framing::Unframed;
         assert!(!r.keeps_alive());

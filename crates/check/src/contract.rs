@@ -80,14 +80,8 @@ impl Probe {
 }
 
 /// The ids the every-response checks report under.
-const RESPONSE_CHECK_IDS: &[&str] = &[
-    "header-server",
-    "header-date",
-    "date-clock",
-    "header-content-type",
-    "framing",
-    "http-version",
-];
+const RESPONSE_CHECK_IDS: &[&str] =
+    &["header-server", "header-date", "date-clock", "header-content-type", "framing", "http-version"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -195,10 +189,7 @@ impl<'de> Deserialize<'de> for Status {
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Status, E> {
                 let b = v.as_bytes();
-                if b.len() == 3
-                    && (b'1'..=b'5').contains(&b[0])
-                    && v[1..].eq_ignore_ascii_case("xx")
-                {
+                if b.len() == 3 && (b'1'..=b'5').contains(&b[0]) && v[1..].eq_ignore_ascii_case("xx") {
                     return Ok(Status::Class(u16::from(b[0] - b'0')));
                 }
                 Err(E::invalid_value(de::Unexpected::Str(v), &self))
@@ -241,29 +232,21 @@ impl Contract {
             if let Some(line) = line {
                 field = format!("{field} (line {line})");
             }
-            ContractError::Invalid {
-                file: file.to_string(),
-                field,
-                reason: one_line(e.inner().message()),
-            }
+            ContractError::Invalid { file: file.to_string(), field, reason: one_line(e.inner().message()) }
         })?;
-        contract
-            .validate()
-            .map_err(|(field, reason)| ContractError::Invalid {
-                file: file.to_string(),
-                field,
-                reason,
-            })?;
+        contract.validate().map_err(|(field, reason)| ContractError::Invalid {
+            file: file.to_string(),
+            field,
+            reason,
+        })?;
         Ok(contract)
     }
 
     /// Reads and validates the contract file at `path`.
     pub fn load(path: &Path) -> Result<Contract, ContractError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ContractError::Read {
-            path: file.clone(),
-            reason: e.to_string(),
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ContractError::Read { path: file.clone(), reason: e.to_string() })?;
         Contract::parse(&text, &file)
     }
 
@@ -271,19 +254,13 @@ impl Contract {
     fn validate(&self) -> Result<(), (String, String)> {
         let top = |field: &str, reason: &str| Err((field.to_string(), reason.to_string()));
         if self.name.trim().is_empty() {
-            return top(
-                "name",
-                "is empty; give the contract a short name such as \"my-api\"",
-            );
+            return top("name", "is empty; give the contract a short name such as \"my-api\"");
         }
         if self.version.trim().is_empty() {
             return top("version", "is empty; give a version such as \"1\"");
         }
         if self.rules.is_empty() {
-            return top(
-                "rule",
-                "no [[rule]]: a contract needs at least one request to send",
-            );
+            return top("rule", "no [[rule]]: a contract needs at least one request to send");
         }
         if let Some(ready) = &self.ready {
             check_path(ready).map_err(|r| ("ready".to_string(), r))?;
@@ -300,43 +277,24 @@ impl Contract {
             if !ids.insert(probe.id()) {
                 return Err((
                     format!("probe[{}].id", i + 1),
-                    format!(
-                        "{:?} is taken; give each probe of the same check its own id",
-                        probe.id()
-                    ),
+                    format!("{:?} is taken; give each probe of the same check its own id", probe.id()),
                 ));
             }
         }
         for (i, rule) in self.rules.iter().enumerate() {
             let at = |field: &str| format!("rule[{}].{field} (id {:?})", i + 1, rule.id);
             let valid_id = !rule.id.is_empty()
-                && rule
-                    .id
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+                && rule.id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
             if !valid_id {
-                return Err((
-                    at("id"),
-                    "use lower-case letters, digits and '-', such as \"fib-4000\"".into(),
-                ));
+                return Err((at("id"), "use lower-case letters, digits and '-', such as \"fib-4000\"".into()));
             }
             if !ids.insert(rule.id.as_str()) {
-                return Err((
-                    at("id"),
-                    "another rule, probe or named check has this id; ids must be unique".into(),
-                ));
+                return Err((at("id"), "another rule, probe or named check has this id; ids must be unique".into()));
             }
             check_path(&rule.path).map_err(|r| (at("path"), r))?;
-            let bodies = [
-                rule.body.is_some(),
-                rule.json.is_some(),
-                rule.generate.is_some(),
-            ];
+            let bodies = [rule.body.is_some(), rule.json.is_some(), rule.generate.is_some()];
             if bodies.iter().filter(|b| **b).count() > 1 {
-                return Err((
-                    at("body"),
-                    "give at most one of body, json and generate".into(),
-                ));
+                return Err((at("body"), "give at most one of body, json and generate".into()));
             }
             if let Some(json) = &rule.json {
                 serde_json::from_str::<serde_json::Value>(json)
@@ -346,18 +304,16 @@ impl Contract {
                 if g.n > g.name.max_n() {
                     return Err((
                         at("generate.n"),
-                        format!(
-                            "{} is above {}, the most generator {:?} accepts",
-                            g.n,
-                            g.name.max_n(),
-                            g.name.name()
-                        ),
+                        format!("{} is above {}, the most generator {:?} accepts", g.n, g.name.max_n(), g.name.name()),
                     ));
                 }
             }
             if let Some(media) = &rule.content_type {
                 if media.parse::<mime::Mime>().is_err() || media.contains(';') {
-                    return Err((at("content_type"), format!("{media:?} is not a media type such as \"text/plain\" (parameters go in `charset`)")));
+                    return Err((
+                        at("content_type"),
+                        format!("{media:?} is not a media type such as \"text/plain\" (parameters go in `charset`)"),
+                    ));
                 }
             }
             if rule.charset.is_some() && rule.content_type.is_none() {
@@ -389,18 +345,11 @@ impl Rule {
             out.push_str(&format!(" {media}"));
         }
         if let Some(body) = &self.body {
-            out.push_str(&format!(
-                ", exactly {:?}",
-                crate::report::escape(body.as_bytes(), 60)
-            ));
+            out.push_str(&format!(", exactly {:?}", crate::report::escape(body.as_bytes(), 60)));
         } else if let Some(json) = &self.json {
             out.push_str(&format!(", JSON equal to {json}"));
         } else if let Some(g) = self.generate {
-            out.push_str(&format!(
-                ", the {} generator's body for n = {}",
-                g.name.name(),
-                g.n
-            ));
+            out.push_str(&format!(", the {} generator's body for n = {}", g.name.name(), g.n));
         }
         if let Some(ms) = self.min_elapsed_ms {
             out.push_str(&format!(", after at least {ms} ms"));
@@ -411,20 +360,14 @@ impl Rule {
 
 fn check_path(path: &str) -> Result<(), String> {
     if !path.starts_with('/') || path.bytes().any(|b| !b.is_ascii_graphic()) {
-        return Err(format!(
-            "{path:?} must start with '/' and hold no spaces or control characters"
-        ));
+        return Err(format!("{path:?} must start with '/' and hold no spaces or control characters"));
     }
     Ok(())
 }
 
 /// 1-based line number of byte `offset`.
 fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())]
-        .bytes()
-        .filter(|b| *b == b'\n')
-        .count()
-        + 1
+    text[..offset.min(text.len())].bytes().filter(|b| *b == b'\n').count() + 1
 }
 
 /// `rule[0].status` → `rule[1].status`: people count rules from 1.
@@ -481,35 +424,26 @@ mod tests {
 
     #[test]
     fn errors_name_the_file_the_field_and_are_one_line() {
-        let e = error(&format!(
-            "{MINIMAL}generate = {{ name = \"fibonacci\", n = 3 }}\n"
-        ));
-        assert!(
-            e.starts_with("my.toml: rule[1].generate.name (line 6): unknown variant `fibonacci`"),
-            "{e}"
-        );
+        let e = error(&format!("{MINIMAL}generate = {{ name = \"fibonacci\", n = 3 }}\n"));
+        assert!(e.starts_with("my.toml: rule[1].generate.name (line 6): unknown variant `fibonacci`"), "{e}");
         let e = error(&format!("{MINIMAL}stauts = 200\n"));
         assert!(e.starts_with("my.toml: rule[1]"), "{e}");
         assert!(e.contains("stauts"), "{e}");
         let e = error("version = \"1\"\n[[rule]]\nid = \"a\"\npath = \"/\"\n");
         assert!(e.contains("missing field `name`"), "{e}");
-        let e = error(&format!(
-            "{MINIMAL}[[rule]]\nid = \"root\"\npath = \"/x\"\n"
-        ));
+        let e = error(&format!("{MINIMAL}[[rule]]\nid = \"root\"\npath = \"/x\"\n"));
         assert_eq!(e, "my.toml: rule[2].id (id \"root\"): another rule, probe or named check has this id; ids must be unique (see docs/contracts.md)");
         let e = error(&format!("{MINIMAL}body = \"a\"\njson = \"1\"\n"));
         assert!(e.contains("rule[1].body"), "{e}");
         let e = error(&format!("{MINIMAL}json = \"{{nope\"\n"));
-        assert!(
-            e.contains("rule[1].json") && e.contains("not valid JSON"),
-            "{e}"
-        );
-        let e = error(&format!(
-            "{MINIMAL}generate = {{ name = \"fib\", n = 1000000 }}\n"
-        ));
+        assert!(e.contains("rule[1].json") && e.contains("not valid JSON"), "{e}");
+        let e = error(&format!("{MINIMAL}generate = {{ name = \"fib\", n = 1000000 }}\n"));
         assert!(e.contains("rule[1].generate.n"), "{e}");
         let e = error("name = \"x\"\nversion = \"1\"\n");
-        assert_eq!(e, "my.toml: rule: no [[rule]]: a contract needs at least one request to send (see docs/contracts.md)");
+        assert_eq!(
+            e,
+            "my.toml: rule: no [[rule]]: a contract needs at least one request to send (see docs/contracts.md)"
+        );
         let e = error("name = \"x\"\nversion = \n");
         assert!(e.starts_with("my.toml: ") && !e.contains('\n'), "{e}");
     }
@@ -517,9 +451,7 @@ mod tests {
     #[test]
     fn paths_and_content_types_are_checked() {
         assert!(error(&MINIMAL.replace("path = \"/\"", "path = \"api\"")).contains("rule[1].path"));
-        let e = error(&format!(
-            "{MINIMAL}content_type = \"text/plain; charset=utf-8\"\n"
-        ));
+        let e = error(&format!("{MINIMAL}content_type = \"text/plain; charset=utf-8\"\n"));
         assert!(e.contains("rule[1].content_type"), "{e}");
         assert!(error(&format!("{MINIMAL}charset = \"utf-8\"\n")).contains("rule[1].charset"));
     }

@@ -11,11 +11,7 @@ pub enum CheckError {
 
     /// The host name in the URL has no address.
     #[error("cannot resolve host {host} in {url}: {reason}; check the host name")]
-    Unresolvable {
-        url: String,
-        host: String,
-        reason: String,
-    },
+    Unresolvable { url: String, host: String, reason: String },
 
     /// Nothing answered the first request. `reason` is one lower-case phrase
     /// such as `connection refused`; the message asks whether the server runs.

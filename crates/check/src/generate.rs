@@ -131,21 +131,12 @@ mod tests {
         assert_eq!(fib_text(1), "0 1");
         assert_eq!(fib_text(10), "0 1 1 2 3 5 8 13 21 34 55");
         let f90 = fib_text(90);
-        assert!(
-            f90.ends_with(" 1779979416004714189 2880067194370816120"),
-            "{f90}"
-        );
+        assert!(f90.ends_with(" 1779979416004714189 2880067194370816120"), "{f90}");
         let f4000 = fib_text(4000);
         let last = f4000.rsplit(' ').next().unwrap();
         assert_eq!(last.len(), 836, "F(4000) has 836 digits");
-        assert!(
-            last.starts_with("3990947343500442279208124809496091260079"),
-            "{last}"
-        );
-        assert!(
-            last.ends_with("4798332467919613598667003025993715274875"),
-            "{last}"
-        );
+        assert!(last.starts_with("3990947343500442279208124809496091260079"), "{last}");
+        assert!(last.ends_with("4798332467919613598667003025993715274875"), "{last}");
         assert_eq!(f4000.len(), 1_676_923);
         assert_eq!(f4000.split(' ').count(), 4001);
     }

@@ -6,10 +6,10 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::report::RuleVerdict;
 use crate::client::{Exchange, Framing, Response};
 use crate::contract::ResponseCheck;
 use crate::report::RuleResult;
+use crate::report::RuleVerdict;
 
 /// How far the server's `Date` may be from the checker's clock.
 pub const DATE_TOLERANCE: Duration = Duration::from_secs(2);
@@ -25,24 +25,9 @@ enum Verdict {
 type Judge = fn(&Response) -> Verdict;
 
 const RULES: &[(ResponseCheck, &str, &str, Judge)] = &[
-    (
-        ResponseCheck::HeaderServer,
-        "header-server",
-        "every response carries a non-empty Server header",
-        server,
-    ),
-    (
-        ResponseCheck::HeaderDate,
-        "header-date",
-        "every response carries one Date header, an IMF-fixdate",
-        date_format,
-    ),
-    (
-        ResponseCheck::DateClock,
-        "date-clock",
-        "every Date is within 2 s of the checker's clock",
-        date_clock,
-    ),
+    (ResponseCheck::HeaderServer, "header-server", "every response carries a non-empty Server header", server),
+    (ResponseCheck::HeaderDate, "header-date", "every response carries one Date header, an IMF-fixdate", date_format),
+    (ResponseCheck::DateClock, "date-clock", "every Date is within 2 s of the checker's clock", date_clock),
     (
         ResponseCheck::HeaderContentType,
         "header-content-type",
@@ -55,12 +40,7 @@ const RULES: &[(ResponseCheck, &str, &str, Judge)] = &[
         "every body is framed by Content-Length or Transfer-Encoding: chunked",
         framing,
     ),
-    (
-        ResponseCheck::HttpVersion,
-        "http-version",
-        "every response is HTTP/1.1",
-        http_version,
-    ),
+    (ResponseCheck::HttpVersion, "http-version", "every response is HTTP/1.1", http_version),
 ];
 
 /// Judges every response in `exchanges` by each of `checks`, in the order
@@ -73,12 +53,7 @@ pub fn rules(checks: &[ResponseCheck], exchanges: &[Exchange]) -> Vec<RuleResult
         .collect()
 }
 
-fn aggregate(
-    id: &'static str,
-    description: &str,
-    judge: Judge,
-    exchanges: &[Exchange],
-) -> RuleResult {
+fn aggregate(id: &'static str, description: &str, judge: Judge, exchanges: &[Exchange]) -> RuleResult {
     let mut judged = 0;
     let mut failed: Vec<(&Exchange, String)> = Vec::new();
     for exchange in exchanges {
@@ -101,10 +76,7 @@ fn aggregate(
     match failed.first() {
         None => RuleResult::pass(id, description),
         Some((exchange, reason)) => {
-            let reason = format!(
-                "{reason} ({} of {judged} responses fail; the first is shown)",
-                failed.len()
-            );
+            let reason = format!("{reason} ({} of {judged} responses fail; the first is shown)", failed.len());
             RuleResult::fail(id, description, reason, Some(exchange))
         }
     }
@@ -133,9 +105,7 @@ pub fn parse_date(r: &Response) -> Result<SystemTime, String> {
     // the parsed time back and comparing keeps only IMF-fixdate.
     match httpdate::parse_http_date(&value) {
         Ok(time) if httpdate::fmt_http_date(time) == value => Ok(time),
-        _ => Err(format!(
-            "Date {value:?} is not an IMF-fixdate such as \"Sun, 06 Nov 1994 08:49:37 GMT\""
-        )),
+        _ => Err(format!("Date {value:?} is not an IMF-fixdate such as \"Sun, 06 Nov 1994 08:49:37 GMT\"")),
     }
 }
 
@@ -153,29 +123,16 @@ fn date_clock(r: &Response) -> Verdict {
     // The server stamped the response between sending and receiving, and a
     // Date has whole seconds, so the earliest honest value is the sending
     // second, truncated.
-    let sent_s = r
-        .sent_at
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let sent_s = r.sent_at.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let earliest = UNIX_EPOCH + Duration::from_secs(sent_s) - DATE_TOLERANCE;
     let latest = r.received_at + DATE_TOLERANCE;
     let value = r.header("date").unwrap_or_default();
     if date < earliest {
         let behind = r.sent_at.duration_since(date).unwrap_or_default().as_secs();
-        Verdict::Fail(format!(
-            "Date {value:?} is {} behind the checker's clock",
-            human_seconds(behind)
-        ))
+        Verdict::Fail(format!("Date {value:?} is {} behind the checker's clock", human_seconds(behind)))
     } else if date > latest {
-        let ahead = date
-            .duration_since(r.received_at)
-            .unwrap_or_default()
-            .as_secs();
-        Verdict::Fail(format!(
-            "Date {value:?} is {} ahead of the checker's clock",
-            human_seconds(ahead)
-        ))
+        let ahead = date.duration_since(r.received_at).unwrap_or_default().as_secs();
+        Verdict::Fail(format!("Date {value:?} is {} ahead of the checker's clock", human_seconds(ahead)))
     } else {
         Verdict::Pass
     }
@@ -193,9 +150,7 @@ fn human_seconds(s: u64) -> String {
 fn content_type(r: &Response) -> Verdict {
     match r.header_values("content-type").next() {
         None => Verdict::Fail("no Content-Type header".into()),
-        Some(v) if v.trim_ascii().is_empty() => {
-            Verdict::Fail("the Content-Type header is empty".into())
-        }
+        Some(v) if v.trim_ascii().is_empty() => Verdict::Fail("the Content-Type header is empty".into()),
         Some(_) => Verdict::Pass,
     }
 }
@@ -205,7 +160,8 @@ fn framing(r: &Response) -> Verdict {
         Framing::Length(_) | Framing::Chunked => Verdict::Pass,
         Framing::NoBody => Verdict::NotApplicable,
         Framing::Unframed => Verdict::Fail(
-            "neither Content-Length nor Transfer-Encoding: chunked; the body ends only when the connection closes".into(),
+            "neither Content-Length nor Transfer-Encoding: chunked; the body ends only when the connection closes"
+                .into(),
         ),
         Framing::Invalid(reason) => Verdict::Fail(reason.clone()),
     }
@@ -229,10 +185,7 @@ mod tests {
             version_minor: 1,
             status: 404,
             reason: "Not Found".into(),
-            headers: headers
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec()))
-                .collect(),
+            headers: headers.iter().map(|(n, v)| (n.to_string(), v.as_bytes().to_vec())).collect(),
             body: vec![],
             framing: Framing::Length(0),
             sent_at: now,
@@ -246,12 +199,7 @@ mod tests {
     fn only_imf_fixdate_is_accepted() {
         let ok = response(&[("Date", "Sun, 06 Nov 1994 08:49:37 GMT")]);
         assert!(parse_date(&ok).is_ok());
-        for bad in [
-            "Sunday, 06-Nov-94 08:49:37 GMT",
-            "Sun Nov  6 08:49:37 1994",
-            "1994-11-06T08:49:37Z",
-            "",
-        ] {
+        for bad in ["Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "1994-11-06T08:49:37Z", ""] {
             assert!(parse_date(&response(&[("Date", bad)])).is_err(), "{bad}");
         }
         assert!(parse_date(&response(&[])).unwrap_err().contains("no Date"));
@@ -260,32 +208,18 @@ mod tests {
     #[test]
     fn date_must_be_near_the_local_clock() {
         let now = httpdate::fmt_http_date(SystemTime::now());
-        assert!(matches!(
-            date_clock(&response(&[("Date", &now)])),
-            Verdict::Pass
-        ));
+        assert!(matches!(date_clock(&response(&[("Date", &now)])), Verdict::Pass));
         let stale = response(&[("Date", "Sun, 06 Nov 1994 08:49:37 GMT")]);
-        let Verdict::Fail(reason) = date_clock(&stale) else {
-            panic!("a 1994 date passed")
-        };
+        let Verdict::Fail(reason) = date_clock(&stale) else { panic!("a 1994 date passed") };
         assert!(reason.contains("days behind"), "{reason}");
         let future = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(5));
-        assert!(matches!(
-            date_clock(&response(&[("Date", &future)])),
-            Verdict::Fail(_)
-        ));
+        assert!(matches!(date_clock(&response(&[("Date", &future)])), Verdict::Fail(_)));
     }
 
     #[test]
     fn server_must_be_present_and_non_empty() {
-        assert!(matches!(
-            server(&response(&[("server", "x")])),
-            Verdict::Pass
-        ));
-        assert!(matches!(
-            server(&response(&[("Server", "  ")])),
-            Verdict::Fail(_)
-        ));
+        assert!(matches!(server(&response(&[("server", "x")])), Verdict::Pass));
+        assert!(matches!(server(&response(&[("Server", "  ")])), Verdict::Fail(_)));
         assert!(matches!(server(&response(&[])), Verdict::Fail(_)));
     }
 }

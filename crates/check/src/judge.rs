@@ -74,11 +74,7 @@ impl Case {
             media_type: rule.content_type.clone(),
             charset: rule.charset.clone(),
             has_headers: rule.has_headers.clone(),
-            headers: rule
-                .headers
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            headers: rule.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             body,
             min_elapsed: rule.min_elapsed_ms.map(Duration::from_millis),
         }
@@ -88,10 +84,7 @@ impl Case {
     pub fn judge(&self, exchange: &Exchange) -> Result<(), String> {
         let response = exchange.result.as_ref().map_err(|e| e.to_string())?;
         if !self.status.matches(response.status) {
-            return Err(format!(
-                "status {}, expected {}",
-                response.status, self.status
-            ));
+            return Err(format!("status {}, expected {}", response.status, self.status));
         }
         if let Some(want) = &self.media_type {
             check_media_type(response, want, self.charset.as_deref())?;
@@ -99,18 +92,14 @@ impl Case {
         for name in &self.has_headers {
             match response.header_values(name).next() {
                 None => return Err(format!("no {name} header")),
-                Some(v) if v.trim_ascii().is_empty() => {
-                    return Err(format!("the {name} header is empty"))
-                }
+                Some(v) if v.trim_ascii().is_empty() => return Err(format!("the {name} header is empty")),
                 Some(_) => {}
             }
         }
         for (name, want) in &self.headers {
             match response.header(name) {
                 None => return Err(format!("no {name} header, expected {name}: {want}")),
-                Some(got) if got.trim() != want => {
-                    return Err(format!("{name}: {:?}, expected {want:?}", got.trim()))
-                }
+                Some(got) if got.trim() != want => return Err(format!("{name}: {:?}, expected {want:?}", got.trim())),
                 Some(_) => {}
             }
         }
@@ -118,8 +107,8 @@ impl Case {
             Body::Any => {}
             Body::Exact(want) => exact_difference(want, &response.body)?,
             Body::Json(want) => {
-                let got: Value = serde_json::from_slice(&response.body)
-                    .map_err(|e| format!("body is not JSON: {e}"))?;
+                let got: Value =
+                    serde_json::from_slice(&response.body).map_err(|e| format!("body is not JSON: {e}"))?;
                 if let Some(difference) = first_difference(want, &got, &mut String::new()) {
                     return Err(format!("JSON body differs {difference}"));
                 }
@@ -154,26 +143,16 @@ fn exact_difference(want: &[u8], got: &[u8]) -> Result<(), String> {
             want.len()
         ));
     }
-    let at = want
-        .iter()
-        .zip(got)
-        .position(|(w, g)| w != g)
-        .unwrap_or(want.len().min(got.len()));
+    let at = want.iter().zip(got).position(|(w, g)| w != g).unwrap_or(want.len().min(got.len()));
     let from = at.saturating_sub(CONTEXT_BYTES);
     let window = |bytes: &[u8]| {
         let end = (at + CONTEXT_BYTES).min(bytes.len());
         let prefix = if from > 0 { "…" } else { "" };
         let suffix = if end < bytes.len() { "…" } else { "" };
-        format!(
-            "\"{prefix}{}{suffix}\"",
-            crate::report::escape(&bytes[from.min(end)..end], usize::MAX)
-        )
+        format!("\"{prefix}{}{suffix}\"", crate::report::escape(&bytes[from.min(end)..end], usize::MAX))
     };
     let item = if want.contains(&b' ') {
-        let index = want[..at.min(want.len())]
-            .iter()
-            .filter(|b| **b == b' ')
-            .count();
+        let index = want[..at.min(want.len())].iter().filter(|b| **b == b' ').count();
         format!(" (item {index}, counting from 0, of the space-separated list)")
     } else {
         String::new()
@@ -194,26 +173,17 @@ fn check_media_type(response: &Response, want: &str, charset: Option<&str>) -> R
     let value = match values.as_slice() {
         [] => return Err(format!("no Content-Type header, expected {want}")),
         [one] => String::from_utf8_lossy(one).into_owned(),
-        _ => {
-            return Err(format!(
-                "{} Content-Type headers, expected one",
-                values.len()
-            ))
-        }
+        _ => return Err(format!("{} Content-Type headers, expected one", values.len())),
     };
-    let parsed: mime::Mime = value
-        .trim()
-        .parse()
-        .map_err(|_| format!("Content-Type {value:?} is not a media type, expected {want}"))?;
+    let parsed: mime::Mime =
+        value.trim().parse().map_err(|_| format!("Content-Type {value:?} is not a media type, expected {want}"))?;
     if !parsed.essence_str().eq_ignore_ascii_case(want) {
         return Err(format!("Content-Type {value:?}, expected {want}"));
     }
     if let Some(charset) = charset {
         for (name, param) in parsed.params() {
             if name != mime::CHARSET || !param.as_str().eq_ignore_ascii_case(charset) {
-                return Err(format!(
-                    "Content-Type {value:?}: the only parameter allowed is charset={charset}"
-                ));
+                return Err(format!("Content-Type {value:?}: the only parameter allowed is charset={charset}"));
             }
         }
     }
@@ -243,14 +213,7 @@ fn first_difference(want: &Value, got: &Value, path: &mut String) -> Option<Stri
                     return found;
                 }
             }
-            (w.len() != g.len()).then(|| {
-                format!(
-                    "at {}: expected {} items, got {}",
-                    here(path),
-                    w.len(),
-                    g.len()
-                )
-            })
+            (w.len() != g.len()).then(|| format!("at {}: expected {} items, got {}", here(path), w.len(), g.len()))
         }
         (Value::Object(w), Value::Object(g)) => {
             if let Some(key) = w.keys().find(|k| !g.contains_key(*k)) {
@@ -271,12 +234,7 @@ fn first_difference(want: &Value, got: &Value, path: &mut String) -> Option<Stri
             None
         }
         _ if want == got => None,
-        _ => Some(format!(
-            "at {}: expected {}, got {}",
-            here(path),
-            short(want),
-            short(got)
-        )),
+        _ => Some(format!("at {}: expected {}, got {}", here(path), short(want), short(got))),
     }
 }
 
@@ -301,38 +259,22 @@ mod tests {
     #[test]
     fn numbers_compare_digit_for_digit() {
         assert_eq!(diff("[1, 2]", "[1,2]"), None);
-        assert_eq!(
-            diff("7", "7.0").unwrap(),
-            "at the top level: expected 7, got 7.0"
-        );
+        assert_eq!(diff("7", "7.0").unwrap(), "at the top level: expected 7, got 7.0");
         let rounded = diff("[0,1779979416004714189]", "[0,1779979416004714200]").unwrap();
-        assert_eq!(
-            rounded,
-            "at [1]: expected 1779979416004714189, got 1779979416004714200"
-        );
+        assert_eq!(rounded, "at [1]: expected 1779979416004714189, got 1779979416004714200");
     }
 
     #[test]
     fn objects_must_have_exactly_the_keys() {
         assert_eq!(diff(r#"{"a":1}"#, r#"{ "a" : 1 }"#), None);
-        assert!(diff(r#"{"a":1}"#, r#"{"a":1,"b":2}"#)
-            .unwrap()
-            .contains("unexpected key \"b\""));
-        assert!(diff(r#"{"a":1}"#, r#"{"b":1}"#)
-            .unwrap()
-            .contains("missing key \"a\""));
-        assert_eq!(
-            diff(r#"{"r":"1"}"#, r#"{"r":1}"#).unwrap(),
-            "at .r: expected \"1\", got 1"
-        );
+        assert!(diff(r#"{"a":1}"#, r#"{"a":1,"b":2}"#).unwrap().contains("unexpected key \"b\""));
+        assert!(diff(r#"{"a":1}"#, r#"{"b":1}"#).unwrap().contains("missing key \"a\""));
+        assert_eq!(diff(r#"{"r":"1"}"#, r#"{"r":1}"#).unwrap(), "at .r: expected \"1\", got 1");
     }
 
     #[test]
     fn arrays_report_length_after_common_prefix() {
-        assert_eq!(
-            diff("[1,2,3]", "[1,2]").unwrap(),
-            "at the top level: expected 3 items, got 2"
-        );
+        assert_eq!(diff("[1,2,3]", "[1,2]").unwrap(), "at the top level: expected 3 items, got 2");
     }
 
     fn exchange(status: u16, content_type: &str, body: &[u8], elapsed: Duration) -> Exchange {
@@ -362,20 +304,10 @@ mod tests {
     fn sleep_must_last_its_time_less_two_milliseconds_of_timer_granularity() {
         let case = stampede_case("sleep-100");
         let body = br#"{"slept_ms":100}"#;
-        let at = |ms: f64| {
-            exchange(
-                200,
-                "application/json",
-                body,
-                Duration::from_secs_f64(ms / 1000.0),
-            )
-        };
+        let at = |ms: f64| exchange(200, "application/json", body, Duration::from_secs_f64(ms / 1000.0));
         assert_eq!(case.judge(&at(100.2)), Ok(()));
         assert_eq!(case.judge(&at(98.4)), Ok(()));
-        assert_eq!(
-            case.judge(&at(97.5)).unwrap_err(),
-            "answered after 97.5 ms, expected at least 100 ms"
-        );
+        assert_eq!(case.judge(&at(97.5)).unwrap_err(), "answered after 97.5 ms, expected at least 100 ms");
     }
 
     #[test]
@@ -384,9 +316,7 @@ mod tests {
         let with = |ct: &str| case.judge(&exchange(200, ct, b"Hello, World!", Duration::ZERO));
         assert_eq!(with("text/plain; charset=utf-8"), Ok(()));
         assert_eq!(with("Text/Plain"), Ok(()));
-        assert!(with("text/html")
-            .unwrap_err()
-            .contains("expected text/plain"));
+        assert!(with("text/html").unwrap_err().contains("expected text/plain"));
         assert!(with("plain").unwrap_err().contains("is not a media type"));
     }
 
@@ -414,23 +344,11 @@ mod tests {
         let last = got.len() - 1;
         got[last] = if got[last] == b'5' { b'6' } else { b'5' };
         let reason = exact_difference(&want, &got).unwrap_err();
-        assert!(
-            reason.starts_with(&format!(
-                "body differs from byte {last} (item 100, counting from 0, "
-            )),
-            "{reason}"
-        );
+        assert!(reason.starts_with(&format!("body differs from byte {last} (item 100, counting from 0, ")), "{reason}");
         let mut trailing = want.clone();
         trailing.push(b' ');
         let reason = exact_difference(&want, &trailing).unwrap_err();
-        assert!(
-            reason.contains(&format!(
-                "({} bytes received, {} expected)",
-                want.len() + 1,
-                want.len()
-            )),
-            "{reason}"
-        );
+        assert!(reason.contains(&format!("({} bytes received, {} expected)", want.len() + 1, want.len())), "{reason}");
         assert_eq!(
             exact_difference(b"1 2", b"1 2 ").unwrap_err(),
             "body is \"1 2 \" (4 bytes), expected exactly \"1 2\" (3 bytes)"

@@ -50,9 +50,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Options {
-        Options {
-            timeout: Duration::from_secs(5),
-        }
+        Options { timeout: Duration::from_secs(5) }
     }
 }
 
@@ -87,19 +85,11 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
                         client::TransportError::Connect(why) => why.clone(),
                         other => other.to_string(),
                     };
-                    return Err(CheckError::Unreachable {
-                        url: target.display().to_string(),
-                        reason,
-                    });
+                    return Err(CheckError::Unreachable { url: target.display().to_string(), reason });
                 }
             }
         }
-        results.push(RuleResult::judged(
-            &case.id,
-            &case.description,
-            case.judge(&exchange),
-            &exchange,
-        ));
+        results.push(RuleResult::judged(&case.id, &case.description, case.judge(&exchange), &exchange));
         log.push(exchange);
     }
     let mut probe_results = Vec::new();
@@ -107,7 +97,9 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
         probe_results.push(match probe.check {
             ProbeCheck::KeepAlive => probes::keep_alive(probe.id(), &target, &probe.path, options.timeout, &mut log),
             ProbeCheck::DateTicks => probes::date_ticks(probe.id(), &mut client, &probe.path, &mut log),
-            ProbeCheck::SleepConcurrent => probes::sleep_concurrent(probe.id(), &target, &probe.path, options.timeout, &mut log),
+            ProbeCheck::SleepConcurrent => {
+                probes::sleep_concurrent(probe.id(), &target, &probe.path, options.timeout, &mut log)
+            }
         });
     }
     results.extend(headers::rules(&contract.every_response, &log));

@@ -7,10 +7,10 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::report::RuleVerdict;
 use crate::client::{Client, Exchange};
 use crate::headers::parse_date;
 use crate::report::RuleResult;
+use crate::report::RuleVerdict;
 use crate::target::Target;
 
 /// Slack after a second boundary before asking again, for clock jitter.
@@ -21,15 +21,8 @@ const SECOND_MARGIN: Duration = Duration::from_millis(150);
 const TICK_ATTEMPTS: u32 = 2;
 
 /// Two requests on one new connection: the second must reuse it.
-pub fn keep_alive(
-    id: &str,
-    target: &Target,
-    path: &str,
-    timeout: Duration,
-    log: &mut Vec<Exchange>,
-) -> RuleResult {
-    let description =
-        format!("a connection stays open for a second request (GET {path} twice on one connection)");
+pub fn keep_alive(id: &str, target: &Target, path: &str, timeout: Duration, log: &mut Vec<Exchange>) -> RuleResult {
+    let description = format!("a connection stays open for a second request (GET {path} twice on one connection)");
     let description = description.as_str();
     let mut client = Client::new(target.clone(), timeout);
     let first = client.get(path);
@@ -65,30 +58,17 @@ pub fn date_ticks(id: &str, client: &mut Client, path: &str, log: &mut Vec<Excha
     let start = match first.response().map(parse_date) {
         Some(Ok(date)) => date,
         Some(Err(reason)) => {
-            let result = RuleResult::fail(
-                id,
-                description,
-                format!("cannot compare dates: {reason}"),
-                Some(&first),
-            );
+            let result = RuleResult::fail(id, description, format!("cannot compare dates: {reason}"), Some(&first));
             log.push(first);
             return result;
         }
         None => {
-            let result = RuleResult::fail(
-                id,
-                description,
-                "the request got no response".into(),
-                Some(&first),
-            );
+            let result = RuleResult::fail(id, description, "the request got no response".into(), Some(&first));
             log.push(first);
             return result;
         }
     };
-    let start_text = first
-        .response()
-        .and_then(|r| r.header("date"))
-        .unwrap_or_default();
+    let start_text = first.response().and_then(|r| r.header("date")).unwrap_or_default();
     log.push(first);
     let mut attempt = 0;
     loop {
@@ -97,16 +77,12 @@ pub fn date_ticks(id: &str, client: &mut Client, path: &str, log: &mut Vec<Excha
         let later = client.get(path);
         let verdict = match later.response().map(parse_date) {
             Some(Ok(date)) if date > start => Ok(()),
-            Some(Ok(date)) if date < start => {
-                Err(format!("Date went backwards from {start_text:?}"))
-            }
+            Some(Ok(date)) if date < start => Err(format!("Date went backwards from {start_text:?}")),
             Some(Ok(_)) if attempt < TICK_ATTEMPTS => {
                 log.push(later);
                 continue;
             }
-            Some(Ok(_)) => Err(format!(
-                "Date stayed {start_text:?} across {TICK_ATTEMPTS} second boundaries"
-            )),
+            Some(Ok(_)) => Err(format!("Date stayed {start_text:?} across {TICK_ATTEMPTS} second boundaries")),
             Some(Err(reason)) => Err(format!("cannot compare dates: {reason}")),
             None => Err("the request got no response".into()),
         };
@@ -118,9 +94,7 @@ pub fn date_ticks(id: &str, client: &mut Client, path: &str, log: &mut Vec<Excha
 
 /// Sleeps until just after the next whole second of the local clock.
 fn sleep_past_next_second() {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let to_boundary = Duration::from_secs(1) - Duration::from_nanos(u64::from(now.subsec_nanos()));
     std::thread::sleep(to_boundary + SECOND_MARGIN);
 }

@@ -16,22 +16,10 @@ const INDENT: &str = "      ";
 pub fn text(report: &Report, color: bool) -> String {
     let width = report.results.iter().map(|r| r.id.len()).max().unwrap_or(0);
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "contract {} (version {}), {}",
-        report.contract, report.contract_version, report.url
-    );
+    let _ = writeln!(out, "contract {} (version {}), {}", report.contract, report.contract_version, report.url);
     for result in &report.results {
-        let (word, paint) = if result.passed {
-            ("PASS", GREEN)
-        } else {
-            ("FAIL", RED)
-        };
-        let word = if color {
-            format!("{paint}{word}{RESET}")
-        } else {
-            word.to_string()
-        };
+        let (word, paint) = if result.passed { ("PASS", GREEN) } else { ("FAIL", RED) };
+        let word = if color { format!("{paint}{word}{RESET}") } else { word.to_string() };
         let _ = writeln!(out, "{word}  {:width$}  {}", result.id, result.description);
         if !result.passed {
             failure(&mut out, result);
@@ -53,11 +41,7 @@ fn failure(out: &mut String, result: &RuleResult) {
         for header in &response.headers {
             let _ = writeln!(out, "{INDENT}< {header}");
         }
-        let _ = writeln!(
-            out,
-            "{INDENT}< (body, {} bytes) \"{}\"",
-            response.body_bytes, response.body_prefix
-        );
+        let _ = writeln!(out, "{INDENT}< (body, {} bytes) \"{}\"", response.body_bytes, response.body_prefix);
     }
 }
 
@@ -85,14 +69,8 @@ mod tests {
         let text = text(&report, false);
         let lines: Vec<&str> = text.lines().skip(1).collect();
         assert!(text.starts_with("contract stampede (version "), "{text}");
-        assert_eq!(
-            lines[0],
-            "PASS  plaintext        GET /plaintext answers 200"
-        );
-        assert_eq!(
-            lines[1],
-            "FAIL  values-negative  GET /values/-1 answers 400"
-        );
+        assert_eq!(lines[0], "PASS  plaintext        GET /plaintext answers 200");
+        assert_eq!(lines[1], "FAIL  values-negative  GET /values/-1 answers 400");
         assert_eq!(lines[2], "      status 200, expected 400");
         assert_eq!(lines.last(), Some(&"1 passed, 1 failed"));
         assert!(!text.contains('\x1b'));

@@ -24,10 +24,7 @@ impl Target {
     /// Parses and resolves `base`. Only cleartext `http://` is accepted: the
     /// contract is HTTP/1.1 over TCP without TLS.
     pub fn parse(base: &str) -> Result<Target, CheckError> {
-        let bad = |reason: String| CheckError::BadUrl {
-            url: base.to_string(),
-            reason,
-        };
+        let bad = |reason: String| CheckError::BadUrl { url: base.to_string(), reason };
         if !base.contains("://") {
             return Err(bad(format!("no scheme (did you mean http://{base}?)")));
         }
@@ -38,38 +35,23 @@ impl Target {
                 url.scheme()
             )));
         }
-        let host = url
-            .host_str()
-            .filter(|h| !h.is_empty())
-            .ok_or_else(|| bad("no host".to_string()))?;
+        let host = url.host_str().filter(|h| !h.is_empty()).ok_or_else(|| bad("no host".to_string()))?;
         if url.query().is_some() || url.fragment().is_some() {
-            return Err(bad(
-                "remove the query string or fragment; rules add their own paths".to_string(),
-            ));
+            return Err(bad("remove the query string or fragment; rules add their own paths".to_string()));
         }
         let host_header = match url.port() {
             Some(port) => format!("{host}:{port}"),
             None => host.to_string(),
         };
         let display = url.to_string();
-        let unresolvable = |reason: String| CheckError::Unresolvable {
-            url: display.clone(),
-            host: host.to_string(),
-            reason,
-        };
-        let addrs = url
-            .socket_addrs(|| Some(80))
-            .map_err(|e| unresolvable(e.to_string()))?;
+        let unresolvable =
+            |reason: String| CheckError::Unresolvable { url: display.clone(), host: host.to_string(), reason };
+        let addrs = url.socket_addrs(|| Some(80)).map_err(|e| unresolvable(e.to_string()))?;
         if addrs.is_empty() {
             return Err(unresolvable("no address".to_string()));
         }
         let prefix = url.path().trim_end_matches('/').to_string();
-        Ok(Target {
-            display,
-            host_header,
-            addrs,
-            prefix,
-        })
+        Ok(Target { display, host_header, addrs, prefix })
     }
 
     /// The normalised URL, for messages.
@@ -113,13 +95,7 @@ mod tests {
 
     #[test]
     fn https_and_garbage_are_bad_urls_naming_the_input() {
-        for bad in [
-            "https://127.0.0.1/",
-            "127.0.0.1:9009",
-            "not a url",
-            "http://127.0.0.1/?x=1",
-            "http://",
-        ] {
+        for bad in ["https://127.0.0.1/", "127.0.0.1:9009", "not a url", "http://127.0.0.1/?x=1", "http://"] {
             let err = Target::parse(bad).unwrap_err();
             assert!(matches!(err, CheckError::BadUrl { .. }), "{bad}: {err}");
             assert!(err.to_string().contains(bad), "{err}");

@@ -30,9 +30,6 @@ pub enum TransportError {
 impl TransportError {
     /// Nothing is listening, or nothing answers: the server cannot be reached.
     pub fn is_unreachable(&self) -> bool {
-        matches!(
-            self,
-            TransportError::Refused | TransportError::Connect(_) | TransportError::Timeout(_)
-        )
+        matches!(self, TransportError::Refused | TransportError::Connect(_) | TransportError::Timeout(_))
     }
 }

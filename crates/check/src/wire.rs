@@ -66,9 +66,7 @@ pub(crate) fn exchange_on(
     deadline: Instant,
     timeout: Duration,
 ) -> Result<(Head, Vec<u8>, Framing), TransportError> {
-    conn.stream
-        .set_write_timeout(Some(timeout))
-        .map_err(|e| TransportError::Connect(io_phrase(&e)))?;
+    conn.stream.set_write_timeout(Some(timeout)).map_err(|e| TransportError::Connect(io_phrase(&e)))?;
     if conn.stream.write_all(request).is_err() {
         return Err(TransportError::ClosedBeforeResponse);
     }
@@ -88,11 +86,7 @@ pub(crate) fn exchange_on(
     Ok((head, body, framing))
 }
 
-fn read_head(
-    conn: &mut Conn,
-    deadline: Instant,
-    timeout: Duration,
-) -> Result<Head, TransportError> {
+fn read_head(conn: &mut Conn, deadline: Instant, timeout: Duration) -> Result<Head, TransportError> {
     loop {
         let mut slots = [httparse::EMPTY_HEADER; 128];
         let mut parsed = httparse::Response::new(&mut slots);
@@ -102,37 +96,25 @@ fn read_head(
                     version_minor: parsed.version.unwrap_or(1),
                     status: parsed.code.unwrap_or(0),
                     reason: parsed.reason.unwrap_or("").to_string(),
-                    headers: parsed
-                        .headers
-                        .iter()
-                        .map(|h| (h.name.to_string(), h.value.to_vec()))
-                        .collect(),
+                    headers: parsed.headers.iter().map(|h| (h.name.to_string(), h.value.to_vec())).collect(),
                 };
                 conn.buf.drain(..len);
                 return Ok(head);
             }
             Ok(httparse::Status::Partial) if conn.buf.len() > MAX_HEAD_BYTES => {
-                return Err(TransportError::Malformed(format!(
-                    "response head larger than {MAX_HEAD_BYTES} bytes"
-                )));
+                return Err(TransportError::Malformed(format!("response head larger than {MAX_HEAD_BYTES} bytes")));
             }
             Ok(httparse::Status::Partial) => {
                 let had_bytes = !conn.buf.is_empty();
                 if fill(conn, deadline, timeout)? == 0 {
                     return Err(if had_bytes {
-                        TransportError::ClosedMidResponse(
-                            "in the middle of the response head".into(),
-                        )
+                        TransportError::ClosedMidResponse("in the middle of the response head".into())
                     } else {
                         TransportError::ClosedBeforeResponse
                     });
                 }
             }
-            Err(e) => {
-                return Err(TransportError::Malformed(format!(
-                    "{e} in the response head"
-                )))
-            }
+            Err(e) => return Err(TransportError::Malformed(format!("{e} in the response head"))),
         }
     }
 }
@@ -146,25 +128,14 @@ fn framing_of(head: &Head) -> Framing {
         head.headers
             .iter()
             .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-            .flat_map(|(_, v)| {
-                String::from_utf8_lossy(v)
-                    .split(',')
-                    .map(|t| t.trim().to_string())
-                    .collect::<Vec<_>>()
-            })
+            .flat_map(|(_, v)| String::from_utf8_lossy(v).split(',').map(|t| t.trim().to_string()).collect::<Vec<_>>())
             .collect()
     };
     let codings = values("transfer-encoding");
     let lengths = values("content-length");
     if !codings.is_empty() {
-        if !codings
-            .last()
-            .is_some_and(|c| c.eq_ignore_ascii_case("chunked"))
-        {
-            return Framing::Invalid(format!(
-                "Transfer-Encoding {:?} does not end in chunked",
-                codings.join(", ")
-            ));
+        if !codings.last().is_some_and(|c| c.eq_ignore_ascii_case("chunked")) {
+            return Framing::Invalid(format!("Transfer-Encoding {:?} does not end in chunked", codings.join(", ")));
         }
         if !lengths.is_empty() {
             return Framing::Invalid("both Content-Length and Transfer-Encoding: chunked".into());
@@ -176,37 +147,18 @@ fn framing_of(head: &Head) -> Framing {
     }
     let parsed: Vec<Option<u64>> = lengths
         .iter()
-        .map(|l| {
-            if !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()) {
-                l.parse().ok()
-            } else {
-                None
-            }
-        })
+        .map(|l| if !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()) { l.parse().ok() } else { None })
         .collect();
     match parsed[0] {
         Some(n) if parsed.iter().all(|p| *p == Some(n)) => Framing::Length(n),
-        _ => Framing::Invalid(format!(
-            "Content-Length {:?} is not one decimal number",
-            lengths.join(", ")
-        )),
+        _ => Framing::Invalid(format!("Content-Length {:?} is not one decimal number", lengths.join(", "))),
     }
 }
 
-fn read_length(
-    conn: &mut Conn,
-    len: u64,
-    deadline: Instant,
-    timeout: Duration,
-) -> Result<Vec<u8>, TransportError> {
-    let len = usize::try_from(len)
-        .ok()
-        .filter(|n| *n <= MAX_BODY_BYTES)
-        .ok_or_else(|| {
-            TransportError::Malformed(format!(
-                "Content-Length {len} is larger than the {MAX_BODY_BYTES}-byte limit"
-            ))
-        })?;
+fn read_length(conn: &mut Conn, len: u64, deadline: Instant, timeout: Duration) -> Result<Vec<u8>, TransportError> {
+    let len = usize::try_from(len).ok().filter(|n| *n <= MAX_BODY_BYTES).ok_or_else(|| {
+        TransportError::Malformed(format!("Content-Length {len} is larger than the {MAX_BODY_BYTES}-byte limit"))
+    })?;
     while conn.buf.len() < len {
         if fill(conn, deadline, timeout)? == 0 {
             return Err(TransportError::ClosedMidResponse(format!(
@@ -218,11 +170,7 @@ fn read_length(
     Ok(conn.buf.drain(..len).collect())
 }
 
-fn read_chunked(
-    conn: &mut Conn,
-    deadline: Instant,
-    timeout: Duration,
-) -> Result<Vec<u8>, TransportError> {
+fn read_chunked(conn: &mut Conn, deadline: Instant, timeout: Duration) -> Result<Vec<u8>, TransportError> {
     let mut body = Vec::new();
     let closed = || TransportError::ClosedMidResponse("in the middle of a chunked body".into());
     loop {
@@ -230,9 +178,7 @@ fn read_chunked(
             match httparse::parse_chunk_size(&conn.buf) {
                 Ok(httparse::Status::Complete(found)) => break found,
                 Ok(httparse::Status::Partial) if conn.buf.len() > 4096 => {
-                    return Err(TransportError::Malformed(
-                        "chunk size line longer than 4096 bytes".into(),
-                    ));
+                    return Err(TransportError::Malformed("chunk size line longer than 4096 bytes".into()));
                 }
                 Ok(httparse::Status::Partial) => {
                     if fill(conn, deadline, timeout)? == 0 {
@@ -262,23 +208,16 @@ fn read_chunked(
                 }
             }
         }
-        let size = usize::try_from(size)
-            .ok()
-            .filter(|s| body.len() + s <= MAX_BODY_BYTES)
-            .ok_or_else(|| {
-                TransportError::Malformed(format!(
-                    "chunked body larger than the {MAX_BODY_BYTES}-byte limit"
-                ))
-            })?;
+        let size = usize::try_from(size).ok().filter(|s| body.len() + s <= MAX_BODY_BYTES).ok_or_else(|| {
+            TransportError::Malformed(format!("chunked body larger than the {MAX_BODY_BYTES}-byte limit"))
+        })?;
         while conn.buf.len() < size + 2 {
             if fill(conn, deadline, timeout)? == 0 {
                 return Err(closed());
             }
         }
         if &conn.buf[size..size + 2] != b"\r\n" {
-            return Err(TransportError::Malformed(
-                "chunk data not followed by CRLF".into(),
-            ));
+            return Err(TransportError::Malformed("chunk data not followed by CRLF".into()));
         }
         body.extend_from_slice(&conn.buf[..size]);
         conn.buf.drain(..size + 2);
@@ -293,9 +232,7 @@ fn read_until_quiet(conn: &mut Conn, deadline: Instant) -> Result<Vec<u8>, Trans
         match fill(conn, quiet_deadline, UNFRAMED_QUIET) {
             Ok(0) | Err(TransportError::Timeout(_)) => return Ok(std::mem::take(&mut conn.buf)),
             Ok(_) if conn.buf.len() > MAX_BODY_BYTES => {
-                return Err(TransportError::Malformed(format!(
-                    "unframed body larger than {MAX_BODY_BYTES} bytes"
-                )));
+                return Err(TransportError::Malformed(format!("unframed body larger than {MAX_BODY_BYTES} bytes")));
             }
             Ok(_) => {}
             Err(e) => return Err(e),
@@ -309,9 +246,7 @@ fn fill(conn: &mut Conn, deadline: Instant, timeout: Duration) -> Result<usize, 
     if remaining.is_zero() {
         return Err(TransportError::Timeout(timeout));
     }
-    conn.stream
-        .set_read_timeout(Some(remaining))
-        .map_err(|e| TransportError::Connect(io_phrase(&e)))?;
+    conn.stream.set_read_timeout(Some(remaining)).map_err(|e| TransportError::Connect(io_phrase(&e)))?;
     let mut chunk = [0u8; 16 * 1024];
     loop {
         match conn.stream.read(&mut chunk) {
@@ -325,12 +260,7 @@ fn fill(conn: &mut Conn, deadline: Instant, timeout: Duration) -> Result<usize, 
             }
             // A reset reads as a close: the caller knows how far it got.
             Err(e) if e.kind() == ErrorKind::ConnectionReset => return Ok(0),
-            Err(e) => {
-                return Err(TransportError::ClosedMidResponse(format!(
-                    "({})",
-                    io_phrase(&e)
-                )))
-            }
+            Err(e) => return Err(TransportError::ClosedMidResponse(format!("({})", io_phrase(&e)))),
         }
     }
 }
@@ -344,42 +274,24 @@ mod tests {
             version_minor: 1,
             status,
             reason: String::new(),
-            headers: headers
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec()))
-                .collect(),
+            headers: headers.iter().map(|(n, v)| (n.to_string(), v.as_bytes().to_vec())).collect(),
         }
     }
 
     #[test]
     fn framing_follows_rfc_9112() {
-        assert_eq!(
-            framing_of(&head(200, &[("Content-Length", "13")])),
-            Framing::Length(13)
-        );
-        assert_eq!(
-            framing_of(&head(200, &[("transfer-encoding", "Chunked")])),
-            Framing::Chunked
-        );
+        assert_eq!(framing_of(&head(200, &[("Content-Length", "13")])), Framing::Length(13));
+        assert_eq!(framing_of(&head(200, &[("transfer-encoding", "Chunked")])), Framing::Chunked);
         assert_eq!(framing_of(&head(200, &[])), Framing::Unframed);
         assert_eq!(framing_of(&head(204, &[])), Framing::NoBody);
-        assert_eq!(
-            framing_of(&head(
-                200,
-                &[("Content-Length", "5"), ("Content-Length", "5")]
-            )),
-            Framing::Length(5)
-        );
+        assert_eq!(framing_of(&head(200, &[("Content-Length", "5"), ("Content-Length", "5")])), Framing::Length(5));
         for bad in [
             vec![("Content-Length", "5"), ("Content-Length", "6")],
             vec![("Content-Length", "+5")],
             vec![("Content-Length", "5"), ("Transfer-Encoding", "chunked")],
             vec![("Transfer-Encoding", "gzip")],
         ] {
-            assert!(
-                matches!(framing_of(&head(200, &bad)), Framing::Invalid(_)),
-                "{bad:?}"
-            );
+            assert!(matches!(framing_of(&head(200, &bad)), Framing::Invalid(_)), "{bad:?}");
         }
     }
 }

@@ -56,15 +56,8 @@ fn every_manifest_parses_with_required_fields_and_knob_tables() {
     if manifests.is_empty() {
         announce("SKIP manifests: no apps/*/app.toml yet");
     }
-    let errors: Vec<String> = manifests
-        .values()
-        .filter_map(|path| load_manifest(path).err())
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "invalid manifests:\n{}",
-        errors.join("\n")
-    );
+    let errors: Vec<String> = manifests.values().filter_map(|path| load_manifest(path).err()).collect();
+    assert!(errors.is_empty(), "invalid manifests:\n{}", errors.join("\n"));
 }
 
 #[test]
@@ -83,10 +76,7 @@ fn every_app_claims_the_stampede_contract() {
 
 #[test]
 fn every_app_folder_has_a_named_test() {
-    let untested: Vec<String> = manifest_paths()
-        .into_keys()
-        .filter(|name| !APPS.contains(&name.as_str()))
-        .collect();
+    let untested: Vec<String> = manifest_paths().into_keys().filter(|name| !APPS.contains(&name.as_str())).collect();
     assert!(
         untested.is_empty(),
         "apps without a test in crates/cli/tests/apps.rs (add an `app_<name>` test and list it in APPS): {untested:?}"
@@ -108,17 +98,9 @@ fn stop_fake(name: &str, run: &str, sleeps: usize) -> Result<Duration, String> {
     let log = tmp.join(format!("{name}.log"));
     let mut server = Server::start(&fake_manifest(run), tmp, 0, &log);
     let start = Instant::now();
-    let sleeping = |pgid| {
-        group_members(pgid)
-            .iter()
-            .filter(|m| m.ends_with(" sleep"))
-            .count()
-    };
+    let sleeping = |pgid| group_members(pgid).iter().filter(|m| m.ends_with(" sleep")).count();
     while sleeping(server.pgid()) < sleeps {
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "{name}: `{run}` did not start"
-        );
+        assert!(start.elapsed() < Duration::from_secs(5), "{name}: `{run}` did not start");
         std::thread::sleep(Duration::from_millis(10));
     }
     server.stop()
@@ -127,20 +109,12 @@ fn stop_fake(name: &str, run: &str, sleeps: usize) -> Result<Duration, String> {
 #[test]
 fn stop_fails_when_the_server_ignores_sigterm() {
     let error = stop_fake("ignores-sigterm", "trap '' TERM; sleep 30", 1).unwrap_err();
-    assert!(
-        error.contains("did not exit within 5s of SIGTERM"),
-        "{error}"
-    );
+    assert!(error.contains("did not exit within 5s of SIGTERM"), "{error}");
 }
 
 #[test]
 fn stop_fails_when_a_child_outlives_the_server() {
-    let error = stop_fake(
-        "leaves-child",
-        "(trap '' TERM; sleep 31) & exec sleep 30",
-        2,
-    )
-    .unwrap_err();
+    let error = stop_fake("leaves-child", "(trap '' TERM; sleep 31) & exec sleep 30", 2).unwrap_err();
     assert!(error.contains("outlived SIGTERM"), "{error}");
 }
 

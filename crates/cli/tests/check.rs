@@ -32,8 +32,8 @@ fn check_json(fault: Fault) -> (Option<i32>, Value) {
 fn check_json_on(api: Api, contract: &str, fault: Fault) -> (Option<i32>, Value) {
     let server = TestServer::serving(api, fault);
     let run = stampede(&["check", "--contract", contract, "--json", &server.url()]);
-    let report = serde_json::from_str(&run.stdout)
-        .unwrap_or_else(|e| panic!("--json printed no JSON ({e})\n{}", run.output()));
+    let report =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("--json printed no JSON ({e})\n{}", run.output()));
     (run.code(), report)
 }
 
@@ -46,11 +46,7 @@ fn rule<'a>(report: &'a Value, id: &str) -> &'a Value {
 
 fn failed_ids(report: &Value) -> Vec<String> {
     let results = report["results"].as_array().expect("results is an array");
-    results
-        .iter()
-        .filter(|r| r["passed"] == false)
-        .map(|r| r["id"].as_str().unwrap_or("?").to_string())
-        .collect()
+    results.iter().filter(|r| r["passed"] == false).map(|r| r["id"].as_str().unwrap_or("?").to_string()).collect()
 }
 
 /// A faulty `stampede` server fails `id` (showing `request`), exit 1, and
@@ -64,22 +60,11 @@ fn assert_fails_on(api: Api, contract: &str, fault: Fault, id: &str, request: &s
     let (code, report) = check_json_on(api, contract, fault);
     assert_eq!(code, Some(1), "{fault:?}: exit code\n{report:#}");
     let failed = rule(&report, id);
-    assert_eq!(
-        failed["passed"], false,
-        "{fault:?}: rule {id} passed\n{report:#}"
-    );
-    assert_eq!(
-        failed["request"], request,
-        "{fault:?}: rule {id} shows the wrong request\n{failed:#}"
-    );
-    let unexpected: Vec<String> = failed_ids(&report)
-        .into_iter()
-        .filter(|f| f != id && !also.contains(&f.as_str()))
-        .collect();
-    assert!(
-        unexpected.is_empty(),
-        "{fault:?}: unrelated rules failed too: {unexpected:?}\n{report:#}"
-    );
+    assert_eq!(failed["passed"], false, "{fault:?}: rule {id} passed\n{report:#}");
+    assert_eq!(failed["request"], request, "{fault:?}: rule {id} shows the wrong request\n{failed:#}");
+    let unexpected: Vec<String> =
+        failed_ids(&report).into_iter().filter(|f| f != id && !also.contains(&f.as_str())).collect();
+    assert!(unexpected.is_empty(), "{fault:?}: unrelated rules failed too: {unexpected:?}\n{report:#}");
     report
 }
 
@@ -91,54 +76,26 @@ fn correct_server_passes_every_rule_with_exit_0() {
     assert!(!run.stdout.contains("FAIL"), "{}", run.output());
     let last = run.stdout.lines().last().unwrap_or_default();
     assert!(last.ends_with(" passed, 0 failed"), "last line {last:?}");
-    assert!(
-        run.stdout.lines().any(|l| l.starts_with("PASS  fib-90 ")),
-        "{}",
-        run.stdout
-    );
+    assert!(run.stdout.lines().any(|l| l.starts_with("PASS  fib-90 ")), "{}", run.stdout);
 }
 
 #[test]
 fn wrong_plaintext_body_fails_plaintext() {
-    let report = assert_fails(
-        Fault::PlaintextNewline,
-        "plaintext",
-        "GET /plaintext HTTP/1.1",
-        &["plaintext-query"],
-    );
+    let report = assert_fails(Fault::PlaintextNewline, "plaintext", "GET /plaintext HTTP/1.1", &["plaintext-query"]);
     let failed = rule(&report, "plaintext");
     assert_eq!(failed["response"]["body_prefix"], "Hello, World!\\n");
-    assert!(
-        failed["reason"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("(14 bytes)"),
-        "{failed:#}"
-    );
+    assert!(failed["reason"].as_str().unwrap_or_default().contains("(14 bytes)"), "{failed:#}");
 }
 
 #[test]
 fn missing_date_fails_header_date() {
-    let report = assert_fails(
-        Fault::NoDate,
-        "header-date",
-        "GET /plaintext HTTP/1.1",
-        &["date-clock", "date-ticks"],
-    );
-    assert!(rule(&report, "header-date")["reason"]
-        .as_str()
-        .unwrap_or_default()
-        .starts_with("no Date header"));
+    let report = assert_fails(Fault::NoDate, "header-date", "GET /plaintext HTTP/1.1", &["date-clock", "date-ticks"]);
+    assert!(rule(&report, "header-date")["reason"].as_str().unwrap_or_default().starts_with("no Date header"));
 }
 
 #[test]
 fn ok_for_negative_id_fails_values_negative() {
-    let report = assert_fails(
-        Fault::AcceptsNegativeId,
-        "values-negative",
-        "GET /values/-1 HTTP/1.1",
-        &[],
-    );
+    let report = assert_fails(Fault::AcceptsNegativeId, "values-negative", "GET /values/-1 HTTP/1.1", &[]);
     let failed = rule(&report, "values-negative");
     assert_eq!(failed["reason"], "status 200, expected 400");
     assert_eq!(failed["response"]["status_line"], "HTTP/1.1 200 OK");
@@ -146,30 +103,14 @@ fn ok_for_negative_id_fails_values_negative() {
 
 #[test]
 fn stale_date_fails_date_clock() {
-    let report = assert_fails(
-        Fault::StaleDate,
-        "date-clock",
-        "GET /plaintext HTTP/1.1",
-        &["date-ticks"],
-    );
-    assert!(rule(&report, "date-clock")["reason"]
-        .as_str()
-        .unwrap_or_default()
-        .contains("behind the checker's clock"));
+    let report = assert_fails(Fault::StaleDate, "date-clock", "GET /plaintext HTTP/1.1", &["date-ticks"]);
+    assert!(rule(&report, "date-clock")["reason"].as_str().unwrap_or_default().contains("behind the checker's clock"));
 }
 
 #[test]
 fn fib_rounded_like_a_double_fails_fib_90() {
-    let report = assert_fails(
-        Fault::FibAsDouble,
-        "fib-90",
-        "GET /api/fib/90 HTTP/1.1",
-        &["fib-4000", "fib-max"],
-    );
-    let reason = rule(&report, "fib-90")["reason"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let report = assert_fails(Fault::FibAsDouble, "fib-90", "GET /api/fib/90 HTTP/1.1", &["fib-4000", "fib-max"]);
+    let reason = rule(&report, "fib-90")["reason"].as_str().unwrap_or_default().to_string();
     // F79 is the first value above 2^53, so the first to lose digits.
     assert!(
         reason.starts_with("body differs from byte ") && reason.contains(" (item 79, counting from 0, "),
@@ -180,20 +121,9 @@ fn fib_rounded_like_a_double_fails_fib_90() {
 
 #[test]
 fn missing_server_on_404_fails_header_server() {
-    let report = assert_fails(
-        Fault::NoServerOn404,
-        "header-server",
-        "GET /nope HTTP/1.1",
-        &[],
-    );
+    let report = assert_fails(Fault::NoServerOn404, "header-server", "GET /nope HTTP/1.1", &[]);
     let failed = rule(&report, "header-server");
-    assert!(
-        failed["reason"]
-            .as_str()
-            .unwrap_or_default()
-            .starts_with("no Server header (3 of "),
-        "{failed:#}"
-    );
+    assert!(failed["reason"].as_str().unwrap_or_default().starts_with("no Server header (3 of "), "{failed:#}");
 }
 
 #[test]
@@ -202,10 +132,7 @@ fn failures_are_shown_under_their_rule_in_the_table() {
     let run = stampede(&["check", &server.url()]);
     assert_eq!(run.code(), Some(1), "{}", run.output());
     let lines: Vec<&str> = run.stdout.lines().collect();
-    let at = lines
-        .iter()
-        .position(|l| l.starts_with("FAIL  values-negative "))
-        .expect("a FAIL line");
+    let at = lines.iter().position(|l| l.starts_with("FAIL  values-negative ")).expect("a FAIL line");
     assert_eq!(lines[at + 1].trim(), "status 200, expected 400");
     assert_eq!(lines[at + 2].trim(), "> GET /values/-1 HTTP/1.1");
     assert_eq!(lines[at + 3].trim(), "< HTTP/1.1 200 OK");
@@ -213,20 +140,14 @@ fn failures_are_shown_under_their_rule_in_the_table() {
         .iter()
         .take_while(|l| l.starts_with("      "))
         .any(|l| l.trim() == "< (body, 2 bytes) \"-1\""));
-    assert!(
-        lines.last().unwrap_or(&"").ends_with(" passed, 1 failed"),
-        "{}",
-        run.stdout
-    );
+    assert!(lines.last().unwrap_or(&"").ends_with(" passed, 1 failed"), "{}", run.stdout);
 }
 
 #[test]
 fn each_builtin_contract_passes_against_a_server_implementing_exactly_it() {
-    for (api, contract, version) in [
-        (Api::Stampede, "stampede", "2"),
-        (Api::Sequence, "sequence", "1"),
-        (Api::Tfb, "tfb", "1"),
-    ] {
+    for (api, contract, version) in
+        [(Api::Stampede, "stampede", "2"), (Api::Sequence, "sequence", "1"), (Api::Tfb, "tfb", "1")]
+    {
         let (code, report) = check_json_on(api, contract, Fault::None);
         assert_eq!(code, Some(0), "{contract}: {:?} failed\n{report:#}", failed_ids(&report));
         assert_eq!(report["contract"], contract, "{report:#}");
@@ -250,14 +171,8 @@ fn a_sequence_server_fails_tfb_on_its_first_rule_not_as_unreachable() {
 
 #[test]
 fn wrong_digit_in_f4000_fails_sequence_fib_4000() {
-    let report = assert_fails_on(
-        Api::Sequence,
-        "sequence",
-        Fault::FibWrongDigit,
-        "fib-4000",
-        "GET /api/fib/4000 HTTP/1.1",
-        &[],
-    );
+    let report =
+        assert_fails_on(Api::Sequence, "sequence", Fault::FibWrongDigit, "fib-4000", "GET /api/fib/4000 HTTP/1.1", &[]);
     let reason = rule(&report, "fib-4000")["reason"].as_str().unwrap_or_default().to_string();
     assert!(reason.contains(" (item 4000, counting from 0, "), "{reason}");
     assert!(reason.ends_with(" (1676923 bytes received, 1676923 expected)"), "{reason}");
@@ -281,12 +196,7 @@ fn trailing_space_fails_sequence_count() {
 
 #[test]
 fn trailing_space_fails_stampede_count_too() {
-    assert_fails(
-        Fault::CountTrailingSpace,
-        "count",
-        "GET /api/count/10 HTTP/1.1",
-        &["count-empty", "count-max"],
-    );
+    assert_fails(Fault::CountTrailingSpace, "count", "GET /api/count/10 HTTP/1.1", &["count-empty", "count-max"]);
 }
 
 #[test]
@@ -356,7 +266,11 @@ fn invalid_contract_file_exits_2_naming_the_file_and_the_field() {
     let missing = dir.join("no-such-contract.toml").to_string_lossy().into_owned();
     let run = stampede(&["check", "--contract", &missing, "http://127.0.0.1:1/"]);
     assert_eq!(run.code(), Some(2), "{}", run.output());
-    assert!(run.stderr.starts_with(&format!("stampede: error: cannot read contract file {missing}: ")), "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with(&format!("stampede: error: cannot read contract file {missing}: ")),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -391,7 +305,10 @@ fn unreachable_server_exits_2_with_one_line() {
     let run = stampede(&["check", &url]);
     assert_eq!(run.code(), Some(2), "{}", run.output());
     assert_eq!(run.stdout, "");
-    assert_eq!(run.stderr, format!("stampede: error: cannot connect to {url}: connection refused (is the server running?)\n"));
+    assert_eq!(
+        run.stderr,
+        format!("stampede: error: cannot connect to {url}: connection refused (is the server running?)\n")
+    );
 }
 
 #[test]
@@ -399,12 +316,7 @@ fn bad_url_exits_2_naming_the_url() {
     let run = stampede(&["check", "localhost:9009"]);
     assert_eq!(run.code(), Some(2), "{}", run.output());
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .starts_with("stampede: error: invalid URL \"localhost:9009\": "),
-        "{}",
-        run.stderr
-    );
+    assert!(run.stderr.starts_with("stampede: error: invalid URL \"localhost:9009\": "), "{}", run.stderr);
     assert!(run.stderr.contains("http://"), "{}", run.stderr);
 }
 
@@ -422,18 +334,8 @@ fn help_ends_with_examples_and_exit_codes() {
     let run = stampede(&["check", "--help"]);
     assert_eq!(run.code(), Some(0), "{}", run.output());
     let examples = run.stdout.find("Examples:").expect("an Examples section");
-    assert!(
-        run.stdout[examples..].contains("stampede check http://127.0.0.1:9009"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout
-            .trim_end()
-            .ends_with("the server cannot be reached."),
-        "{}",
-        run.stdout
-    );
+    assert!(run.stdout[examples..].contains("stampede check http://127.0.0.1:9009"), "{}", run.stdout);
+    assert!(run.stdout.trim_end().ends_with("the server cannot be reached."), "{}", run.stdout);
 }
 
 /// Every field of real `--json` output, and every rule id, is in docs/check.md.
@@ -443,34 +345,17 @@ fn json_report_matches_docs_check_md() {
     assert_eq!(code, Some(1));
     assert_eq!(report["schema"], "stampede.check/1");
     assert_eq!(report["contract"], "stampede");
-    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/check.md"))
-        .expect("docs/check.md");
-    let documented: BTreeSet<&str> = docs
-        .lines()
-        .filter_map(|l| l.strip_prefix("| `"))
-        .filter_map(|l| l.split('`').next())
-        .collect();
+    let docs =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/check.md")).expect("docs/check.md");
+    let documented: BTreeSet<&str> =
+        docs.lines().filter_map(|l| l.strip_prefix("| `")).filter_map(|l| l.split('`').next()).collect();
     let mut keys = BTreeSet::new();
     collect_keys(&report, &mut keys);
-    let undocumented_fields: Vec<&String> = keys
-        .iter()
-        .filter(|k| !documented.contains(k.as_str()))
-        .collect();
-    assert!(
-        undocumented_fields.is_empty(),
-        "fields missing from docs/check.md tables: {undocumented_fields:?}"
-    );
-    let ids: Vec<&str> = report["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|r| r["id"].as_str())
-        .collect();
+    let undocumented_fields: Vec<&String> = keys.iter().filter(|k| !documented.contains(k.as_str())).collect();
+    assert!(undocumented_fields.is_empty(), "fields missing from docs/check.md tables: {undocumented_fields:?}");
+    let ids: Vec<&str> = report["results"].as_array().unwrap().iter().filter_map(|r| r["id"].as_str()).collect();
     let undocumented_ids: Vec<&&str> = ids.iter().filter(|id| !documented.contains(**id)).collect();
-    assert!(
-        undocumented_ids.is_empty(),
-        "rule ids missing from docs/check.md tables: {undocumented_ids:?}"
-    );
+    assert!(undocumented_ids.is_empty(), "rule ids missing from docs/check.md tables: {undocumented_ids:?}");
 }
 
 fn collect_keys(value: &Value, keys: &mut BTreeSet<String>) {

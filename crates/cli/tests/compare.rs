@@ -13,30 +13,18 @@ fn scaled(factors: &[f64]) -> Vec<f64> {
 }
 
 fn rps_metric(json: &Value) -> &Value {
-    json["pairs"][0]["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["metric"] == "rps")
-        .unwrap()
+    json["pairs"][0]["metrics"].as_array().unwrap().iter().find(|m| m["metric"] == "rps").unwrap()
 }
 
 #[test]
 fn identical_inputs_give_no_significant_change() {
     let dir = scratch("compare-identical");
-    let base = write_json(
-        &dir,
-        "base.json",
-        &results_json(&[("go", "1", &BASE), ("node", "1", &BASE)]),
-    );
+    let base = write_json(&dir, "base.json", &results_json(&[("go", "1", &BASE), ("node", "1", &BASE)]));
     let out = run(&["compare", &base, &base, "--fail-if", "rps<-5%"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert_eq!(text.matches("no significant change").count(), 12, "{text}");
-    assert!(
-        !text.contains("slower") && !text.contains("faster"),
-        "{text}"
-    );
+    assert!(!text.contains("slower") && !text.contains("faster"), "{text}");
     assert!(text.contains("--fail-if rps<-5%: passed"), "{text}");
 }
 
@@ -48,23 +36,11 @@ fn a_clear_20_percent_rps_drop_is_slower_and_fails_ci() {
     let cand = write_json(&dir, "cand.json", &results_json(&[("go", "1", &dropped)]));
 
     let out = run(&["compare", &base, &cand, "--fail-if", "rps<-5%"]);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
     let text = stdout(&out);
-    let rps_line = text
-        .lines()
-        .find(|l| l.trim_start().starts_with("requests/s "))
-        .unwrap();
+    let rps_line = text.lines().find(|l| l.trim_start().starts_with("requests/s ")).unwrap();
     assert!(rps_line.ends_with("slower"), "{rps_line}");
-    assert!(
-        text.contains("--fail-if rps<-5%: FAILED by go threads=1 (steady)"),
-        "{text}"
-    );
+    assert!(text.contains("--fail-if rps<-5%: FAILED by go threads=1 (steady)"), "{text}");
 
     let out = run(&["compare", &base, &cand, "--json", "--fail-if", "rps<-5%"]);
     assert_eq!(out.status.code(), Some(1));
@@ -93,13 +69,7 @@ fn three_percent_noise_does_not_fail_ci() {
     let noisy = scaled(&[1.03, 0.97, 1.01, 0.98, 1.02]);
     let cand = write_json(&dir, "cand.json", &results_json(&[("go", "1", &noisy)]));
     let out = run(&["compare", &base, &cand, "--fail-if", "rps<-5%", "--json"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rps_metric(&json)["verdict"], "no_significant_change");
     assert_eq!(json["failed"], false);
@@ -109,11 +79,7 @@ fn three_percent_noise_does_not_fail_ci() {
 fn the_bootstrap_is_reproducible_with_a_fixed_seed() {
     let dir = scratch("compare-seed");
     let base = write_json(&dir, "base.json", &results_json(&[("go", "1", &BASE)]));
-    let cand = write_json(
-        &dir,
-        "cand.json",
-        &results_json(&[("go", "1", &scaled(&[1.03, 0.97, 1.01, 0.98, 1.02]))]),
-    );
+    let cand = write_json(&dir, "cand.json", &results_json(&[("go", "1", &scaled(&[1.03, 0.97, 1.01, 0.98, 1.02]))]));
     let first = run(&["compare", &base, &cand, "--json"]);
     let second = run(&["compare", &base, &cand, "--json"]);
     assert_eq!(first.stdout, second.stdout);
@@ -125,27 +91,13 @@ fn the_bootstrap_is_reproducible_with_a_fixed_seed() {
 #[test]
 fn unpaired_runs_are_listed_and_nothing_to_pair_is_an_error() {
     let dir = scratch("compare-unpaired");
-    let base = write_json(
-        &dir,
-        "base.json",
-        &results_json(&[("go", "1", &BASE), ("node", "1", &BASE)]),
-    );
-    let cand = write_json(
-        &dir,
-        "cand.json",
-        &results_json(&[("go", "1", &BASE), ("go", "2", &BASE)]),
-    );
+    let base = write_json(&dir, "base.json", &results_json(&[("go", "1", &BASE), ("node", "1", &BASE)]));
+    let cand = write_json(&dir, "cand.json", &results_json(&[("go", "1", &BASE), ("go", "2", &BASE)]));
     let out = run(&["compare", &base, &cand]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(
-        text.contains("only in base, not compared: node threads=1 (steady)"),
-        "{text}"
-    );
-    assert!(
-        text.contains("only in candidate, not compared: go threads=2 (steady)"),
-        "{text}"
-    );
+    assert!(text.contains("only in base, not compared: node threads=1 (steady)"), "{text}");
+    assert!(text.contains("only in candidate, not compared: go threads=2 (steady)"), "{text}");
 
     let other = write_json(&dir, "other.json", &results_json(&[("rust", "1", &BASE)]));
     let out = run(&["compare", &base, &other]);
@@ -156,16 +108,8 @@ fn unpaired_runs_are_listed_and_nothing_to_pair_is_an_error() {
 #[test]
 fn too_few_iterations_give_no_verdict_and_never_fail() {
     let dir = scratch("compare-few");
-    let base = write_json(
-        &dir,
-        "base.json",
-        &results_json(&[("go", "1", &[10_000.0, 10_100.0])]),
-    );
-    let cand = write_json(
-        &dir,
-        "cand.json",
-        &results_json(&[("go", "1", &[5_000.0, 5_100.0])]),
-    );
+    let base = write_json(&dir, "base.json", &results_json(&[("go", "1", &[10_000.0, 10_100.0])]));
+    let cand = write_json(&dir, "cand.json", &results_json(&[("go", "1", &[5_000.0, 5_100.0])]));
     let out = run(&["compare", &base, &cand, "--fail-if", "rps<-5%"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(stdout(&out).contains("too few iterations"));
@@ -179,10 +123,7 @@ fn a_bad_fail_if_rule_names_the_flag_and_exits_2() {
         let out = run(&["compare", &base, &base, "--fail-if", rule]);
         assert_eq!(out.status.code(), Some(2), "{rule}");
         let err = stderr(&out);
-        assert!(
-            err.starts_with("stampede: error: invalid --fail-if"),
-            "{err}"
-        );
+        assert!(err.starts_with("stampede: error: invalid --fail-if"), "{err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
     let out = run(&["compare", &base, "missing.json"]);
@@ -198,33 +139,11 @@ fn json_output_matches_the_documented_schema() {
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut documented = documented_fields("compare.md", "### `stampede.compare/1`");
     documented.sort();
-    assert_eq!(
-        keys(&json),
-        documented,
-        "docs/compare.md and --json disagree"
-    );
-    assert_eq!(
-        keys(&json["pairs"][0]),
-        [
-            "base_iterations",
-            "candidate_iterations",
-            "key",
-            "label",
-            "metrics"
-        ]
-    );
+    assert_eq!(keys(&json), documented, "docs/compare.md and --json disagree");
+    assert_eq!(keys(&json["pairs"][0]), ["base_iterations", "candidate_iterations", "key", "label", "metrics"]);
     assert_eq!(
         keys(&json["pairs"][0]["metrics"][0]),
-        [
-            "base_median",
-            "candidate_median",
-            "change",
-            "interval",
-            "metric",
-            "significant",
-            "verdict",
-            "verdict_text"
-        ]
+        ["base_median", "candidate_median", "change", "interval", "metric", "significant", "verdict", "verdict_text"]
     );
     assert_eq!(keys(&json["rules"][0]), ["broken_by", "failed", "rule"]);
 }

@@ -17,13 +17,8 @@ const BAD: &str = "Bad responses";
 
 /// A count as any view prints it: digits with thousands separators.
 fn count(cell: &str) -> u64 {
-    let digits: String = cell
-        .chars()
-        .filter(|c| !matches!(c, ',' | ' ' | '\u{202f}' | '\u{a0}'))
-        .collect();
-    digits
-        .parse()
-        .unwrap_or_else(|_| panic!("not a count: {cell:?}"))
+    let digits: String = cell.chars().filter(|c| !matches!(c, ',' | ' ' | '\u{202f}' | '\u{a0}')).collect();
+    digits.parse().unwrap_or_else(|_| panic!("not a count: {cell:?}"))
 }
 
 /// The cells of a `| a | b |` table line.
@@ -34,15 +29,9 @@ fn cells(line: &str) -> Vec<String> {
 
 /// In a Markdown table, the value of column `name` in the first data row.
 fn markdown_column(table: &str, name: &str) -> String {
-    let lines: Vec<&str> = table
-        .lines()
-        .filter(|l| l.trim_start().starts_with('|'))
-        .collect();
+    let lines: Vec<&str> = table.lines().filter(|l| l.trim_start().starts_with('|')).collect();
     let header = cells(lines[0]);
-    let at = header
-        .iter()
-        .position(|h| h == name)
-        .unwrap_or_else(|| panic!("no column {name:?} in {header:?}"));
+    let at = header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name:?} in {header:?}"));
     cells(lines[2])[at].clone()
 }
 
@@ -91,82 +80,39 @@ warmup = "0s"
 "#,
         app.display()
     ));
-    let out = s.run(&[
-        scenario.to_str().unwrap(),
-        "--out",
-        s.out().to_str().unwrap(),
-    ]);
+    let out = s.run(&[scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_nothing_left(&s);
 
     // results.json: the counts per cause, summed as docs/results.md says.
-    let doc = s
-        .results()
-        .unwrap_or_else(|| panic!("no results.json\nstdout:\n{stdout}\nstderr:\n{stderr}"));
+    let doc = s.results().unwrap_or_else(|| panic!("no results.json\nstdout:\n{stdout}\nstderr:\n{stderr}"));
     let run = &doc["runs"][0];
     let errors = &run["load"]["errors"];
-    let n = |k: &str| {
-        errors[k]
-            .as_u64()
-            .unwrap_or_else(|| panic!("errors.{k}: {errors}"))
-    };
-    assert!(
-        n("parse") > 0,
-        "the server's malformed answers were counted as parse errors: {errors}"
-    );
+    let n = |k: &str| errors[k].as_u64().unwrap_or_else(|| panic!("errors.{k}: {errors}"));
+    assert!(n("parse") > 0, "the server's malformed answers were counted as parse errors: {errors}");
     assert!(n("status") > 0, "the server's 500s were counted: {errors}");
     let socket = n("connect") + n("read") + n("write") + n("timeout") + n("parse") + n("tls");
     let bad = n("status");
     assert_eq!(run["valid"], false, "errors make the run invalid");
     let reason = run["invalid_reason"].as_str().unwrap();
     assert!(
-        reason.contains(&format!("{socket} socket errors"))
-            && reason.contains(&format!("{bad} bad responses")),
+        reason.contains(&format!("{socket} socket errors")) && reason.contains(&format!("{bad} bad responses")),
         "{reason}"
     );
 
     // The terminal table of `stampede run`.
     let row = |name: &str| {
-        let line = stdout
-            .lines()
-            .find(|l| cells(l).first().map(String::as_str) == Some(name));
+        let line = stdout.lines().find(|l| cells(l).first().map(String::as_str) == Some(name));
         count(&cells(line.unwrap_or_else(|| panic!("no {name:?} row in\n{stdout}")))[1])
     };
-    assert_eq!(
-        (row(SOCKET), row(BAD)),
-        (socket, bad),
-        "terminal table\n{stdout}"
-    );
+    assert_eq!((row(SOCKET), row(BAD)), (socket, bad), "terminal table\n{stdout}");
 
-    let results = s
-        .out()
-        .join(
-            std::fs::read_dir(s.out())
-                .unwrap()
-                .next()
-                .unwrap()
-                .unwrap()
-                .file_name(),
-        )
-        .join("results.json");
+    let results =
+        s.out().join(std::fs::read_dir(s.out()).unwrap().next().unwrap().unwrap().file_name()).join("results.json");
     let report = |format: &str| {
-        let out = stampede()
-            .args([
-                "report",
-                results.to_str().unwrap(),
-                "--format",
-                format,
-                "-o",
-                "-",
-            ])
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "report --format {format}: {}",
-            text(&out.stderr)
-        );
+        let out =
+            stampede().args(["report", results.to_str().unwrap(), "--format", format, "-o", "-"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "report --format {format}: {}", text(&out.stderr));
         text(&out.stdout)
     };
 
@@ -179,38 +125,18 @@ warmup = "0s"
     let csv = report("csv");
     let lines: Vec<&str> = csv.lines().collect();
     let header: Vec<&str> = lines[0].split(',').collect();
-    let at = |key: &str| {
-        header
-            .iter()
-            .position(|h| *h == key)
-            .unwrap_or_else(|| panic!("no {key} column: {}", lines[0]))
-    };
+    let at =
+        |key: &str| header.iter().position(|h| *h == key).unwrap_or_else(|| panic!("no {key} column: {}", lines[0]));
     let values: Vec<&str> = lines[1].split(',').collect();
-    assert_eq!(
-        values[at("socket_errors")].parse::<u64>().unwrap(),
-        socket,
-        "{csv}"
-    );
-    assert_eq!(
-        values[at("bad_responses")].parse::<u64>().unwrap(),
-        bad,
-        "{csv}"
-    );
+    assert_eq!(values[at("socket_errors")].parse::<u64>().unwrap(), socket, "{csv}");
+    assert_eq!(values[at("bad_responses")].parse::<u64>().unwrap(), bad, "{csv}");
 
     // The HTML report: the summary and the load table, same names, same counts.
     let html = report("html");
     let socket_cells = html_columns(&html, SOCKET);
     let bad_cells = html_columns(&html, BAD);
-    assert_eq!(
-        socket_cells.len(),
-        2,
-        "the summary and the load table show socket errors: {socket_cells:?}"
-    );
-    assert_eq!(
-        bad_cells.len(),
-        2,
-        "the summary and the load table show bad responses: {bad_cells:?}"
-    );
+    assert_eq!(socket_cells.len(), 2, "the summary and the load table show socket errors: {socket_cells:?}");
+    assert_eq!(bad_cells.len(), 2, "the summary and the load table show bad responses: {bad_cells:?}");
     for cell in &socket_cells {
         assert_eq!(count(cell), socket, "HTML socket errors {socket_cells:?}");
     }

@@ -42,7 +42,21 @@ fn load(dir: &Path, port: u16, path: &str, rate: u32, seconds: u32, warmup: u32)
     let out = dir.join("load.json");
     let url = format!("http://127.0.0.1:{port}{path}");
     let (rate, duration, warmup) = (rate.to_string(), format!("{seconds}s"), format!("{warmup}s"));
-    let args = ["load", &url, "--rate", &rate, "-d", &duration, "--warmup", &warmup, "-c", "16", "--slow-log", "500", "--json"];
+    let args = [
+        "load",
+        &url,
+        "--rate",
+        &rate,
+        "-d",
+        &duration,
+        "--warmup",
+        &warmup,
+        "-c",
+        "16",
+        "--slow-log",
+        "500",
+        "--json",
+    ];
     let (code, _, stderr) = stampede(&args, Some(&out), Duration::from_secs(seconds as u64 + 60));
     assert_eq!(code, 0, "stampede load failed: {stderr}");
     out
@@ -94,7 +108,8 @@ fn the_captured_go_fixture_is_explained_in_both_forms() {
     assert!(share(&run, "gc") < 0.2, "{run}");
     assert!(run["slowest"].as_array().unwrap().len() == 5);
 
-    let (code, text, _) = stampede(&["explain", "--load", &load, "--events", &log, "--runtime", "go"], None, Duration::from_secs(60));
+    let (code, text, _) =
+        stampede(&["explain", "--load", &load, "--events", &log, "--runtime", "go"], None, Duration::from_secs(60));
     assert_eq!(code, 0);
     assert!(text.contains("above p99 (3734 µs): 12 slow requests: gc"), "{text}");
     assert!(text.contains("by chance"), "{text}");
@@ -119,8 +134,16 @@ fn bad_input_is_one_line_naming_the_flag_or_file_and_exit_2() {
     // A Go log without read stamps and without --exec-mono-ns cannot be placed.
     let dir = scratch("unstamped");
     let log = dir.join("gc.log");
-    std::fs::write(&log, "gc 1 @0.781s 0%: 0.60+0.46+0.006 ms clock, 1.2+0.16/0.62/0+0.013 ms cpu, 0->1->0 MB, 1 MB goal, 2 P\n").unwrap();
-    let (code, _, stderr) = stampede(&["explain", "--load", &load, "--events", log.to_str().unwrap(), "--runtime", "go"], None, Duration::from_secs(30));
+    std::fs::write(
+        &log,
+        "gc 1 @0.781s 0%: 0.60+0.46+0.006 ms clock, 1.2+0.16/0.62/0+0.013 ms cpu, 0->1->0 MB, 1 MB goal, 2 P\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = stampede(
+        &["explain", "--load", &load, "--events", log.to_str().unwrap(), "--runtime", "go"],
+        None,
+        Duration::from_secs(30),
+    );
     assert_eq!(code, 2);
     assert!(stderr.contains("--exec-mono-ns"), "{stderr}");
 }
@@ -137,14 +160,32 @@ fn go_small_heap_target_tail_is_gc_and_plaintext_without_gc_is_not() {
     // GOGC=5 on /alloc/2048: every request allocates about twice the heap goal.
     let (load, log, exec) = run_go(&dir, &bin, &[("GOGC", "5")], "/alloc/2048", 100);
     let exec = exec.to_string();
-    let run = explain_json(&["--load", load.to_str().unwrap(), "--events", log.to_str().unwrap(), "--runtime", "go", "--exec-mono-ns", &exec]);
+    let run = explain_json(&[
+        "--load",
+        load.to_str().unwrap(),
+        "--events",
+        log.to_str().unwrap(),
+        "--runtime",
+        "go",
+        "--exec-mono-ns",
+        &exec,
+    ]);
     assert!(run["slow_requests"].as_u64().unwrap() >= 3, "{run}");
     assert!(share(&run, "gc") >= 0.5, "GOGC=5 /alloc/2048: {run}");
 
     // The control: no collector, no allocation.
     let (load, log, exec) = run_go(&dir, &bin, &[("GOGC", "off")], "/plaintext", 200);
     let exec = exec.to_string();
-    let run = explain_json(&["--load", load.to_str().unwrap(), "--events", log.to_str().unwrap(), "--runtime", "go", "--exec-mono-ns", &exec]);
+    let run = explain_json(&[
+        "--load",
+        load.to_str().unwrap(),
+        "--events",
+        log.to_str().unwrap(),
+        "--runtime",
+        "go",
+        "--exec-mono-ns",
+        &exec,
+    ]);
     assert!(share(&run, "gc") < 0.2, "GOGC=off /plaintext: {run}");
 }
 
@@ -184,7 +225,8 @@ fn sigstop_windows_are_found_and_nothing_where_none_was_injected() {
 
     let write = |name: &str, shift_ns: u64| {
         let path = dir.join(name);
-        let text: String = windows.iter().map(|(s, e)| format!("{} {} pause SIGSTOP\n", s + shift_ns, e + shift_ns)).collect();
+        let text: String =
+            windows.iter().map(|(s, e)| format!("{} {} pause SIGSTOP\n", s + shift_ns, e + shift_ns)).collect();
         std::fs::write(&path, text).unwrap();
         path
     };
@@ -224,7 +266,16 @@ fn jvm_serial_small_heap_tail_is_gc_and_epsilon_plaintext_is_not() {
         wait_ready(port, Duration::from_secs(60));
         let load = load(&dir, port, path, rate, 5, 2);
         server.stop();
-        explain_json(&["--load", load.to_str().unwrap(), "--events", log.to_str().unwrap(), "--runtime", "jvm", "--app", "java"])
+        explain_json(&[
+            "--load",
+            load.to_str().unwrap(),
+            "--events",
+            log.to_str().unwrap(),
+            "--runtime",
+            "jvm",
+            "--app",
+            "java",
+        ])
     };
     // With 32 MiB and /alloc/1024 the young collections of pure garbage take
     // 0.5 ms and the tail is not theirs (measured); 24 MiB and 2 MiB per
@@ -233,7 +284,8 @@ fn jvm_serial_small_heap_tail_is_gc_and_epsilon_plaintext_is_not() {
     assert!(run["slow_requests"].as_u64().unwrap() >= 5, "{run}");
     assert!(share(&run, "gc") >= 0.5, "Serial, 24 MiB heap, /alloc/2048: {run}");
     assert!(share(&run, "gc") > run["chance"]["gc"].as_f64().unwrap() + 0.2, "well above chance: {run}");
-    let run = run_jvm(&["-XX:+UnlockExperimentalVMOptions", "-XX:+UseEpsilonGC", "-Xmx1g", "-Xms1g"], "/plaintext", 200);
+    let run =
+        run_jvm(&["-XX:+UnlockExperimentalVMOptions", "-XX:+UseEpsilonGC", "-Xmx1g", "-Xms1g"], "/plaintext", 200);
     assert!(share(&run, "gc") < 0.2, "Epsilon (no collector), /plaintext: {run}");
 }
 

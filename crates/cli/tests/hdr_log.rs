@@ -17,9 +17,11 @@ const ARTIFACT: &str = "org.hdrhistogram:HdrHistogram:2.2.2";
 /// The HdrHistogram jar, fetched into the local Maven repository.
 fn hdrhistogram_jar() -> Option<std::path::PathBuf> {
     let home = std::env::var("HOME").ok()?;
-    let jar = std::path::Path::new(&home).join(".m2/repository/org/hdrhistogram/HdrHistogram/2.2.2/HdrHistogram-2.2.2.jar");
+    let jar =
+        std::path::Path::new(&home).join(".m2/repository/org/hdrhistogram/HdrHistogram/2.2.2/HdrHistogram-2.2.2.jar");
     if !jar.exists() {
-        let got = Command::new("mvn").args(["-q", "dependency:get", &format!("-Dartifact={ARTIFACT}")]).status().ok()?;
+        let got =
+            Command::new("mvn").args(["-q", "dependency:get", &format!("-Dartifact={ARTIFACT}")]).status().ok()?;
         assert!(got.success(), "mvn dependency:get {ARTIFACT} failed");
     }
     Some(jar)
@@ -33,7 +35,10 @@ fn the_interval_log_reads_back_in_hdrhistograms_java_reader_with_the_same_counts
     };
     let srv = Hostile::start(Trick::Delay(Duration::from_millis(2)));
     let log = std::env::temp_dir().join(format!("stampede-{}.hlog", std::process::id()));
-    let r = load_json(&["--rate", "400", "-d", "3s", "-c", "8", "--hdr-log", log.to_str().unwrap(), &srv.url("/")], DEADLINE);
+    let r = load_json(
+        &["--rate", "400", "-d", "3s", "-c", "8", "--hdr-log", log.to_str().unwrap(), &srv.url("/")],
+        DEADLINE,
+    );
     let reader = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support_hdr/ReadLog.java");
     let out = Command::new("java").arg("-cp").arg(&jar).arg(reader).arg(&log).output().expect("java runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -38,12 +38,22 @@ fn split_heads_and_split_chunk_lines_are_responses_on_every_engine_and_mode() {
         for engine in ENGINES {
             let srv = Hostile::start(trick);
             let r = load(engine, &["-n", "30", "-c", "2"], &srv.url("/"));
-            assert_eq!((r["requests"].as_u64(), errors(&r)), (Some(30), 0), "{trick:?} {engine} closed: {}", r["errors"]);
+            assert_eq!(
+                (r["requests"].as_u64(), errors(&r)),
+                (Some(30), 0),
+                "{trick:?} {engine} closed: {}",
+                r["errors"]
+            );
             assert_eq!(srv.get(|s: &Seen| &s.responses), 30, "{trick:?} {engine}");
 
             let srv = Hostile::start(trick);
             let r = load(engine, &["-n", "40", "-c", "1", "--pipeline", "4"], &srv.url("/"));
-            assert_eq!((r["requests"].as_u64(), errors(&r)), (Some(40), 0), "{trick:?} {engine} pipelined: {}", r["errors"]);
+            assert_eq!(
+                (r["requests"].as_u64(), errors(&r)),
+                (Some(40), 0),
+                "{trick:?} {engine} pipelined: {}",
+                r["errors"]
+            );
 
             let srv = Hostile::start(trick);
             let r = load(engine, &["--rate", "20", "-d", "1s", "-c", "2", "--max-connections", "8"], &srv.url("/"));
@@ -62,7 +72,11 @@ fn an_early_answer_never_sends_the_rest_of_the_old_request_on_a_new_connection()
     std::fs::write(&body, vec![b'b'; 8 << 20]).unwrap();
     for engine in ENGINES {
         let srv = Hostile::start(Trick::EarlyAnswer);
-        let r = load(engine, &["-m", "POST", "--body-file", body.to_str().unwrap(), "-c", "1", "-d", "1s", "--timeout", "1s"], &srv.url("/"));
+        let r = load(
+            engine,
+            &["-m", "POST", "--body-file", body.to_str().unwrap(), "-c", "1", "-d", "1s", "--timeout", "1s"],
+            &srv.url("/"),
+        );
         let connections = srv.get(|s: &Seen| &s.connections);
         assert!(connections >= 2, "{engine}: {connections} connections");
         assert_eq!(srv.get(|s: &Seen| &s.bad_starts), 0, "{engine}: a connection began with old bytes");
@@ -130,7 +144,11 @@ fn a_second_answer_to_one_request_is_one_parse_error_and_the_first_counts() {
 fn open_loop_waits_for_the_requests_in_flight_at_the_end() {
     for engine in ENGINES {
         let srv = Hostile::start(Trick::Delay(Duration::from_millis(300)));
-        let r = load(engine, &["--rate", "40", "-d", "1s", "-c", "16", "--max-connections", "64", "--timeout", "3s"], &srv.url("/"));
+        let r = load(
+            engine,
+            &["--rate", "40", "-d", "1s", "-c", "16", "--max-connections", "64", "--timeout", "3s"],
+            &srv.url("/"),
+        );
         let answered = srv.get(|s: &Seen| &s.responses);
         assert_eq!(errors(&r), 0, "{engine}: {}", r["errors"]);
         assert_eq!(r["requests"].as_u64(), Some(answered), "{engine}: every answer the server wrote is counted");
@@ -165,7 +183,10 @@ fn http2_against_an_http1_server_is_one_line_and_exit_2() {
 #[test]
 fn an_http2_timeout_reopens_the_connection() {
     let srv = H2Server::start(Behaviour::Silent, None);
-    let r = load_json(&["--http2", "-c", "1", "--streams", "2", "-d", "1s", "--timeout", "200ms", &srv.url("http")], DEADLINE);
+    let r = load_json(
+        &["--http2", "-c", "1", "--streams", "2", "-d", "1s", "--timeout", "200ms", &srv.url("http")],
+        DEADLINE,
+    );
     let timeouts = r["errors"]["timeout"].as_u64().unwrap();
     let connections = srv.counts.connections.load(std::sync::atomic::Ordering::Relaxed);
     assert!(timeouts >= 4, "{}", r["errors"]);

@@ -65,7 +65,10 @@ fn finish(child: std::process::Child, deadline: Duration) -> (Option<i32>, Value
     }
     let out = waiter.join().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(start.elapsed() <= deadline + Duration::from_secs(1), "controller hung past {deadline:?}; stderr:\n{stderr}");
+    assert!(
+        start.elapsed() <= deadline + Duration::from_secs(1),
+        "controller hung past {deadline:?}; stderr:\n{stderr}"
+    );
     let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     (out.status.code(), json, stderr)
 }
@@ -77,7 +80,8 @@ fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
 
     // 1. Two hosts, two seconds: the total is the sum, percentiles from the merged histogram.
     let url = server.url("/two-hosts");
-    let (code, v, stderr) = finish(controller(&net, &["-c", "4", "-d", "2s"], &url).spawn().unwrap(), Duration::from_secs(40));
+    let (code, v, stderr) =
+        finish(controller(&net, &["-c", "4", "-d", "2s"], &url).spawn().unwrap(), Duration::from_secs(40));
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
     assert_eq!(v["schema"], "stampede.load/1");
     assert_eq!(v["partial"], false);
@@ -115,7 +119,11 @@ fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("Requests/sec:") && text.contains("Hosts:"), "{text}");
     for h in &net.load_hosts {
-        assert_eq!(text.lines().filter(|l| l.trim_start().starts_with(h.as_str())).count(), 1, "no row for {h}:\n{text}");
+        assert_eq!(
+            text.lines().filter(|l| l.trim_start().starts_with(h.as_str())).count(),
+            1,
+            "no row for {h}:\n{text}"
+        );
     }
 
     // 2. Host b's stampede is killed mid-run; with `continue`, a partial result from a.
@@ -125,7 +133,8 @@ fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
     let (code, v, stderr) = finish(child, Duration::from_secs(40));
     let b = &net.load_hosts[1];
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
-    let line = stderr.lines().find(|l| l.contains(b.as_str())).unwrap_or_else(|| panic!("no line names {b}:\n{stderr}"));
+    let line =
+        stderr.lines().find(|l| l.contains(b.as_str())).unwrap_or_else(|| panic!("no line names {b}:\n{stderr}"));
     assert!(line.starts_with(&format!("stampede: error: host {b}: died mid-run after ")), "{line}");
     assert_eq!(v["partial"], true);
     assert_eq!(v["failed_hosts"][0]["host"], b.as_str());
@@ -164,7 +173,8 @@ fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
 
     // 5. --copy-binary to hosts whose --remote-path does not exist, and -n split exactly.
     let url = server.url("/copied");
-    let mut cmd = controller_with(&net, "/nonexistent/stampede", &["--json"], &["-c", "2", "-n", "301", "--copy-binary"], &url);
+    let mut cmd =
+        controller_with(&net, "/nonexistent/stampede", &["--json"], &["-c", "2", "-n", "301", "--copy-binary"], &url);
     let (code, v, stderr) = finish(cmd.spawn().unwrap(), Duration::from_secs(60));
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
     assert_eq!(v["requests"], 301);
@@ -197,13 +207,18 @@ fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
     assert_eq!(load["requests"].as_u64().unwrap(), sum);
     assert!(sum > 0);
     assert!(load["url"].as_str().unwrap().starts_with(&format!("http://{}:", net.controller_ip)), "{}", load["url"]);
-    assert!(run["server"]["cpu_cores_avg"].as_f64().unwrap() > 0.0, "the probe sampled the local server: {}", run["server"]);
+    assert!(
+        run["server"]["cpu_cores_avg"].as_f64().unwrap() > 0.0,
+        "the probe sampled the local server: {}",
+        run["server"]
+    );
     assert!(scratch.leftovers().is_empty(), "left running: {:?}", scratch.leftovers());
     drop(scratch);
 
     // 7. The server cannot be reached from the hosts: each host's own error, named.
     let refused = format!("http://{}:{}/", net.server_ip, refused_port());
-    let (code, _, stderr) = finish(controller(&net, &["-c", "2", "-d", "1s"], &refused).spawn().unwrap(), Duration::from_secs(30));
+    let (code, _, stderr) =
+        finish(controller(&net, &["-c", "2", "-d", "1s"], &refused).spawn().unwrap(), Duration::from_secs(30));
     assert_eq!(code, Some(2), "{stderr}");
     let line = stderr.lines().find(|l| l.contains("stampede load failed there")).unwrap_or_else(|| panic!("{stderr}"));
     assert!(line.starts_with("stampede: error: host root@") && line.contains("cannot connect to"), "{line}");
@@ -220,7 +235,10 @@ fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
     assert_eq!(out.status.code(), Some(2));
     assert!(start.elapsed() < Duration::from_secs(15));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(&format!("stampede: error: host root@{}: could not connect over ssh", net.dead_ip)), "{stderr}");
+    assert!(
+        stderr.contains(&format!("stampede: error: host root@{}: could not connect over ssh", net.dead_ip)),
+        "{stderr}"
+    );
 }
 
 /// Waits for host b's remote `stampede load` of `path` to be under way, then
@@ -267,7 +285,11 @@ fn an_unreachable_host_is_one_line_and_exit_2() {
     assert!(start.elapsed() < Duration::from_secs(10));
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("stampede: error:")).collect();
     assert_eq!(errors.len(), 1, "{stderr}");
-    assert!(errors[0].starts_with("stampede: error: host nobody@127.0.0.1: could not connect over ssh"), "{}", errors[0]);
+    assert!(
+        errors[0].starts_with("stampede: error: host nobody@127.0.0.1: could not connect over ssh"),
+        "{}",
+        errors[0]
+    );
     assert!(errors[0].contains("Connection refused"), "{}", errors[0]);
 }
 
@@ -279,7 +301,10 @@ fn bad_host_flags_name_the_flag() {
     let out = Command::new(BIN).args(["load", "--start-at", "1000", "http://127.0.0.1:9/"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--start-at 1000.000 is"));
-    let out = Command::new(BIN).args(["load", "--hosts", "a", "--ssh-config", "/nonexistent/cfg", "http://127.0.0.1:9/"]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["load", "--hosts", "a", "--ssh-config", "/nonexistent/cfg", "http://127.0.0.1:9/"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--ssh-config /nonexistent/cfg: no such file"));
 }
@@ -289,7 +314,10 @@ fn start_at_waits_for_the_instant() {
     let server = TestServer::start(Mode::Ok);
     let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64() + 1.5;
     let start = Instant::now();
-    let v = common::load_json(&["-c", "1", "-d", "300ms", "--start-at", &format!("{at:.3}"), &server.url("/")], Duration::from_secs(20));
+    let v = common::load_json(
+        &["-c", "1", "-d", "300ms", "--start-at", &format!("{at:.3}"), &server.url("/")],
+        Duration::from_secs(20),
+    );
     assert!(start.elapsed() >= Duration::from_millis(1400), "started early: {:?}", start.elapsed());
     assert!(v["requests"].as_u64().unwrap() > 0);
 }
@@ -327,7 +355,15 @@ fn remote_server_scenario(net: &Net, scratch: &support_run::Scratch, after: &str
 
 /// A scenario running the app of `manifest` with its server on `server`,
 /// reached at `address`; `hosts` and `extra` go into `[hosts]` and the top.
-fn server_scenario(net: &Net, scratch: &support_run::Scratch, manifest: &std::path::Path, server: &str, address: &str, hosts: &str, extra: &str) -> std::path::PathBuf {
+fn server_scenario(
+    net: &Net,
+    scratch: &support_run::Scratch,
+    manifest: &std::path::Path,
+    server: &str,
+    address: &str,
+    hosts: &str,
+    extra: &str,
+) -> std::path::PathBuf {
     scratch.scenario(&format!(
         "apps = [\"{}\"]\n{extra}\n[[profiles]]\npath = \"/plaintext\"\nconnections = 4\nduration = \"1s\"\nwarmup = \"500ms\"\n\
          [hosts]\nserver = \"{server}\"\nserver_address = \"{address}\"\nssh_config = \"{}\"\n{hosts}",
@@ -373,8 +409,15 @@ fn a_server_on_another_host_is_probed_there_and_a_dead_agent_is_named() {
     assert_eq!(load["requests"].as_u64().unwrap(), sum);
     assert!(load["url"].as_str().unwrap().starts_with(&format!("http://{}:", net.server_ip)), "{}", load["url"]);
     // The server's log came back; nothing of the app or agent is left there.
-    let logs: Vec<_> = std::fs::read_dir(scratch.out()).unwrap().flatten().flat_map(|d| std::fs::read_dir(d.path().join("logs")).into_iter().flatten().flatten()).collect();
-    assert!(logs.iter().any(|l| l.file_name().to_string_lossy().starts_with("remote-") && l.metadata().unwrap().len() > 0), "{logs:?}");
+    let logs: Vec<_> = std::fs::read_dir(scratch.out())
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path().join("logs")).into_iter().flatten().flatten())
+        .collect();
+    assert!(
+        logs.iter().any(|l| l.file_name().to_string_lossy().starts_with("remote-") && l.metadata().unwrap().len() > 0),
+        "{logs:?}"
+    );
     support_run::assert_nothing_left(&scratch);
     assert!(processes_in(server_ns, &["agent"]).is_empty(), "an agent is left in the server namespace");
     drop(scratch);
@@ -383,11 +426,19 @@ fn a_server_on_another_host_is_probed_there_and_a_dead_agent_is_named() {
     // stops at once, one line names the host, the scenario stops (exit 2),
     // the first run is kept, and the app is stopped over a new ssh session.
     let scratch = support_run::Scratch::new("remote-killed");
-    let scenario = remote_server_scenario(&net, &scratch, "[[profiles]]\nname = \"long\"\npath = \"/plaintext\"\nduration = \"30s\"\nwarmup = \"0s\"\n");
+    let scenario = remote_server_scenario(
+        &net,
+        &scratch,
+        "[[profiles]]\nname = \"long\"\npath = \"/plaintext\"\nduration = \"30s\"\nwarmup = \"0s\"\n",
+    );
     let child = scratch.spawn_run(&[scenario.to_str().unwrap(), "--out", scratch.out().to_str().unwrap()]);
-    let first_done = support_run::wait_for(Duration::from_secs(60), || scratch.results().is_some_and(|d| d["runs"].as_array().is_some_and(|r| !r.is_empty())));
+    let first_done = support_run::wait_for(Duration::from_secs(60), || {
+        scratch.results().is_some_and(|d| d["runs"].as_array().is_some_and(|r| !r.is_empty()))
+    });
     assert!(first_done, "the first run never finished");
-    let loading = support_run::wait_for(Duration::from_secs(30), || !processes_in(net.ns_id(&net.load_ns[0]), &["load", "--exit-on-stdin-eof"]).is_empty());
+    let loading = support_run::wait_for(Duration::from_secs(30), || {
+        !processes_in(net.ns_id(&net.load_ns[0]), &["load", "--exit-on-stdin-eof"]).is_empty()
+    });
     assert!(loading, "the long load never started");
     let agent = processes_in(server_ns, &["agent"]);
     assert_eq!(agent.len(), 1, "one agent serves the long run: {agent:?}");
@@ -397,12 +448,23 @@ fn a_server_on_another_host_is_probed_there_and_a_dead_agent_is_named() {
     // A killed agent cannot remove its copy of the server's log (sshd passes no TMPDIR).
     let _ = std::fs::remove_file(format!("/tmp/stampede-agent/remote-{}.log", agent[0]));
     let out = support_run::wait_output(child, Duration::from_secs(60));
-    assert!(killed.elapsed() < Duration::from_secs(15), "the load went on for {:?} after the agent died", killed.elapsed());
+    assert!(
+        killed.elapsed() < Duration::from_secs(15),
+        "the load went on for {:?} after the agent died",
+        killed.elapsed()
+    );
     let stderr = support_run::text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("stampede: error:")).collect();
     assert_eq!(errors.len(), 1, "{stderr}");
-    assert!(errors[0].starts_with(&format!("stampede: error: hosts.server {}: the stampede agent died mid-run", net.server_host)), "{}", errors[0]);
+    assert!(
+        errors[0].starts_with(&format!(
+            "stampede: error: hosts.server {}: the stampede agent died mid-run",
+            net.server_host
+        )),
+        "{}",
+        errors[0]
+    );
     assert!(errors[0].contains("the server there was stopped"), "{}", errors[0]);
     let doc = scratch.results().expect("results.json");
     let runs = doc["runs"].as_array().unwrap();
@@ -416,8 +478,11 @@ fn a_server_on_another_host_is_probed_there_and_a_dead_agent_is_named() {
     // 3. Ctrl-C on the controller mid-load: exit 130, and the agent stops the app there.
     let scratch = support_run::Scratch::new("remote-ctrl-c");
     let scenario = remote_server_scenario(&net, &scratch, "");
-    let child = scratch.spawn_run(&[scenario.to_str().unwrap(), "--duration", "30s", "--out", scratch.out().to_str().unwrap()]);
-    let loading = support_run::wait_for(Duration::from_secs(60), || !processes_in(net.ns_id(&net.load_ns[0]), &["load", "--exit-on-stdin-eof"]).is_empty());
+    let child =
+        scratch.spawn_run(&[scenario.to_str().unwrap(), "--duration", "30s", "--out", scratch.out().to_str().unwrap()]);
+    let loading = support_run::wait_for(Duration::from_secs(60), || {
+        !processes_in(net.ns_id(&net.load_ns[0]), &["load", "--exit-on-stdin-eof"]).is_empty()
+    });
     assert!(loading, "the load never started");
     assert!(!scratch.leftovers().is_empty(), "the app is not running");
     // SAFETY: kill(2) on the `stampede run` this test started.
@@ -427,13 +492,24 @@ fn a_server_on_another_host_is_probed_there_and_a_dead_agent_is_named() {
     assert_eq!(out.status.code(), Some(130), "stderr:\n{}", support_run::text(&out.stderr));
     assert!(start.elapsed() < Duration::from_secs(20), "Ctrl-C took {:?}", start.elapsed());
     support_run::assert_nothing_left(&scratch);
-    assert!(support_run::wait_for(Duration::from_secs(5), || processes_in(server_ns, &["agent"]).is_empty()), "an agent is left");
+    assert!(
+        support_run::wait_for(Duration::from_secs(5), || processes_in(server_ns, &["agent"]).is_empty()),
+        "an agent is left"
+    );
     drop(scratch);
 
     // 4. An app that fails to start there: the run is invalid with its output's tail, as locally.
     let scratch = support_run::Scratch::new("remote-broken");
     let broken = scratch.manifest("broken", "name = \"broken\"\nrun = \"echo remote-boom >&2; exit 3\"\n");
-    let scenario = server_scenario(&net, &scratch, &broken, &net.server_host, &net.server_ip, &format!("remote_path = \"{BIN}\"\n"), "");
+    let scenario = server_scenario(
+        &net,
+        &scratch,
+        &broken,
+        &net.server_host,
+        &net.server_ip,
+        &format!("remote_path = \"{BIN}\"\n"),
+        "",
+    );
     let out = scratch.run(&[scenario.to_str().unwrap(), "--out", scratch.out().to_str().unwrap()]);
     let stderr = support_run::text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -452,5 +528,10 @@ fn a_server_on_another_host_is_probed_there_and_a_dead_agent_is_named() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("stampede: error:")).collect();
     assert_eq!(errors.len(), 1, "{stderr}");
-    assert!(errors[0].starts_with(&format!("stampede: error: hosts.server root@{}: could not connect over ssh", net.dead_ip)), "{}", errors[0]);
+    assert!(
+        errors[0]
+            .starts_with(&format!("stampede: error: hosts.server root@{}: could not connect over ssh", net.dead_ip)),
+        "{}",
+        errors[0]
+    );
 }

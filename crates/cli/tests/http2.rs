@@ -38,7 +38,10 @@ fn alpn_picks_h2_over_tls() {
     let srv = H2Server::start(Behaviour::Ok, Some(certs.server_config(&[b"h2", b"http/1.1"])));
     let ca = certs.ca_file("h2");
     let url = format!("https://localhost:{}/", srv.addr.port());
-    let r = load_json(&["-n", "2000", "-c", "2", "--streams", "4", "--alpn", "h2,http/1.1", "--ca", ca.to_str().unwrap(), &url], DEADLINE);
+    let r = load_json(
+        &["-n", "2000", "-c", "2", "--streams", "4", "--alpn", "h2,http/1.1", "--ca", ca.to_str().unwrap(), &url],
+        DEADLINE,
+    );
     assert_eq!(r["requests"], 2000, "{}", r["errors"]);
     assert_eq!(r["protocol"], "h2");
     assert_eq!(r["tls"]["alpn"], "h2");
@@ -77,7 +80,10 @@ fn streams_reset_by_the_server_are_counted() {
 fn open_loop_keeps_its_rate_over_http2_streams() {
     let srv = H2Server::start(Behaviour::Ok, None);
     // A generous --max-lag: the machine running the tests is shared.
-    let r = load_json(&["-d", "2s", "-R", "2000", "--max-lag", "50ms", "-c", "2", "--http2", "--streams", "4", &srv.url("http")], DEADLINE);
+    let r = load_json(
+        &["-d", "2s", "-R", "2000", "--max-lag", "50ms", "-c", "2", "--http2", "--streams", "4", &srv.url("http")],
+        DEADLINE,
+    );
     assert_eq!(r["mode"], "open");
     let achieved = r["achieved_rate"].as_f64().unwrap();
     assert!((achieved - 2000.0).abs() < 100.0, "achieved {achieved}");

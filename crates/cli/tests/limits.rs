@@ -37,7 +37,10 @@ fn durations_past_a_year_are_refused_instead_of_overflowing_the_clock() {
     refused(&["load", "--max-lag", "400d", &url], &["--max-lag", "365 days"]);
     refused(&["load", "--start-at", "1e300", &url], &["--start-at"]);
     refused(&["check", "--timeout", "9223372036854775807s", &url], &["--timeout", "365 days"]);
-    refused(&["profile", "--pid", "1", "-d", "9223372036854775807s", "--out", "/nonexistent"], &["--duration", "365 days"]);
+    refused(
+        &["profile", "--pid", "1", "-d", "9223372036854775807s", "--out", "/nonexistent"],
+        &["--duration", "365 days"],
+    );
 }
 
 #[test]
@@ -84,8 +87,15 @@ fn scenario_values_out_of_range_name_the_file_and_the_field_before_any_run() {
         ("threads = 4\nconnections = 2", "profiles[0].threads"),
         ("slow_log = 200000", "profiles[0].slow_log"),
     ] {
-        let scenario = s.scenario(&format!("apps = [\"{}\"]\ncheck = false\n[[profiles]]\npath = \"/\"\n{profile_line}\n", app.display()));
-        let out = s.stampede().args(["run", scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]).output().unwrap();
+        let scenario = s.scenario(&format!(
+            "apps = [\"{}\"]\ncheck = false\n[[profiles]]\npath = \"/\"\n{profile_line}\n",
+            app.display()
+        ));
+        let out = s
+            .stampede()
+            .args(["run", scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()])
+            .output()
+            .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{profile_line}: {stderr}");
         assert_eq!(stderr.trim_end().lines().count(), 1, "{profile_line}: one line: {stderr}");
@@ -93,7 +103,10 @@ fn scenario_values_out_of_range_name_the_file_and_the_field_before_any_run() {
         assert!(!s.out().exists(), "{profile_line}: nothing is run or written");
     }
     let scenario = s.scenario(&format!("apps = [\"{}\"]\n[[profiles]]\npath = \"/\"\n", app.display()));
-    for (flag, value, needles) in [("--duration", "9223372036854775807s", ["--duration", "365 days"]), ("--iterations", "100000", ["iterations", "10000"])] {
+    for (flag, value, needles) in [
+        ("--duration", "9223372036854775807s", ["--duration", "365 days"]),
+        ("--iterations", "100000", ["iterations", "10000"]),
+    ] {
         let out = s.stampede().args(["run", scenario.to_str().unwrap(), flag, value]).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{stderr}");

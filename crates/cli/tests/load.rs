@@ -110,7 +110,15 @@ fn human_output_has_wrk_layout_and_the_generators_own_cost() {
     let out = stampede(&["load", "-d", "1s", "-c", "4", &srv.url("/")], DEADLINE);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for needle in ["Running 1s test @", "Latency Distribution", "99.99%", "Requests/sec:", "Transfer/sec:", "Load generator CPU:", "Load generator peak RSS:"] {
+    for needle in [
+        "Running 1s test @",
+        "Latency Distribution",
+        "99.99%",
+        "Requests/sec:",
+        "Transfer/sec:",
+        "Load generator CPU:",
+        "Load generator peak RSS:",
+    ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
     }
 }

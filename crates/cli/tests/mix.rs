@@ -67,8 +67,15 @@ fn weights_3_to_1_give_3_to_1_and_a_seed_repeats_the_choices() {
     let run = |seed: &str| {
         let srv = Hostile::start(Trick::None);
         let file = std::env::temp_dir().join(format!("stampede-mix-w-{}-{seed}", std::process::id()));
-        std::fs::write(&file, format!("GET {} weight=3\nGET {}\n", srv.url("/heavy"), srv.url("/light/{rand:1..1000000}"))).unwrap();
-        let r = load_json(&["--targets", file.to_str().unwrap(), "--order", "random", "--seed", seed, "-n", "10000", "-c", "1"], DEADLINE);
+        std::fs::write(
+            &file,
+            format!("GET {} weight=3\nGET {}\n", srv.url("/heavy"), srv.url("/light/{rand:1..1000000}")),
+        )
+        .unwrap();
+        let r = load_json(
+            &["--targets", file.to_str().unwrap(), "--order", "random", "--seed", seed, "-n", "10000", "-c", "1"],
+            DEADLINE,
+        );
         std::fs::remove_file(&file).unwrap();
         assert_eq!(r["mix"]["seed"].as_u64().unwrap().to_string(), seed);
         assert_eq!(r["mix"]["order"], "random");
@@ -102,7 +109,10 @@ fn methods_headers_and_bodies_arrive_byte_for_byte() {
     .unwrap();
     for engine in ["epoll", "io-uring"] {
         let before = srv.log().len();
-        let r = load_json(&["--engine", engine, "--targets", file.to_str().unwrap(), "-H", "X-All: yes", "-n", "30", "-c", "2"], DEADLINE);
+        let r = load_json(
+            &["--engine", engine, "--targets", file.to_str().unwrap(), "-H", "X-All: yes", "-n", "30", "-c", "2"],
+            DEADLINE,
+        );
         assert_eq!(r["requests"], 30);
         let log = &srv.log()[before..];
         let posts: Vec<_> = log.iter().filter(|r| r.method == "POST").collect();
@@ -110,7 +120,10 @@ fn methods_headers_and_bodies_arrive_byte_for_byte() {
         assert_eq!((posts.len(), puts.len()), (10, 20), "{engine}: weights 1 and 2");
         for p in &posts {
             assert_eq!((p.path.as_str(), p.body.as_slice()), ("/items", b"{\"n\": 1}".as_slice()));
-            assert_eq!((p.header("content-type"), p.header("x-trace"), p.header("x-all")), (Some("application/json"), Some("t-1"), Some("yes")));
+            assert_eq!(
+                (p.header("content-type"), p.header("x-trace"), p.header("x-all")),
+                (Some("application/json"), Some("t-1"), Some("yes"))
+            );
         }
         for p in &puts {
             assert!(p.path == "/blobs/a" || p.path == "/blobs/b", "{}", p.path);
@@ -129,7 +142,11 @@ fn bad_targets_name_the_file_and_line_and_exit_2() {
     let cases = [
         ("unknown.txt", format!("GET {}\nFETCH {}\n", srv.url("/"), srv.url("/")), "unknown.txt:2: unknown method"),
         ("nobody.txt", format!("POST {}\n@missing.json\n", srv.url("/")), "nobody.txt:2: body file missing.json"),
-        ("other.txt", format!("GET {}\nGET http://127.0.0.2:1/x\n", srv.url("/")), "other.txt:2: http://127.0.0.2:1/x is not on"),
+        (
+            "other.txt",
+            format!("GET {}\nGET http://127.0.0.2:1/x\n", srv.url("/")),
+            "other.txt:2: http://127.0.0.2:1/x is not on",
+        ),
         ("empty.txt", String::new(), "empty.txt: no targets"),
     ];
     for (name, text, want) in cases {

@@ -48,7 +48,11 @@ fn open_loop_sees_the_stall_closed_loop_hides_it() {
     let slow = open["slow_requests"].as_array().unwrap();
     assert_eq!(slow.len(), 20);
     for s in slow {
-        let (i, st, e) = (s["intended_mono_ns"].as_u64().unwrap(), s["start_mono_ns"].as_u64().unwrap(), s["end_mono_ns"].as_u64().unwrap());
+        let (i, st, e) = (
+            s["intended_mono_ns"].as_u64().unwrap(),
+            s["start_mono_ns"].as_u64().unwrap(),
+            s["end_mono_ns"].as_u64().unwrap(),
+        );
         assert!(i <= st && st <= e, "{s}");
         assert!(s["latency_us"].as_f64().unwrap() > 90_000.0, "the slowest requests are the stalled ones: {s}");
     }
@@ -64,7 +68,10 @@ fn modest_rate_on_a_fast_server_is_not_called_saturated() {
     let srv = TestServer::start(Mode::Ok);
     // A lenient --max-lag: this guards against false alarms from the logic,
     // not against a busy CI machine's scheduler.
-    let r = load_json(&["--rate", "300", "-d", "2s", "-c", "8", "--max-lag", "20ms", &srv.url("/")], Duration::from_secs(30));
+    let r = load_json(
+        &["--rate", "300", "-d", "2s", "-c", "8", "--max-lag", "20ms", &srv.url("/")],
+        Duration::from_secs(30),
+    );
     assert_eq!(r["saturated"], false, "{}", r["saturation_reason"]);
     assert_eq!(r["saturation_reason"], serde_json::Value::Null);
     let achieved = r["achieved_rate"].as_f64().unwrap();

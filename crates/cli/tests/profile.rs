@@ -95,7 +95,12 @@ fn diff_of_two_folded_files_writes_a_differential_flame_graph() {
     let dir = tempdir("diff");
     std::fs::write(dir.join("a.folded"), "srv;main;parse 80\nsrv;main;work 20\n").unwrap();
     std::fs::write(dir.join("b.folded"), "srv;main;parse 20\nsrv;main;work 80\n").unwrap();
-    let done = run(stampede().args(["profile", "--diff"]).arg(dir.join("a.folded")).arg(dir.join("b.folded")).arg("--out").arg(&dir));
+    let done = run(stampede()
+        .args(["profile", "--diff"])
+        .arg(dir.join("a.folded"))
+        .arg(dir.join("b.folded"))
+        .arg("--out")
+        .arg(&dir));
     assert_eq!(done.code(), Some(0), "{}", done.output());
     let svg = std::fs::read_to_string(dir.join("flame-diff.svg")).unwrap();
     assert!(svg.contains("work (80 samples, 80.00%; +60.00%)"), "work grew by 60 points");
@@ -107,7 +112,12 @@ fn diff_with_a_bad_folded_file_names_file_and_line() {
     let dir = tempdir("baddiff");
     std::fs::write(dir.join("a.folded"), "srv;main 3\n").unwrap();
     std::fs::write(dir.join("b.folded"), "srv;main 3\nsrv;oops\n").unwrap();
-    let done = run(stampede().args(["profile", "--diff"]).arg(dir.join("a.folded")).arg(dir.join("b.folded")).arg("--out").arg(&dir));
+    let done = run(stampede()
+        .args(["profile", "--diff"])
+        .arg(dir.join("a.folded"))
+        .arg(dir.join("b.folded"))
+        .arg("--out")
+        .arg(&dir));
     let line = one_error_line(&done);
     assert!(line.contains("b.folded: line 2"), "{line}");
 }
@@ -143,7 +153,14 @@ fn profile_settings(app: &str) -> ProfileSettings {
 }
 
 /// Starts `program args…` in `dir` on `port` in its own process group.
-fn start_server(dir: &Path, program: &Path, args: &str, env: &BTreeMap<String, String>, port: u16, log: &Path) -> Child {
+fn start_server(
+    dir: &Path,
+    program: &Path,
+    args: &str,
+    env: &BTreeMap<String, String>,
+    port: u16,
+    log: &Path,
+) -> Child {
     let log = std::fs::File::create(log).unwrap();
     let mut command = Command::new(program);
     command
@@ -161,7 +178,8 @@ fn start_server(dir: &Path, program: &Path, args: &str, env: &BTreeMap<String, S
 /// Profiles a running server under `/cpu/20000` load and returns the parsed
 /// profile.json, after checking the files it names were written.
 fn profile_under_load(name: &str, server: &mut Child, port: u16, log: &Path) -> Value {
-    let ready = wait_for_status(port, "/plaintext", 200, Duration::from_secs(60), || matches!(server.try_wait(), Ok(Some(_))));
+    let ready =
+        wait_for_status(port, "/plaintext", 200, Duration::from_secs(60), || matches!(server.try_wait(), Ok(Some(_))));
     assert!(ready.is_some(), "{name} did not become ready:\n{}", std::fs::read_to_string(log).unwrap_or_default());
     let out = tempdir(name);
     let url = format!("http://127.0.0.1:{port}/cpu/20000");
@@ -216,7 +234,13 @@ fn profile_go_names_xorshift() {
     let dir = apps_root().join("go");
     let work = tempdir("go-build");
     let binary = work.join("server");
-    let built = run(Command::new("go").arg("build").arg("-o").arg(&binary).arg(".").current_dir(&dir).envs(&settings.build_env));
+    let built = run(Command::new("go")
+        .arg("build")
+        .arg("-o")
+        .arg(&binary)
+        .arg(".")
+        .current_dir(&dir)
+        .envs(&settings.build_env));
     assert_eq!(built.code(), Some(0), "go build:\n{}", built.output());
     let port = free_port();
     let log = work.join("server.log");
@@ -290,7 +314,8 @@ warmup = "500ms"
 fn path_without_perf(dir: &Path) -> PathBuf {
     let bin = dir.join("bin-without-perf");
     std::fs::create_dir_all(&bin).unwrap();
-    let python = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().expect("python3 runs");
+    let python =
+        Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().expect("python3 runs");
     let python = String::from_utf8(python.stdout).unwrap().trim().to_string();
     for (name, target) in [("sh", "/bin/sh".to_string()), ("true", "/bin/true".to_string()), ("python3", python)] {
         let _ = std::fs::remove_file(bin.join(name));
@@ -301,7 +326,11 @@ fn path_without_perf(dir: &Path) -> PathBuf {
 }
 
 fn results_dir(s: &support_run::Scratch) -> PathBuf {
-    std::fs::read_dir(s.out()).unwrap().map(|e| e.unwrap().path()).find(|p| p.join("results.json").is_file()).expect("a results folder")
+    std::fs::read_dir(s.out())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("results.json").is_file())
+        .expect("a results folder")
 }
 
 #[test]
@@ -324,13 +353,20 @@ fn run_profile_without_perf_says_so_once_and_completes_without_a_profile() {
     assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
     let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("perf")).collect();
     assert_eq!(lines.len(), 1, "want one line about perf:\n{stderr}");
-    assert!(lines[0].contains("--profile: perf is not on PATH") && lines[0].contains("without profiles"), "{}", lines[0]);
+    assert!(
+        lines[0].contains("--profile: perf is not on PATH") && lines[0].contains("without profiles"),
+        "{}",
+        lines[0]
+    );
     let doc = s.results().expect("results.json");
     let run = &doc["runs"][0];
     assert_eq!(run["valid"], true, "{run}");
     assert!(run["load"]["requests"].as_u64().unwrap() > 0, "the measurement is complete");
     assert!(run["cpu_profile"].is_null(), "no profile without perf: {}", run["cpu_profile"]);
-    let flames = std::fs::read_dir(results_dir(&s)).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("flame-")).count();
+    let flames = std::fs::read_dir(results_dir(&s))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("flame-"))
+        .count();
     assert_eq!(flames, 0);
     assert!(s.leftovers().is_empty(), "left running: {:?}", s.leftovers());
 }
@@ -338,14 +374,23 @@ fn run_profile_without_perf_says_so_once_and_completes_without_a_profile() {
 #[test]
 fn run_profile_stores_flame_graph_and_folded_stacks_beside_results() {
     if !on_path("perf") || !on_path("python3") {
-        announce("SKIP run_profile_stores_flame_graph_and_folded_stacks_beside_results: perf or python3 is not on PATH");
+        announce(
+            "SKIP run_profile_stores_flame_graph_and_folded_stacks_beside_results: perf or python3 is not on PATH",
+        );
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let s = support_run::Scratch::new("profile-run");
     let app = s.app("alpha", "");
     let scenario = s.scenario(&RUN_SCENARIO.replace("APP", app.to_str().unwrap()));
-    let out = s.run(&[scenario.to_str().unwrap(), "--profile", "--profile-frequency", "199", "--out", s.out().to_str().unwrap()]);
+    let out = s.run(&[
+        scenario.to_str().unwrap(),
+        "--profile",
+        "--profile-frequency",
+        "199",
+        "--out",
+        s.out().to_str().unwrap(),
+    ]);
     let stderr = support_run::text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
     let doc = s.results().expect("results.json");

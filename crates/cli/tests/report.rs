@@ -17,28 +17,14 @@ fn demo_report_draws_every_chart_in_headless_chromium_without_script_errors() {
 
     let rendered = render_in_chromium(&page, &dir, 1280, 2400);
     let dom = &rendered.dom;
-    assert_eq!(
-        selftest_attr(dom, "data-status"),
-        "done",
-        "the page script did not finish"
-    );
-    assert_eq!(
-        selftest_attr(dom, "data-js-errors"),
-        "0",
-        "the page raised JavaScript errors"
-    );
+    assert_eq!(selftest_attr(dom, "data-status"), "done", "the page script did not finish");
+    assert_eq!(selftest_attr(dom, "data-js-errors"), "0", "the page raised JavaScript errors");
     // Efficiency + one spectrum (one profile) + one timeline per run (12).
     let charts: usize = selftest_attr(dom, "data-charts").parse().unwrap();
     assert_eq!(charts, 14, "unexpected number of charts");
-    assert_eq!(
-        selftest_attr(dom, "data-empty-charts"),
-        "",
-        "charts with nothing drawn"
-    );
+    assert_eq!(selftest_attr(dom, "data-empty-charts"), "", "charts with nothing drawn");
     for id in ["chart-efficiency", "chart-spectrum-0", "chart-timeline-0"] {
-        let start = dom
-            .find(&format!(r#"id="{id}""#))
-            .unwrap_or_else(|| panic!("no {id} in DOM"));
+        let start = dom.find(&format!(r#"id="{id}""#)).unwrap_or_else(|| panic!("no {id} in DOM"));
         let svg = &dom[start..start + dom[start..].find("</svg>").unwrap()];
         let drawn: usize = svg
             .split(r#"data-drawn=""#)
@@ -47,25 +33,16 @@ fn demo_report_draws_every_chart_in_headless_chromium_without_script_errors() {
             .and_then(|n| n.parse().ok())
             .unwrap_or(0);
         assert!(drawn > 0, "{id} has no mark with a size after layout");
-        assert!(
-            svg.contains("<path") || svg.contains("<rect"),
-            "{id} has no shapes"
-        );
+        assert!(svg.contains("<path") || svg.contains("<rect"), "{id} has no shapes");
     }
     // Timeline markers: warmup end, GC events and the invalid run's error seconds.
     for kind in ["warmup_end", "gc", "errors"] {
-        assert!(
-            dom.contains(&format!(r#"data-kind="{kind}""#)),
-            "no {kind} marker"
-        );
+        assert!(dom.contains(&format!(r#"data-kind="{kind}""#)), "no {kind} marker");
     }
     assert_eq!(png_size(&rendered.screenshot), (1280, 2400));
     // A blank 1280×2400 page compresses to a few KB; charts and tables do not.
     let bytes = std::fs::metadata(&rendered.screenshot).unwrap().len();
-    assert!(
-        bytes > 60_000,
-        "screenshot is suspiciously small ({bytes} bytes): did anything draw?"
-    );
+    assert!(bytes > 60_000, "screenshot is suspiciously small ({bytes} bytes): did anything draw?");
     eprintln!("screenshot: {}", rendered.screenshot.display());
 }
 
@@ -76,8 +53,7 @@ fn script_in_app_name_and_response_header_shows_as_text() {
     let mut results = results_json(&[("go", "1", &[1000.0, 1010.0, 990.0])]);
     results["runs"][0]["app"] = json!(evil);
     results["runs"][1]["valid"] = json!(false);
-    results["runs"][1]["invalid_reason"] =
-        json!(format!("contract: response header X-Evil: {evil}"));
+    results["runs"][1]["invalid_reason"] = json!(format!("contract: response header X-Evil: {evil}"));
     results["runs"][2]["knobs"] = json!({"threads": evil});
     results["scenario"]["profiles"] = json!([{"name": "steady", "headers": {"X-Evil": evil}}]);
     results["environment"]["command_line"] = json!(format!("stampede run '{evil}'"));
@@ -87,25 +63,17 @@ fn script_in_app_name_and_response_header_shows_as_text() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 
     let html = std::fs::read_to_string(&page).unwrap();
-    assert!(
-        !html.contains("<script>document"),
-        "a value reached the page unescaped"
-    );
+    assert!(!html.contains("<script>document"), "a value reached the page unescaped");
     assert!(html.contains("&lt;script&gt;document.documentElement"));
     assert!(html.contains("response header X-Evil: &lt;script&gt;"));
 
     let rendered = render_in_chromium(&page, &dir, 1024, 800);
     let html_tag = &rendered.dom[rendered.dom.find("<html").unwrap()..];
     let html_tag = &html_tag[..html_tag.find('>').unwrap()];
-    assert!(
-        !html_tag.contains("data-pwned"),
-        "the injected script ran: {html_tag}"
-    );
+    assert!(!html_tag.contains("data-pwned"), "the injected script ran: {html_tag}");
     assert_eq!(selftest_attr(&rendered.dom, "data-js-errors"), "0");
     // Shown as text: the serialised DOM has it escaped inside text nodes.
-    assert!(rendered
-        .dom
-        .contains("&lt;script&gt;document.documentElement.setAttribute"));
+    assert!(rendered.dom.contains("&lt;script&gt;document.documentElement.setAttribute"));
 }
 
 #[test]
@@ -114,42 +82,23 @@ fn markdown_csv_and_json_summaries() {
     let input = write_json(
         &dir,
         "results.json",
-        &results_json(&[
-            ("go", "1", &[1000.0, 3000.0, 2000.0]),
-            ("node", "2", &[500.0]),
-        ]),
+        &results_json(&[("go", "1", &[1000.0, 3000.0, 2000.0]), ("node", "2", &[500.0])]),
     );
 
     let md = run(&["report", &input, "--format", "md"]);
     assert_eq!(md.status.code(), Some(0), "{}", stderr(&md));
     let md = stdout(&md);
-    assert!(
-        md.contains("| app | knobs | profile | valid | req/s |"),
-        "{md}"
-    );
-    assert!(
-        md.contains("| go | threads=1 | steady | 3/3 | 2,000 |"),
-        "{md}"
-    );
+    assert!(md.contains("| app | knobs | profile | valid | req/s |"), "{md}");
+    assert!(md.contains("| go | threads=1 | steady | 3/3 | 2,000 |"), "{md}");
 
     let csv_path = dir.join("summary.csv");
-    let csv = run(&[
-        "report",
-        &input,
-        "--format",
-        "csv",
-        "-o",
-        csv_path.to_str().unwrap(),
-    ]);
+    let csv = run(&["report", &input, "--format", "csv", "-o", csv_path.to_str().unwrap()]);
     assert_eq!(csv.status.code(), Some(0), "{}", stderr(&csv));
     let csv = std::fs::read_to_string(&csv_path).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 3, "{csv}");
     assert!(lines[0].starts_with("app,knobs,profile,runs,valid_runs,rps,"));
-    assert!(
-        lines[1].starts_with("go,threads=1,steady,3,3,2000,"),
-        "{csv}"
-    );
+    assert!(lines[1].starts_with("go,threads=1,steady,3,3,2000,"), "{csv}");
 
     let js = run(&["report", &input, "--format", "json"]);
     let summary: serde_json::Value = serde_json::from_slice(&js.stdout).expect("JSON summary");
@@ -161,11 +110,7 @@ fn markdown_csv_and_json_summaries() {
 #[test]
 fn html_goes_beside_results_json_by_default() {
     let dir = scratch("default-output");
-    let input = write_json(
-        &dir,
-        "results.json",
-        &results_json(&[("go", "1", &[1000.0])]),
-    );
+    let input = write_json(&dir, "results.json", &results_json(&[("go", "1", &[1000.0])]));
     let out = run(&["report", &input]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(dir.join("report.html").is_file());
@@ -191,11 +136,7 @@ fn partial_results_render_null_load_missing_samples_and_no_runs() {
         let out = run(&["report", &input, "--format", format, "-o", "-"]);
         assert_eq!(out.status.code(), Some(0), "{format}: {}", stderr(&out));
     }
-    let empty = write_json(
-        &dir,
-        "empty.json",
-        &json!({"schema": "stampede.run/1", "runs": []}),
-    );
+    let empty = write_json(&dir, "empty.json", &json!({"schema": "stampede.run/1", "runs": []}));
     let out = run(&["report", &empty, "-o", "-"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("No runs in this file."));
@@ -208,18 +149,12 @@ fn bad_input_is_a_one_line_error_with_exit_code_2() {
     let out = run(&["report", missing.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(
-        err.starts_with("stampede: error: cannot read") && err.contains("nope.json"),
-        "{err}"
-    );
+    assert!(err.starts_with("stampede: error: cannot read") && err.contains("nope.json"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 
     let wrong = write_json(&dir, "wrong.json", &json!({"schema": "other/1"}));
     let err = stderr(&run(&["report", &wrong]));
-    assert!(
-        err.contains("wrong.json") && err.contains("\"other/1\""),
-        "{err}"
-    );
+    assert!(err.contains("wrong.json") && err.contains("\"other/1\""), "{err}");
 
     let bad_field = write_json(
         &dir,
@@ -229,10 +164,7 @@ fn bad_input_is_a_one_line_error_with_exit_code_2() {
     let out = run(&["report", &bad_field]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(
-        err.contains("bad.json") && err.contains("runs[0].load.rps"),
-        "{err}"
-    );
+    assert!(err.contains("bad.json") && err.contains("runs[0].load.rps"), "{err}");
 
     let not_json = dir.join("garbage.json");
     std::fs::write(&not_json, "{not json").unwrap();
@@ -252,11 +184,7 @@ fn json_summary_matches_the_documented_schema() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut documented = documented_fields("report.md", "### `stampede.summary/1`");
     documented.sort();
-    assert_eq!(
-        keys(&json),
-        documented,
-        "docs/report.md and --format json disagree"
-    );
+    assert_eq!(keys(&json), documented, "docs/report.md and --format json disagree");
     assert_eq!(
         keys(&json["rows"][0]),
         [
@@ -281,9 +209,7 @@ fn json_summary_matches_the_documented_schema() {
 
 /// The Explain section of a rendered report: from its heading to the next section.
 fn explain_section(html: &str) -> &str {
-    let start = html
-        .find(r#"<section id="explain">"#)
-        .expect("the report has an Explain section");
+    let start = html.find(r#"<section id="explain">"#).expect("the report has an Explain section");
     let end = start + html[start..].find("</section>").unwrap();
     &html[start..end]
 }
@@ -295,12 +221,8 @@ fn explain_section_shows_cause_shares_and_escapes_event_labels() {
     // nothing), so each explains a quarter; the slowest (above p99.9) met
     // the GC pause, whose label here is hostile.
     let dir = scratch("explain");
-    let fixture = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../explain/testdata/results-synthetic.json"
-    );
-    let mut results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../explain/testdata/results-synthetic.json");
+    let mut results: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
     let evil = "<script>document.title='pwned'</script>";
     results["runs"][0]["events"][0]["label"] = json!(evil);
     let input = write_json(&dir, "results.json", &results);
@@ -312,9 +234,7 @@ fn explain_section_shows_cause_shares_and_escapes_event_labels() {
     let section = explain_section(&html);
 
     let row = |name: &str| -> Vec<String> {
-        let at = section
-            .find(name)
-            .unwrap_or_else(|| panic!("no row {name}: {section}"));
+        let at = section.find(name).unwrap_or_else(|| panic!("no row {name}: {section}"));
         let row = &section[at..at + section[at..].find("</tr>").unwrap()];
         row.split("<td")
             .skip(1)
@@ -334,24 +254,15 @@ fn explain_section_shows_cause_shares_and_escapes_event_labels() {
     assert_eq!(p999[1], "1 of ~1");
     assert_eq!(&p999[2..], ["100%", "0%", "0%", "0%"], "{section}");
     assert!(section.contains("by chance"));
-    assert!(
-        section.contains("Events known: 1 cpu_saturation, 1 gc, 1 runqueue."),
-        "{section}"
-    );
+    assert!(section.contains("Events known: 1 cpu_saturation, 1 gc, 1 runqueue."), "{section}");
 
     // The slowest request met the GC pause; its label shows as text.
     let slowest = &section[section.find("explain-slowest").unwrap()..];
     let first = &slowest[slowest.find("<tbody><tr>").unwrap()..];
     let first = &first[..first.find("</tr>").unwrap()];
     assert!(first.contains(">gc<"), "{first}");
-    assert!(
-        first.contains("&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;"),
-        "{first}"
-    );
-    assert!(
-        !html.contains("<script>document"),
-        "a label reached the page unescaped"
-    );
+    assert!(first.contains("&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;"), "{first}");
+    assert!(!html.contains("<script>document"), "a label reached the page unescaped");
 }
 
 #[test]
@@ -364,10 +275,7 @@ fn runs_without_a_slow_log_get_one_line_instead_of_an_explanation() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let html = std::fs::read_to_string(&page).unwrap();
     let section = explain_section(&html);
-    assert!(
-        section.contains("No run logged its slow requests"),
-        "{section}"
-    );
+    assert!(section.contains("No run logged its slow requests"), "{section}");
     assert!(section.contains("slow_log"));
     assert!(!section.contains("explain-shares"));
 }

@@ -90,7 +90,10 @@ loadgen = "1"
     }
     // THREADS=2 forks a second worker: the probe must see both processes' memory.
     let rss = |threads: &str| {
-        runs.iter().filter(|r| r["knobs"]["threads"] == threads).map(|r| f(&r["server"]["rss_max_mib"])).fold(0.0, f64::max)
+        runs.iter()
+            .filter(|r| r["knobs"]["threads"] == threads)
+            .map(|r| f(&r["server"]["rss_max_mib"]))
+            .fold(0.0, f64::max)
     };
     assert!(rss("2") > rss("1") * 1.3, "two worker processes use more memory than one: {} vs {}", rss("2"), rss("1"));
     assert_nothing_left(&s);
@@ -113,7 +116,9 @@ fn sigint_in_the_middle_stops_the_servers_and_keeps_finished_runs() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    let first_done = wait_for(Duration::from_secs(60), || s.results().is_some_and(|d| d["runs"].as_array().is_some_and(|r| !r.is_empty())));
+    let first_done = wait_for(Duration::from_secs(60), || {
+        s.results().is_some_and(|d| d["runs"].as_array().is_some_and(|r| !r.is_empty()))
+    });
     assert!(first_done, "no run finished within 60 s");
     // Wait until the next run's server is up, so the interrupt lands mid-run.
     wait_for(Duration::from_secs(10), || s.leftovers().iter().any(|(_, cmd)| cmd.contains("contract_server.py")));
@@ -144,7 +149,12 @@ fn a_crash_during_the_load_is_reported_and_the_scenario_goes_on() {
     let out = s.run(&[scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "an invalid run exits 1\nstdout:\n{stdout}\nstderr:\n{stderr}");
-    assert!(stderr.contains("crasher") && stderr.contains("crashed during load") && stderr.contains("simulated crash after 200 requests"), "{stderr}");
+    assert!(
+        stderr.contains("crasher")
+            && stderr.contains("crashed during load")
+            && stderr.contains("simulated crash after 200 requests"),
+        "{stderr}"
+    );
     let doc = s.results().unwrap();
     let runs = doc["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2, "the scenario went on after the crash");
@@ -215,7 +225,11 @@ fn a_missing_toolchain_skips_the_app_with_the_reason() {
     let app = s.app("alpha", "");
     let ghost_dir = s.dir.join("ghost");
     std::fs::create_dir_all(&ghost_dir).unwrap();
-    std::fs::write(ghost_dir.join("app.toml"), "name = \"ghost\"\nrequires = [\"no-such-compiler-xyz\"]\nrun = \"exec false\"\n").unwrap();
+    std::fs::write(
+        ghost_dir.join("app.toml"),
+        "name = \"ghost\"\nrequires = [\"no-such-compiler-xyz\"]\nrun = \"exec false\"\n",
+    )
+    .unwrap();
     let scenario = s.scenario(&format!(
         "apps = [\"{}\", \"{}\"]\ncheck = false\n[[profiles]]\npath = \"/plaintext\"\nduration = \"1s\"\nwarmup = \"0s\"\n",
         ghost_dir.join("app.toml").display(),

@@ -24,7 +24,8 @@ fn sigkill_of_run_mid_load_leaves_no_process_of_the_app() {
     // carries the marker in its environment) are both running.
     let loading = wait_for(Duration::from_secs(60), || {
         let procs = s.leftovers();
-        procs.iter().any(|(_, cmd)| cmd.contains("contract_server.py")) && procs.iter().any(|(_, cmd)| cmd.contains(" load "))
+        procs.iter().any(|(_, cmd)| cmd.contains("contract_server.py"))
+            && procs.iter().any(|(_, cmd)| cmd.contains(" load "))
     });
     assert!(loading, "the load never started: {:?}", s.leftovers());
     let killed = Command::new("kill").args(["-KILL", &child.id().to_string()]).status().unwrap();
@@ -47,7 +48,10 @@ fn a_server_child_that_called_setsid_is_stopped_with_the_server() {
         "apps = [\"{}\"]\ncheck = false\n[[profiles]]\npath = \"/plaintext\"\nconnections = 2\nduration = \"1s\"\nwarmup = \"0s\"\n",
         app.display()
     ));
-    let out = wait_output(s.spawn_run(&[scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]), Duration::from_secs(120));
+    let out = wait_output(
+        s.spawn_run(&[scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]),
+        Duration::from_secs(120),
+    );
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     // The stop waits for every descendant; the deadline only allows for the

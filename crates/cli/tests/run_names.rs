@@ -20,13 +20,24 @@ fn an_app_name_with_dot_dot_is_refused_and_writes_nothing_outside_out() {
         "evil",
         &format!("name = \"{name}\"\nrequires = [\"true\"]\nbuild = \"true\"\nrun = \"exec false\"\n"),
     );
-    let scenario = s.scenario(&format!("apps = [\"{}\"]\ncheck = false\n[[profiles]]\npath = \"/\"\nduration = \"1s\"\n", manifest.display()));
-    let out = s.stampede().args(["run", scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]).current_dir(&s.dir).output().unwrap();
+    let scenario = s.scenario(&format!(
+        "apps = [\"{}\"]\ncheck = false\n[[profiles]]\npath = \"/\"\nduration = \"1s\"\n",
+        manifest.display()
+    ));
+    let out = s
+        .stampede()
+        .args(["run", scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()])
+        .current_dir(&s.dir)
+        .output()
+        .unwrap();
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
     assert!(stderr.starts_with("stampede: error: "), "{stderr}");
-    assert!(stderr.contains(&manifest.display().to_string()) && stderr.contains("`name`") && stderr.contains(".."), "{stderr}");
+    assert!(
+        stderr.contains(&manifest.display().to_string()) && stderr.contains("`name`") && stderr.contains(".."),
+        "{stderr}"
+    );
     assert!(!target.exists(), "something was written at {}", target.display());
 }
 
@@ -38,11 +49,15 @@ fn two_profile_names_that_give_the_same_file_name_are_refused() {
         "apps = [\"{}\"]\n[[profiles]]\nname = \"a/b\"\npath = \"/\"\n[[profiles]]\nname = \"a_b\"\npath = \"/json\"\n",
         app.display()
     ));
-    let out = s.stampede().args(["run", scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]).output().unwrap();
+    let out =
+        s.stampede().args(["run", scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]).output().unwrap();
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
-    assert!(stderr.contains("scenario.toml") && stderr.contains("profiles[1].name") && stderr.contains("used twice"), "{stderr}");
+    assert!(
+        stderr.contains("scenario.toml") && stderr.contains("profiles[1].name") && stderr.contains("used twice"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -53,7 +68,10 @@ fn a_profile_named_like_a_path_runs_and_its_log_stays_in_logs() {
         "apps = [\"{}\"]\ncheck = false\n[[profiles]]\nname = \"api/v1\"\npath = \"/plaintext\"\nconnections = 2\nduration = \"1s\"\nwarmup = \"0s\"\n",
         app.display()
     ));
-    let out = wait_output(s.spawn_run(&[scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]), Duration::from_secs(120));
+    let out = wait_output(
+        s.spawn_run(&[scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]),
+        Duration::from_secs(120),
+    );
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let doc = s.results().unwrap();
@@ -61,7 +79,11 @@ fn a_profile_named_like_a_path_runs_and_its_log_stays_in_logs() {
     assert_eq!(run["valid"], true, "{}", run["invalid_reason"]);
     assert_eq!(run["profile"], "api/v1", "the label is kept as written");
     let stamp = std::fs::read_dir(s.out()).unwrap().flatten().next().unwrap().path();
-    let logs: Vec<String> = std::fs::read_dir(stamp.join("logs")).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let logs: Vec<String> = std::fs::read_dir(stamp.join("logs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
     assert!(logs.iter().any(|l| l.contains("api_v1") && l.ends_with(".log")), "{logs:?}");
     assert_nothing_left(&s);
 }

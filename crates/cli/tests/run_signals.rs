@@ -23,7 +23,9 @@ fn interrupt_mid_run(test: &str, signal: &str, code: i32) {
     ));
     let child = s.spawn_run(&[scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]);
     let pid = child.id();
-    let first_done = wait_for(Duration::from_secs(60), || s.results().is_some_and(|d| d["runs"].as_array().is_some_and(|r| !r.is_empty())));
+    let first_done = wait_for(Duration::from_secs(60), || {
+        s.results().is_some_and(|d| d["runs"].as_array().is_some_and(|r| !r.is_empty()))
+    });
     assert!(first_done, "no run finished within 60 s");
     // The second run's load is under way: its generator carries the marker.
     wait_for(Duration::from_secs(20), || s.leftovers().iter().any(|(_, cmd)| cmd.contains(" load ")));

@@ -21,7 +21,8 @@ fn https_with_ca_counts_exactly_and_times_handshakes_apart() {
     let srv = TlsServer::start(certs.server_config(&[b"http/1.1"]), 0);
     let ca = certs.ca_file("exact");
     // By name, so SNI and the name check are exercised.
-    let r = load_json(&["-n", "3000", "-c", "4", "-t", "2", "--ca", ca.to_str().unwrap(), &srv.url("localhost")], DEADLINE);
+    let r =
+        load_json(&["-n", "3000", "-c", "4", "-t", "2", "--ca", ca.to_str().unwrap(), &srv.url("localhost")], DEADLINE);
     assert_eq!(r["requests"], 3000, "{}", r["errors"]);
     assert_eq!(srv.requests.load(Ordering::Relaxed), 3000);
     assert_eq!(r["errors"]["tls"], 0);
@@ -64,7 +65,10 @@ fn untrusted_certificate_is_one_clear_error_and_insecure_accepts_it() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains(&url) && err.contains("certificate") && err.contains("--insecure") && err.contains("--ca"), "{err}");
+    assert!(
+        err.contains(&url) && err.contains("certificate") && err.contains("--insecure") && err.contains("--ca"),
+        "{err}"
+    );
     assert_eq!(srv.requests.load(Ordering::Relaxed), 0);
 
     let r = load_json(&["-n", "200", "-c", "2", "--insecure", &url], DEADLINE);

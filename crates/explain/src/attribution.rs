@@ -64,10 +64,7 @@ pub struct Attributed<'a> {
 pub fn influence(event: &Event, margins: Margins) -> (u64, u64) {
     let own = if event.stopped { event.duration_ns() } else { 0 };
     let spill = own.max(margins.min_spill_ns);
-    (
-        event.start_mono_ns.saturating_sub(event.error_ns),
-        event.end_mono_ns + spill + event.error_ns,
-    )
+    (event.start_mono_ns.saturating_sub(event.error_ns), event.end_mono_ns + spill + event.error_ns)
 }
 
 /// Attributes each request; `events` need not be sorted.
@@ -96,7 +93,8 @@ pub fn attribute<'a>(requests: &[Request], events: &'a [Event], margins: Margins
             let excess_ns = ((request.latency_us - margins.median_us).max(0.0) * 1000.0) as u64;
             let need = (excess_ns as f64 * margins.explain_fraction) as u64;
             let cause = Cause::ALL.into_iter().find(|&cause| {
-                let budget: u64 = met.iter().filter(|e| e.kind.cause() == cause).map(|e| delay_budget(e, from, to)).sum();
+                let budget: u64 =
+                    met.iter().filter(|e| e.kind.cause() == cause).map(|e| delay_budget(e, from, to)).sum();
                 met.iter().any(|e| e.kind.cause() == cause) && budget >= need
             });
             Attributed { request, cause, events: met }
@@ -164,7 +162,12 @@ pub fn chance(requests: &[Request], events: &[Event], margins: Margins, span: (u
                 let intended = wrap(r.intended_mono_ns);
                 let length = r.end_mono_ns.saturating_sub(r.intended_mono_ns);
                 let sent = r.start_mono_ns.saturating_sub(r.intended_mono_ns);
-                Request { intended_mono_ns: intended, start_mono_ns: intended + sent, end_mono_ns: intended + length, ..*r }
+                Request {
+                    intended_mono_ns: intended,
+                    start_mono_ns: intended + sent,
+                    end_mono_ns: intended + length,
+                    ..*r
+                }
             })
             .collect();
         let s = Shares::primary(&attribute(&moved, events, margins));
@@ -233,7 +236,10 @@ mod tests {
         let causes: Vec<_> = attributed.iter().map(|a| a.cause).collect();
         assert_eq!(causes, [Some(Cause::Gc), Some(Cause::Runqueue), Some(Cause::CpuSaturation), None]);
         let primary = Shares::primary(&attributed);
-        assert_eq!((primary.gc, primary.runqueue, primary.cpu_saturation, primary.unexplained), (0.25, 0.25, 0.25, 0.25));
+        assert_eq!(
+            (primary.gc, primary.runqueue, primary.cpu_saturation, primary.unexplained),
+            (0.25, 0.25, 0.25, 0.25)
+        );
         assert_eq!(Shares::any(&attributed).cpu_saturation, 0.75);
     }
 

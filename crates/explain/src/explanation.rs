@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::attribution::{attribute, chance, Attributed, Margins, Request, Shares};
 use crate::event::{Cause, Event, Kind};
-use stampede_schema::LoadResult;
 use crate::latency::{self, WithWithout};
+use stampede_schema::LoadResult;
 
 pub const SCHEMA: &str = "stampede.explain/1";
 
@@ -95,7 +95,8 @@ struct Context<'a> {
 }
 
 fn tier(attributed: &[Attributed<'_>], threshold_us: f64, expected: u64, cx: &Context<'_>) -> Tier {
-    let above: Vec<Attributed<'_>> = attributed.iter().filter(|a| a.request.latency_us > threshold_us).cloned().collect();
+    let above: Vec<Attributed<'_>> =
+        attributed.iter().filter(|a| a.request.latency_us > threshold_us).cloned().collect();
     let requests: Vec<Request> = above.iter().map(|a| a.request).collect();
     Tier {
         threshold_us,
@@ -143,14 +144,15 @@ pub fn explain(source: &Source, margins: Margins) -> Explanation {
         notes.push("closed-loop run: latency is measured from the send, so requests queued behind a pause are undercounted (coordinated omission); prefer --rate".to_string());
     }
     if source.events.iter().all(|e| e.kind.cause() != Cause::Gc) {
-        notes.push("no GC or safepoint event is known for this run (no event log, or no collection happened)".to_string());
+        notes.push(
+            "no GC or safepoint event is known for this run (no event log, or no collection happened)".to_string(),
+        );
     }
 
     let paused = |a: &Attributed<'_>| matches!(a.cause, Some(Cause::Gc | Cause::Pause));
     let removed: Vec<f64> = attributed.iter().filter(|a| paused(a)).map(|a| a.request.latency_us).collect();
     let logged_min = load.slow_requests.iter().map(|r| r.latency_us).fold(f64::INFINITY, f64::min);
-    let latency = latency::decode(&load.histogram)
-        .and_then(|h| latency::with_without(&h, &removed, logged_min));
+    let latency = latency::decode(&load.histogram).and_then(|h| latency::with_without(&h, &removed, logged_min));
 
     let mut slowest: Vec<&Attributed<'_>> = attributed.iter().collect();
     slowest.sort_by(|a, b| b.request.latency_us.total_cmp(&a.request.latency_us));

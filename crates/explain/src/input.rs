@@ -105,7 +105,11 @@ pub fn read(path: &Path) -> Result<Input, ExplainError> {
     match schema.as_str() {
         "stampede.run/1" => Ok(Input::Results(serde_json::from_value(value).map_err(json)?)),
         "stampede.load/1" => Ok(Input::Load(Box::new(serde_json::from_value(value).map_err(json)?))),
-        _ => Err(ExplainError::Schema { path: path.to_path_buf(), found: schema, expected: "stampede.run/1 or stampede.load/1" }),
+        _ => Err(ExplainError::Schema {
+            path: path.to_path_buf(),
+            found: schema,
+            expected: "stampede.run/1 or stampede.load/1",
+        }),
     }
 }
 

@@ -119,7 +119,17 @@ pub fn human(runs: &[Explanation]) -> String {
 /// One line per run: p99 and the share of the tail each cause explains, the
 /// table to read a GC scenario by (each app under each GC setting).
 pub fn table(runs: &[Explanation]) -> String {
-    let mut rows = vec![["app".to_string(), "knobs".into(), "p99 µs".into(), "slow".into(), "gc".into(), "gc by chance".into(), "run-queue".into(), "cpu sat.".into(), "unexplained".into()]];
+    let mut rows = vec![[
+        "app".to_string(),
+        "knobs".into(),
+        "p99 µs".into(),
+        "slow".into(),
+        "gc".into(),
+        "gc by chance".into(),
+        "run-queue".into(),
+        "cpu sat.".into(),
+        "unexplained".into(),
+    ]];
     let mut sorted: Vec<&Explanation> = runs.iter().collect();
     sorted.sort_by(|a, b| (&a.app, &a.knobs, a.iteration).cmp(&(&b.app, &b.knobs, b.iteration)));
     for r in sorted {

@@ -6,8 +6,8 @@
 use crate::events::Parsed;
 use crate::explanation::Source;
 use crate::input::{ResultsDoc, RunDoc};
-use stampede_schema::LoadResult;
 use crate::windows;
+use stampede_schema::LoadResult;
 
 /// One source per run that has a measured load phase.
 pub fn from_results(doc: &ResultsDoc) -> Vec<Source> {
@@ -25,7 +25,9 @@ pub fn from_run(doc: &ResultsDoc, run: &RunDoc) -> Option<Source> {
     match (run.clock.measured_start_mono_ns, doc.server_cores(run), &run.server) {
         (Some(t0), Some(cores), Some(server)) if !server.samples.is_empty() => {
             events.extend(windows::events(&server.samples, t0, cores));
-            clock.push(format!("probe samples placed from the measured phase's start (CLOCK_MONOTONIC {t0} ns), {cores} server cores"));
+            clock.push(format!(
+                "probe samples placed from the measured phase's start (CLOCK_MONOTONIC {t0} ns), {cores} server cores"
+            ));
         }
         (None, _, Some(server)) if !server.samples.is_empty() => {
             clock.push("probe samples left out: the run has no clock.measured_start_mono_ns anchor".to_string());
@@ -55,7 +57,12 @@ pub fn from_load(app: &str, load: LoadResult, logs: Vec<(String, Parsed)>) -> So
     let path = load.url.split_once("://").and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_string()));
     let mut source = Source { app: app.to_string(), path, load, ..Source::default() };
     for (name, parsed) in logs {
-        source.clock.push(format!("{name}: {} ({} events, ±{:.1} ms)", parsed.clock, parsed.events.len(), parsed.clock_error_ns as f64 / 1e6));
+        source.clock.push(format!(
+            "{name}: {} ({} events, ±{:.1} ms)",
+            parsed.clock,
+            parsed.events.len(),
+            parsed.clock_error_ns as f64 / 1e6
+        ));
         source.events.extend(parsed.events);
     }
     source

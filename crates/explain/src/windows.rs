@@ -30,15 +30,10 @@ const SPIKE_FLOOR: f64 = 0.1;
 /// `allowed_cores` the CPUs the server may use.
 pub fn events(samples: &[Sample], t0_mono_ns: u64, allowed_cores: f64) -> Vec<Event> {
     let mono = |t_s: f64| (t0_mono_ns as i128 + (t_s * 1e9).round() as i128).max(0) as u64;
-    let intervals: Vec<(f64, f64, &Sample)> = samples
-        .windows(2)
-        .filter(|w| w[1].t_s > w[0].t_s)
-        .map(|w| (w[0].t_s, w[1].t_s, &w[1]))
-        .collect();
-    let mut ratios: Vec<f64> = intervals
-        .iter()
-        .filter_map(|(a, b, s)| s.runqueue_wait_ms.map(|w| w / 1000.0 / (b - a)))
-        .collect();
+    let intervals: Vec<(f64, f64, &Sample)> =
+        samples.windows(2).filter(|w| w[1].t_s > w[0].t_s).map(|w| (w[0].t_s, w[1].t_s, &w[1])).collect();
+    let mut ratios: Vec<f64> =
+        intervals.iter().filter_map(|(a, b, s)| s.runqueue_wait_ms.map(|w| w / 1000.0 / (b - a))).collect();
     ratios.sort_by(f64::total_cmp);
     let median = ratios.get(ratios.len() / 2).copied().unwrap_or(0.0);
     let spike = (median * SPIKE_OVER_MEDIAN).max(SPIKE_FLOOR);
@@ -62,7 +57,11 @@ pub fn events(samples: &[Sample], t0_mono_ns: u64, allowed_cores: f64) -> Vec<Ev
                     start_mono_ns: start,
                     end_mono_ns: end,
                     kind: Kind::Runqueue,
-                    label: format!("run-queue wait {wait:.1} ms in {:.0} ms (median {:.1} ms)", (b - a) * 1e3, median * (b - a) * 1e3),
+                    label: format!(
+                        "run-queue wait {wait:.1} ms in {:.0} ms (median {:.1} ms)",
+                        (b - a) * 1e3,
+                        median * (b - a) * 1e3
+                    ),
                     stopped: false,
                     error_ns: 0,
                 });

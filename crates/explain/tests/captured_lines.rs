@@ -20,7 +20,10 @@ fn exec_of(name: &str) -> u64 {
 #[test]
 fn go_gctrace_lines_give_two_pauses_and_a_mark_phase_per_cycle() {
     let c = go::parse_line("gc 1 @0.781s 0%: 0.60+0.46+0.006 ms clock, 1.2+0.16/0.62/0+0.013 ms cpu, 0->1->0 MB, 1 MB goal, 0 MB stacks, 0 MB globals, 2 P").unwrap();
-    assert_eq!((c.number, c.start_rel_ns, c.sweep_term_ns, c.mark_ns, c.mark_term_ns), (1, 781_000_000, 600_000, 460_000, 6_000));
+    assert_eq!(
+        (c.number, c.start_rel_ns, c.sweep_term_ns, c.mark_ns, c.mark_term_ns),
+        (1, 781_000_000, 600_000, 460_000, 6_000)
+    );
     assert!(go::parse_line("gc 1 @0.78s: bogus").is_none());
     assert!(go::parse_line("GC forced").is_none());
 
@@ -83,7 +86,12 @@ fn jvm_g1_safepoints_carry_their_pause() {
     let e = &events[0];
     assert_eq!(e.kind, Kind::Gc);
     assert_eq!((e.start_mono_ns, e.end_mono_ns), (2370511233647 - 3143394, 2370511233647));
-    assert!(e.label.contains("G1CollectForAllocation") && e.label.contains("GC(0) Pause Young (Normal) (G1 Evacuation Pause)"), "{}", e.label);
+    assert!(
+        e.label.contains("G1CollectForAllocation")
+            && e.label.contains("GC(0) Pause Young (Normal) (G1 Evacuation Pause)"),
+        "{}",
+        e.label
+    );
     assert!(!e.label.contains("->"), "heap figures are not part of the label");
     // Time to safepoint counts: the second pause took 16.7 ms, of which the GC itself 12.5.
     assert_eq!(events[1].duration_ns(), 16736136);
@@ -91,10 +99,17 @@ fn jvm_g1_safepoints_carry_their_pause() {
 
 #[test]
 fn jvm_serial_and_parallel_collections() {
-    for (name, count, op) in [("jvm-serial.log", 40, "GenCollectForAllocation"), ("jvm-parallel.log", 19, "ParallelGCFailedAllocation")] {
+    for (name, count, op) in
+        [("jvm-serial.log", 40, "GenCollectForAllocation"), ("jvm-parallel.log", 19, "ParallelGCFailedAllocation")]
+    {
         let events = jvm(name);
         assert_eq!(events.len(), count, "{name}");
-        assert!(events.iter().all(|e| e.kind == Kind::Gc && e.stopped && e.label.contains(op) && e.label.contains("Pause Young")), "{name}");
+        assert!(
+            events
+                .iter()
+                .all(|e| e.kind == Kind::Gc && e.stopped && e.label.contains(op) && e.label.contains("Pause Young")),
+            "{name}"
+        );
     }
 }
 

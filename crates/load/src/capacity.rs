@@ -20,7 +20,11 @@ pub struct Slo {
 
 impl Slo {
     pub fn parse(s: &str) -> Result<Slo, String> {
-        let bad = || format!("--slo {s:?}: expected e.g. p99<10ms (percentiles p50, p75, p90, p99, p99.9, p99.99; units us, ms, s)");
+        let bad = || {
+            format!(
+                "--slo {s:?}: expected e.g. p99<10ms (percentiles p50, p75, p90, p99, p99.9, p99.99; units us, ms, s)"
+            )
+        };
         let (p, limit) = s.trim().split_once('<').ok_or_else(bad)?;
         let percentile: f64 = p.trim().strip_prefix('p').ok_or_else(bad)?.parse().map_err(|_| bad())?;
         if ![50.0, 75.0, 90.0, 99.0, 99.9, 99.99].contains(&percentile) {
@@ -81,7 +85,8 @@ pub fn verdict(slo: &Slo, r: &LoadResult) -> Option<String> {
         }
     }
     let got = slo.measured(&r.latency_us);
-    (got > slo.max_us).then(|| format!("p{} {} > {}", slo.percentile, crate::text::dur(got), crate::text::dur(slo.max_us)))
+    (got > slo.max_us)
+        .then(|| format!("p{} {} > {}", slo.percentile, crate::text::dur(got), crate::text::dur(slo.max_us)))
 }
 
 /// Runs the search. `closed` runs the closed-loop probe, `open(rate)` one
@@ -98,7 +103,8 @@ pub fn search<E>(
 ) -> Result<Capacity, E> {
     let probe = closed()?;
     let ceiling = probe.rps;
-    let step = Step { rate: None, passed: true, reason: format!("closed loop: {ceiling:.0} req/s flat out"), result: probe };
+    let step =
+        Step { rate: None, passed: true, reason: format!("closed loop: {ceiling:.0} req/s flat out"), result: probe };
     progress(&step);
     let mut steps = vec![step];
     let (mut lo, mut hi) = (0.0f64, (ceiling * 1.1).max(1.0));

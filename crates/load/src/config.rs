@@ -213,7 +213,10 @@ impl LoadConfig {
             }
         }
         if self.body.len() > MAX_BODY_BYTES {
-            return Err(format!("the request body is {} bytes, above the maximum of {MAX_BODY_BYTES} (64 MiB)", self.body.len()));
+            return Err(format!(
+                "the request body is {} bytes, above the maximum of {MAX_BODY_BYTES} (64 MiB)",
+                self.body.len()
+            ));
         }
         check_method(&self.method)?;
         if self.headers.len() > MAX_HEADERS {
@@ -271,7 +274,10 @@ impl LoadConfig {
             return Err("--streams needs HTTP/2: add --http2 (or --alpn h2,http/1.1 on https://)".into());
         }
         if !self.target.tls && (self.tls.insecure || self.tls.ca.is_some() || !self.tls.alpn.is_empty()) {
-            return Err(format!("--insecure, --ca and --alpn apply to https:// URLs; {} is cleartext", self.target.url));
+            return Err(format!(
+                "--insecure, --ca and --alpn apply to https:// URLs; {} is cleartext",
+                self.target.url
+            ));
         }
         Ok(())
     }

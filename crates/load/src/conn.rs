@@ -130,6 +130,10 @@ impl<T: Transport> Conn<T> {
 
     /// Requests sent (or to be sent again) that have no answer yet.
     pub fn owed(&self) -> u32 {
-        if self.in_flight() { self.batch + self.retry } else { self.retry }
+        if self.in_flight() {
+            self.batch + self.retry
+        } else {
+            self.retry
+        }
     }
 }

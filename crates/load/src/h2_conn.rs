@@ -59,7 +59,8 @@ impl Connector {
     pub async fn open(
         &self,
         bytes: Rc<Cell<u64>>,
-    ) -> Result<(h2::client::SendRequest<Bytes>, h2::client::Connection<Stream, Bytes>, Option<Handshake>), OpenError> {
+    ) -> Result<(h2::client::SendRequest<Bytes>, h2::client::Connection<Stream, Bytes>, Option<Handshake>), OpenError>
+    {
         let tcp = TcpStream::connect(self.addr).await.map_err(|_| OpenError::Connect)?;
         let _ = tcp.set_nodelay(true);
         let (io, handshake): (Box<dyn Io>, _) = match &self.tls {
@@ -75,10 +76,8 @@ impl Connector {
                 (Box::new(tls), Some(Handshake { took: t0.elapsed(), resumed }))
             }
         };
-        let (send, conn) = client_builder()
-            .handshake(Counted { inner: io, bytes })
-            .await
-            .map_err(|_| OpenError::Protocol)?;
+        let (send, conn) =
+            client_builder().handshake(Counted { inner: io, bytes }).await.map_err(|_| OpenError::Protocol)?;
         Ok((send, conn, handshake))
     }
 }
@@ -112,7 +111,11 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Counted<S> {
         Pin::new(&mut self.inner).poll_write(cx, buf)
     }
 
-    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
         Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
     }
 

@@ -70,7 +70,9 @@ impl Shared {
             Some(mix) => mix
                 .templates
                 .iter()
-                .map(|m| Ok((parts(&m.spec.method, &format!("{base}/"), &m.spec.headers)?, Bytes::from(m.spec.body.clone()))))
+                .map(|m| {
+                    Ok((parts(&m.spec.method, &format!("{base}/"), &m.spec.headers)?, Bytes::from(m.spec.body.clone())))
+                })
                 .collect::<Result<_, LoadError>>()?,
             None => Vec::new(),
         };
@@ -114,7 +116,9 @@ impl Shared {
 pub fn preflight(shared: &Shared, url: &str, timeout: Duration) -> Result<(), LoadError> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let refused = |why: String| {
-        LoadError::Config(format!("--http2: {url} does not speak HTTP/2 with prior knowledge ({why}); drop --http2 to load it over HTTP/1.1"))
+        LoadError::Config(format!(
+            "--http2: {url} does not speak HTTP/2 with prior knowledge ({why}); drop --http2 to load it over HTTP/1.1"
+        ))
     };
     tokio::task::LocalSet::new().block_on(&rt, async {
         let exchange = async {
@@ -147,7 +151,8 @@ pub fn run(cfg: &LoadConfig, shared: &Shared, share: Share, rec: Recorder) -> Re
     drop(local);
     drop(rt);
     let finished = Instant::now();
-    let ctx = Rc::try_unwrap(ctx).map_err(|_| LoadError::Config("HTTP/2 worker tasks outlived their runtime".into()))?;
+    let ctx =
+        Rc::try_unwrap(ctx).map_err(|_| LoadError::Config("HTTP/2 worker tasks outlived their runtime".into()))?;
     let mut starved = ctx.starved.get();
     if let Some(since) = ctx.starved_since.get() {
         starved += finished.saturating_duration_since(since.max(ctx.measure_from));
@@ -255,7 +260,8 @@ async fn drive(ctx: Rc<Ctx>, share: Share) -> Result<(), LoadError> {
     }
     if let Some(rate) = share.rate {
         let phase = share.index as f64 / ctx.cfg.threads as f64;
-        let pacer = Pacer::new(share.measure_from.min(share.start), rate, ctx.cfg.arrival, phase, share.index as u64 + 1);
+        let pacer =
+            Pacer::new(share.measure_from.min(share.start), rate, ctx.cfg.arrival, phase, share.index as u64 + 1);
         // SAFETY: the Timer owns its timerfd for its whole life and always
         // returns that same descriptor, so it stays valid while registered.
         let timer = unsafe { AsyncFd::register_with_interest(Timer::unregistered()?, tokio::io::Interest::READABLE) }
@@ -557,7 +563,9 @@ async fn next_request(ctx: &Ctx) -> Option<(Instant, Instant)> {
 
 enum Failure {
     /// The connection could not take the request (it went away meanwhile).
-    NotSent { goaway: bool },
+    NotSent {
+        goaway: bool,
+    },
     Timeout,
     Reset,
     GoneAway,
@@ -580,15 +588,17 @@ fn classify(e: &h2::Error) -> Failure {
 }
 
 /// Sends one request and reads its response to the end; the status on success.
-async fn exchange(ctx: &Ctx, send: &mut h2::client::SendRequest<Bytes>, pick: Option<(usize, u64)>) -> Result<u16, Failure> {
+async fn exchange(
+    ctx: &Ctx,
+    send: &mut h2::client::SendRequest<Bytes>,
+    pick: Option<(usize, u64)>,
+) -> Result<u16, Failure> {
     let (request, body_bytes) = ctx.shared.request(pick);
     let body = !body_bytes.is_empty();
-    let (response, mut body_out) = send
-        .send_request(request, !body)
-        .map_err(|e| match classify(&e) {
-            Failure::Protocol => Failure::Protocol,
-            _ => Failure::NotSent { goaway: e.is_go_away() && e.is_remote() },
-        })?;
+    let (response, mut body_out) = send.send_request(request, !body).map_err(|e| match classify(&e) {
+        Failure::Protocol => Failure::Protocol,
+        _ => Failure::NotSent { goaway: e.is_go_away() && e.is_remote() },
+    })?;
     if body {
         body_out.send_data(body_bytes, true).map_err(|e| classify(&e))?;
     }

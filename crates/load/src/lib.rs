@@ -10,32 +10,32 @@
 //! every cycle the generator burns is taken from the server it measures.
 
 pub mod capacity;
+pub mod config;
 mod conn;
 mod cycle;
-mod h2_conn;
-mod h2_worker;
-pub mod config;
 pub mod error;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+mod h2_conn;
+mod h2_worker;
 pub mod interchange;
 pub mod mix;
 mod pacer;
 mod recorder;
-pub mod targets_file;
 mod request;
 pub mod response;
 pub mod result;
-mod rusage;
 mod runner;
+mod rusage;
 pub mod target;
+pub mod targets_file;
 pub mod text;
+mod timeline;
 pub mod tls;
 mod transport;
+pub mod units;
 mod uring_bufs;
 mod uring_worker;
-pub mod units;
-mod timeline;
 mod worker;
 
 pub use config::{Arrival, Engine, LoadConfig, Stop};

@@ -73,7 +73,13 @@ impl Mix {
     /// Builds the mix for targets that share `host_header` (one connection
     /// pool); `paths[i]` is target `i`'s path (and query) template.
     /// `Err((i, why))` names the target at fault.
-    pub fn new(specs: Vec<TargetSpec>, order: Order, seed: u64, host_header: &str, paths: Vec<String>) -> Result<Mix, (usize, String)> {
+    pub fn new(
+        specs: Vec<TargetSpec>,
+        order: Order,
+        seed: u64,
+        host_header: &str,
+        paths: Vec<String>,
+    ) -> Result<Mix, (usize, String)> {
         let mut templates = Vec::with_capacity(specs.len());
         for (i, (spec, path)) in specs.into_iter().zip(paths).enumerate() {
             let parts = parse_template(&path).map_err(|e| (i, e))?;
@@ -120,7 +126,13 @@ pub fn build(specs: Vec<TargetSpec>, order: Order, seed: u64) -> Result<(Target,
         let (origin, path) = split_url(&spec.url).map_err(|e| (i, e))?;
         match &base {
             Some((first, _)) if !first.eq_ignore_ascii_case(&origin) => {
-                return Err((i, format!("{} is not on {first}: every target shares one connection pool (same scheme, host and port)", spec.url)));
+                return Err((
+                    i,
+                    format!(
+                        "{} is not on {first}: every target shares one connection pool (same scheme, host and port)",
+                        spec.url
+                    ),
+                ));
             }
             Some(_) => {}
             None => {
@@ -206,7 +218,9 @@ fn parse_template(path: &str) -> Result<Vec<Part>, String> {
             parts.push(Part::Lit(rest[..open].to_string()));
         }
         let close = rest[open..].find('}').ok_or_else(|| format!("{path}: '{{' without '}}'"))? + open;
-        parts.push(placeholder(&rest[open + 1..close]).map_err(|e| format!("{path}: {{{}}}: {e}", &rest[open + 1..close]))?);
+        parts.push(
+            placeholder(&rest[open + 1..close]).map_err(|e| format!("{path}: {{{}}}: {e}", &rest[open + 1..close]))?,
+        );
         rest = &rest[close + 1..];
     }
     if rest.contains('}') {
@@ -379,7 +393,15 @@ mod tests {
                 line(&out)
             })
             .collect();
-        assert_eq!(got, ["GET /api/fib/1 HTTP/1.1", "GET /api/fib/2 HTTP/1.1", "GET /api/fib/3 HTTP/1.1", "GET /api/fib/1 HTTP/1.1"]);
+        assert_eq!(
+            got,
+            [
+                "GET /api/fib/1 HTTP/1.1",
+                "GET /api/fib/2 HTTP/1.1",
+                "GET /api/fib/3 HTTP/1.1",
+                "GET /api/fib/1 HTTP/1.1"
+            ]
+        );
         assert_eq!(m.templates[0].prepared.len(), 3);
         assert_eq!(&*m.templates[0].prepared[1], &m.templates[0].render_index(1)[..]);
     }

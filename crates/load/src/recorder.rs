@@ -134,7 +134,8 @@ impl Recorder {
 
     /// Keeps figures per target for a mix of `n` targets.
     pub fn with_targets(mut self, n: usize) -> Recorder {
-        self.targets = (0..n).map(|_| TargetStats { requests: 0, errors: Errors::default(), latency: new_histogram() }).collect();
+        self.targets =
+            (0..n).map(|_| TargetStats { requests: 0, errors: Errors::default(), latency: new_histogram() }).collect();
         self
     }
 

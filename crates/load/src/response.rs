@@ -248,7 +248,11 @@ impl ResponseParser {
         // was a fifth of the parser's time; httparse fills what it uses.
         let mut headers = [const { std::mem::MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
         let mut resp = httparse::Response::new(&mut []);
-        let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut resp, bytes, &mut headers) {
+        let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+            &mut resp,
+            bytes,
+            &mut headers,
+        ) {
             Ok(httparse::Status::Complete(len)) => len,
             Ok(httparse::Status::Partial) => return Ok(None),
             Err(e) => return Err(ParseError::Head(e.to_string())),
@@ -403,10 +407,7 @@ mod tests {
         let mut p = ResponseParser::new(false);
         assert_eq!(p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n"), Err(ParseError::ContentLength));
         let mut p = ResponseParser::new(false);
-        assert_eq!(
-            p.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
-            Err(ParseError::ChunkSize)
-        );
+        assert_eq!(p.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"), Err(ParseError::ChunkSize));
         let mut p = ResponseParser::new(false);
         let huge = vec![b'a'; MAX_HEAD_BYTES + 1];
         assert!(p.feed(b"HTTP/1.1 200 OK\r\nX: ").is_ok());
@@ -463,7 +464,10 @@ mod tests {
             (b"HTTP/1.1 200 OK\r\nContent-Length: 1 2\r\n\r\nab", ParseError::ContentLength),
             (b"HTTP/1.1 000 Zero\r\nContent-Length: 0\r\n\r\n", ParseError::Status),
             (b"HTTP/1.1 999 Nine\r\nContent-Length: 0\r\n\r\n", ParseError::Status),
-            (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n", ParseError::LengthAndChunked),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
+                ParseError::LengthAndChunked,
+            ),
         ];
         for (wire, want) in cases {
             let mut p = ResponseParser::new(false);

@@ -7,8 +7,8 @@ use crate::config::{Engine, LoadConfig, Stop};
 use crate::error::LoadError;
 use crate::recorder::{Recorder, Slow};
 use crate::result::{
-    encode_histogram, spectrum, Http2Stats, LoadResult, Loadgen, MixStats, OpenLoop, Percentiles, SlowRequest, TargetResult,
-    TlsStats, Tool, SCHEMA,
+    encode_histogram, spectrum, Http2Stats, LoadResult, Loadgen, MixStats, OpenLoop, Percentiles, SlowRequest,
+    TargetResult, TlsStats, Tool, SCHEMA,
 };
 use crate::rusage;
 use crate::timeline::Timeline;
@@ -60,9 +60,9 @@ pub fn run(cfg: &LoadConfig) -> Result<LoadResult, LoadError> {
     }
     let batch = cfg.encode_batch();
     match &tls {
-        Some(tls) => run_threads(cfg, protocol, |share, rec| {
-            Ok(Worker::<TlsStream>::new(cfg, &batch, tls, share, rec)?.run())
-        }),
+        Some(tls) => {
+            run_threads(cfg, protocol, |share, rec| Ok(Worker::<TlsStream>::new(cfg, &batch, tls, share, rec)?.run()))
+        }
         None if use_uring(cfg.engine)? => {
             protocol.engine = "io_uring";
             run_threads(cfg, protocol, |share, rec| Ok(UringWorker::new(cfg, &batch, share, rec)?.run()))
@@ -120,7 +120,11 @@ where
     let start = Instant::now();
     // Checked: validate() caps both at units::MAX_DURATION, but a library
     // caller may skip it, and an overflow here would panic.
-    let past_the_clock = || LoadError::Config("--warmup plus --duration is beyond what the clock can represent; use at most 365d each".into());
+    let past_the_clock = || {
+        LoadError::Config(
+            "--warmup plus --duration is beyond what the clock can represent; use at most 365d each".into(),
+        )
+    };
     let measure_from = start.checked_add(cfg.warmup).ok_or_else(past_the_clock)?;
     let measure_from_wall = SystemTime::now().checked_add(cfg.warmup).ok_or_else(past_the_clock)?;
     let end = match cfg.stop {
@@ -209,13 +213,8 @@ fn assemble(
     let rec = merged.expect("at least one thread");
     let cpu_user_s = (usage_to.user_s - usage_from.user_s).max(0.0);
     let cpu_sys_s = (usage_to.sys_s - usage_from.sys_s).max(0.0);
-    let status_codes = rec
-        .status
-        .iter()
-        .enumerate()
-        .filter(|(_, &n)| n > 0)
-        .map(|(code, &n)| (code.to_string(), n))
-        .collect();
+    let status_codes =
+        rec.status.iter().enumerate().filter(|(_, &n)| n > 0).map(|(code, &n)| (code.to_string(), n)).collect();
     let open = cfg.rate.map(|target_rate| {
         let achieved_rate = rec.sent as f64 / wall;
         let lag_p99_us = rec.lag.value_at_quantile(0.99) as f64 / 1000.0;
@@ -272,7 +271,11 @@ fn assemble(
             resumed: rec.tls_resumed,
             alpn: protocol.alpn.clone(),
         }),
-        http2: protocol.http2.then_some(Http2Stats { streams: cfg.streams, goaway: rec.goaway, rst_stream: rec.rst_stream }),
+        http2: protocol.http2.then_some(Http2Stats {
+            streams: cfg.streams,
+            goaway: rec.goaway,
+            rst_stream: rec.rst_stream,
+        }),
         mix: cfg.mix.as_ref().map(|m| MixStats { order: m.order, seed: m.seed }),
         targets: cfg.mix.as_ref().map_or_else(Vec::new, |m| {
             m.templates
@@ -295,7 +298,14 @@ fn assemble(
 /// Why an open-loop result does not describe the server alone, if it does not.
 /// Only the generator's own failings count here: a slow server makes requests
 /// queue, and that queueing is what the latency figures must show.
-fn saturation(cfg: &LoadConfig, target: f64, achieved: f64, lag_p99_us: f64, busy_share: f64, generator_busy: f64) -> Option<String> {
+fn saturation(
+    cfg: &LoadConfig,
+    target: f64,
+    achieved: f64,
+    lag_p99_us: f64,
+    busy_share: f64,
+    generator_busy: f64,
+) -> Option<String> {
     let max_lag_us = cfg.max_lag.as_secs_f64() * 1e6;
     if lag_p99_us > max_lag_us {
         return Some(format!(
@@ -306,7 +316,10 @@ fn saturation(cfg: &LoadConfig, target: f64, achieved: f64, lag_p99_us: f64, bus
         return Some(format!(
             "the load generator sent {achieved:.0} of the {target:.0} req/s asked for while {}",
             if generator_busy > 0.9 {
-                format!("its threads were {:.0}% busy: it is CPU-bound; add --threads or a load machine", generator_busy * 100.0)
+                format!(
+                    "its threads were {:.0}% busy: it is CPU-bound; add --threads or a load machine",
+                    generator_busy * 100.0
+                )
             } else {
                 "connections were free: it is short of CPU".to_string()
             }

@@ -54,8 +54,9 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Vec<Parsed>, String
         };
         let body_file = l.strip_prefix("body @").or_else(|| l.strip_prefix('@'));
         if let Some(file) = body_file {
-            current.spec.body = crate::config::limits::read_capped(&dir.join(file.trim()), crate::config::limits::MAX_BODY_BYTES)
-                .map_err(|e| at(format!("body file {}: {e}", file.trim())))?;
+            current.spec.body =
+                crate::config::limits::read_capped(&dir.join(file.trim()), crate::config::limits::MAX_BODY_BYTES)
+                    .map_err(|e| at(format!("body file {}: {e}", file.trim())))?;
         } else if let Some(text) = l.strip_prefix("body ") {
             current.spec.body = text.as_bytes().to_vec();
         } else if let Some((name, value)) = l.split_once(':').filter(|(n, _)| is_token(n)) {
@@ -64,7 +65,9 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Vec<Parsed>, String
             }
             current.spec.headers.push((name.to_string(), value.trim().to_string()));
         } else {
-            return Err(at(format!("{l:?} is not a target (METHOD URL), a header (Name: value) or a body (body TEXT, body @FILE)")));
+            return Err(at(format!(
+                "{l:?} is not a target (METHOD URL), a header (Name: value) or a body (body TEXT, body @FILE)"
+            )));
         }
     }
     if out.is_empty() {
@@ -87,10 +90,21 @@ fn target_line(l: &str) -> Result<Option<TargetSpec>, String> {
     }
     let mut weight = 1;
     for option in words {
-        let w = option.strip_prefix("weight=").ok_or_else(|| format!("{option:?}: only weight=N may follow the URL"))?;
-        weight = w.parse().ok().filter(|w| (1..=1_000_000).contains(w)).ok_or_else(|| format!("weight={w}: a whole number from 1 to 1000000"))?;
+        let w =
+            option.strip_prefix("weight=").ok_or_else(|| format!("{option:?}: only weight=N may follow the URL"))?;
+        weight = w
+            .parse()
+            .ok()
+            .filter(|w| (1..=1_000_000).contains(w))
+            .ok_or_else(|| format!("weight={w}: a whole number from 1 to 1000000"))?;
     }
-    Ok(Some(TargetSpec { method: method.to_string(), url: url.to_string(), headers: Vec::new(), body: Vec::new(), weight }))
+    Ok(Some(TargetSpec {
+        method: method.to_string(),
+        url: url.to_string(),
+        headers: Vec::new(),
+        body: Vec::new(),
+        weight,
+    }))
 }
 
 fn is_token(s: &str) -> bool {

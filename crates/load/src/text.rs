@@ -2,8 +2,8 @@
 //! what wrk never printed: the generator's own CPU and memory, and, in
 //! open-loop mode, whether the generator kept to its schedule.
 
-use stampede_schema::ErrorCategory;
 use crate::result::LoadResult;
+use stampede_schema::ErrorCategory;
 use std::fmt::Write;
 
 pub fn banner(url: &str, threads: usize, connections: usize, what: &str) -> String {
@@ -16,7 +16,9 @@ pub fn render(r: &LoadResult) -> String {
     let _ = writeln!(o, "  Thread Stats   Avg      Stdev     Max");
     let _ = writeln!(o, "    Latency   {:>8} {:>8} {:>8}", dur(l.mean), dur(l.stdev), dur(l.max));
     let _ = writeln!(o, "  Latency Distribution{}", if r.open.is_some() { " (from intended send time)" } else { "" });
-    for (label, v) in [("50%", l.p50), ("75%", l.p75), ("90%", l.p90), ("99%", l.p99), ("99.9%", l.p999), ("99.99%", l.p9999)] {
+    for (label, v) in
+        [("50%", l.p50), ("75%", l.p75), ("90%", l.p90), ("99%", l.p99), ("99.9%", l.p999), ("99.99%", l.p9999)]
+    {
         let _ = writeln!(o, "   {label:>6}  {:>8}", dur(v));
     }
     if let Some(open) = &r.open {
@@ -53,7 +55,8 @@ pub fn render(r: &LoadResult) -> String {
         let _ = writeln!(o, "  HTTP/1.1 pipelining: {} requests per write", r.pipeline);
     }
     if let Some(mix) = &r.mix {
-        let order = serde_json::to_value(mix.order).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let order =
+            serde_json::to_value(mix.order).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
         let _ = writeln!(o, "  {} targets, {order} order, --seed {}", r.targets.len(), mix.seed);
         let width = r.targets.iter().map(|t| t.name.chars().count()).max().unwrap_or(0).clamp(6, 48);
         let _ = writeln!(o, "    {:<width$} {:>9} {:>7} {:>9} {:>9}", "target", "requests", "errors", "p50", "p99");

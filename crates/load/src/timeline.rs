@@ -99,13 +99,18 @@ impl Timeline {
         let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let mut serializer = V2DeflateSerializer::new();
         let mut log = IntervalLogWriterBuilder::new()
-            .add_comment(concat!("stampede ", env!("CARGO_PKG_VERSION"), " --hdr-log: latency in nanoseconds, one interval per second"))
+            .add_comment(concat!(
+                "stampede ",
+                env!("CARGO_PKG_VERSION"),
+                " --hdr-log: latency in nanoseconds, one interval per second"
+            ))
             .with_start_time(start)
             .with_base_time(start)
             .begin_log_with(out, &mut serializer)?;
         let mut deserializer = Deserializer::new();
         for (&s, bytes) in &inner.kept {
-            let hist: Histogram<u64> = deserializer.deserialize(&mut &bytes[..]).map_err(|e| io::Error::other(format!("{e:?}")))?;
+            let hist: Histogram<u64> =
+                deserializer.deserialize(&mut &bytes[..]).map_err(|e| io::Error::other(format!("{e:?}")))?;
             log.write_histogram(&hist, Duration::from_secs(s), Duration::from_secs(1), None)
                 .map_err(|e| io::Error::other(format!("{e:?}")))?;
         }

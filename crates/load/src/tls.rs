@@ -52,27 +52,38 @@ impl TlsShared {
             .with_safe_default_protocol_versions()
             .map_err(|e| LoadError::Config(format!("TLS setup failed: {e}")))?;
         let mut config = if opts.insecure {
-            builder.dangerous().with_custom_certificate_verifier(Arc::new(AnyCertificate(provider))).with_no_client_auth()
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+                .with_no_client_auth()
         } else {
             builder.with_root_certificates(roots(opts.ca.as_ref())?).with_no_client_auth()
         };
         config.alpn_protocols = opts.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
         let host = host.trim_start_matches('[').trim_end_matches(']');
-        let name = ServerName::try_from(host.to_string())
-            .map_err(|_| LoadError::BadUrl { url: url.into(), reason: format!("{host:?} is not a valid TLS server name") })?;
+        let name = ServerName::try_from(host.to_string()).map_err(|_| LoadError::BadUrl {
+            url: url.into(),
+            reason: format!("{host:?} is not a valid TLS server name"),
+        })?;
         Ok(TlsShared { config: Arc::new(config), name, alpn: opts.alpn.clone() })
     }
 
     /// One blocking handshake before the run, so that an untrusted
     /// certificate is one clear error rather than a count of failures.
     /// Returns the protocol the server chose by ALPN, if any.
-    pub fn preflight(&self, addr: std::net::SocketAddr, url: &str, timeout: Duration) -> Result<Option<String>, LoadError> {
+    pub fn preflight(
+        &self,
+        addr: std::net::SocketAddr,
+        url: &str,
+        timeout: Duration,
+    ) -> Result<Option<String>, LoadError> {
         let fail = |reason: String| LoadError::Tls { url: url.into(), reason };
         let mut tcp = std::net::TcpStream::connect_timeout(&addr, timeout)
             .map_err(|e| LoadError::Connect { url: url.into(), reason: e.to_string() })?;
         tcp.set_read_timeout(Some(timeout))?;
         tcp.set_write_timeout(Some(timeout))?;
-        let mut conn = ClientConnection::new(self.config.clone(), self.name.clone()).map_err(|e| fail(e.to_string()))?;
+        let mut conn =
+            ClientConnection::new(self.config.clone(), self.name.clone()).map_err(|e| fail(e.to_string()))?;
         while conn.is_handshaking() {
             conn.complete_io(&mut tcp).map_err(|e| fail(describe(&e, &self.alpn)))?;
         }
@@ -121,7 +132,9 @@ fn describe(e: &io::Error, alpn: &[String]) -> String {
         None if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
             "no TLS answer within --timeout (a cleartext port? use http://)".into()
         }
-        None if e.kind() == io::ErrorKind::UnexpectedEof => "the server closed the connection during the handshake (is it speaking TLS?)".into(),
+        None if e.kind() == io::ErrorKind::UnexpectedEof => {
+            "the server closed the connection during the handshake (is it speaking TLS?)".into()
+        }
         None => e.to_string(),
     }
 }
@@ -314,7 +327,8 @@ mod tests {
     fn handshake_failures_are_explained_with_a_remedy() {
         let io = |e: rustls::Error| io::Error::new(io::ErrorKind::InvalidData, e);
         let alpn = ["h2".to_string()];
-        let untrusted = describe(&io(rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer)), &alpn);
+        let untrusted =
+            describe(&io(rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer)), &alpn);
         assert!(untrusted.contains("--insecure") && untrusted.contains("--ca"), "{untrusted}");
         let no_h2 = describe(&io(rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol)), &alpn);
         assert!(no_h2.contains("(h2)") && no_h2.contains("--http2"), "{no_h2}");

@@ -8,8 +8,8 @@
 //! for what TLS needs and nothing is added to the cleartext path.
 
 use mio::net::TcpStream;
-use std::os::fd::AsRawFd;
 use std::io;
+use std::os::fd::AsRawFd;
 
 pub trait Transport: Sized {
     /// What every connection of a run shares (the TLS client configuration).
@@ -79,7 +79,9 @@ impl Transport for TcpStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         // SAFETY: sendto from a buffer we own, on our own socket. MSG_NOSIGNAL:
         // a closed peer is an error to count, never a SIGPIPE.
-        let n = unsafe { raw(libc::SYS_sendto, self.as_raw_fd(), buf.as_ptr() as usize, buf.len(), libc::MSG_NOSIGNAL as usize) };
+        let n = unsafe {
+            raw(libc::SYS_sendto, self.as_raw_fd(), buf.as_ptr() as usize, buf.len(), libc::MSG_NOSIGNAL as usize)
+        };
         syscall_result(n)
     }
 

@@ -38,7 +38,14 @@ impl BufRing {
         if entries.is_null() {
             return Err(io::Error::from(io::ErrorKind::OutOfMemory));
         }
-        let mut bufs = BufRing { entries, entries_layout, data: vec![0u8; count as usize * size].into_boxed_slice(), count, size, tail: 0 };
+        let mut bufs = BufRing {
+            entries,
+            entries_layout,
+            data: vec![0u8; count as usize * size].into_boxed_slice(),
+            count,
+            size,
+            tail: 0,
+        };
         // SAFETY: the entries stay allocated until `Drop`, which unregisters first.
         unsafe { ring.submitter().register_buf_ring_with_flags(entries as u64, count, GROUP, 0)? };
         for id in 0..count {

@@ -271,10 +271,11 @@ impl<'a> UringWorker<'a> {
         };
         let (ptr, n) = (bytes.as_ptr(), bytes.len());
         self.core.conns[i].state = State::Writing(off);
-        let sqe = opcode::Send::new(fd, ptr, n as u32)
-            .flags(libc::MSG_NOSIGNAL)
-            .build()
-            .user_data(tag(SEND, self.gens[i], i));
+        let sqe = opcode::Send::new(fd, ptr, n as u32).flags(libc::MSG_NOSIGNAL).build().user_data(tag(
+            SEND,
+            self.gens[i],
+            i,
+        ));
         self.push(sqe);
     }
 

@@ -11,10 +11,9 @@ use std::time::Duration;
 use stampede_probe::{Probe, ProbeConfig};
 
 fn arg(n: usize, default: u64) -> u64 {
-    std::env::args().nth(n).map_or(default, |a| {
-        a.parse()
-            .unwrap_or_else(|_| panic!("argument {n}: {a} is not a number"))
-    })
+    std::env::args()
+        .nth(n)
+        .map_or(default, |a| a.parse().unwrap_or_else(|_| panic!("argument {n}: {a} is not a number")))
 }
 
 fn main() {
@@ -22,9 +21,7 @@ fn main() {
     if std::env::args().nth(1).as_deref() == Some("--idle") {
         let (threads, seconds) = (arg(2, 11), arg(3, 5));
         let parked: Vec<_> = (1..threads)
-            .map(|_| {
-                std::thread::spawn(move || std::thread::park_timeout(Duration::from_secs(seconds)))
-            })
+            .map(|_| std::thread::spawn(move || std::thread::park_timeout(Duration::from_secs(seconds))))
             .collect();
         std::thread::sleep(Duration::from_secs(seconds));
         for t in parked {
@@ -41,10 +38,7 @@ fn main() {
         .expect("spawn the idle target");
     // Let the target start its threads before the measured period.
     std::thread::sleep(Duration::from_millis(200));
-    let config = ProbeConfig {
-        interval: Duration::from_millis(interval_ms),
-        ..Default::default()
-    };
+    let config = ProbeConfig { interval: Duration::from_millis(interval_ms), ..Default::default() };
     let probe = Probe::start(config, idle.id() as i32).expect("probe starts");
     probe.mark_measured_start();
     std::thread::sleep(Duration::from_secs(seconds));

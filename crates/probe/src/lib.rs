@@ -21,10 +21,10 @@ mod tracked;
 mod tree;
 
 pub use error::ProbeError;
-pub use machine::{MachineReading, MachineSample};
 pub use host::{cpu_model, kernel, machine_cores};
+pub use machine::{MachineReading, MachineSample};
 pub use sampler::{Probe, ProbeConfig, ProbeReport};
 pub use series::Sample;
-pub use summary::{MachineSummary, TreeSummary, ThreadRow};
+pub use summary::{MachineSummary, ThreadRow, TreeSummary};
 pub use tracked::{ThreadReading, TreeReading};
 pub use tree::descendants;

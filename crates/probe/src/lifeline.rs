@@ -42,7 +42,9 @@ pub fn die_with_parent(cmd: &mut Command) -> &mut Command {
 /// only its exit status waits to be read).
 pub fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next()).is_some_and(|state| state != "Z"),
+        Ok(stat) => {
+            stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next()).is_some_and(|state| state != "Z")
+        }
         Err(_) => false,
     }
 }
@@ -76,7 +78,11 @@ impl Lineage {
 
     /// The remembered processes that are still the same processes and alive.
     pub fn living(&self) -> Vec<i32> {
-        self.seen.iter().filter(|(pid, start)| start_time(*pid) == Some(*start) && alive(*pid)).map(|(pid, _)| *pid).collect()
+        self.seen
+            .iter()
+            .filter(|(pid, start)| start_time(*pid) == Some(*start) && alive(*pid))
+            .map(|(pid, _)| *pid)
+            .collect()
     }
 
     /// Sends `signal` to every living remembered process; returns how many.

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use procfs::{CpuTime, KernelStats};
 use procfs::FromReadSI;
+use procfs::{CpuTime, KernelStats};
 use serde::{Deserialize, Serialize};
 
 use crate::proc_file::ProcFile;

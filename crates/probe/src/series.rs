@@ -44,7 +44,11 @@ pub fn sample_between(prev: &TreeReading, now: &TreeReading, wall_s: f64) -> Sam
         d.user_ticks as f64 / ticks as f64
     } else {
         let all = now.totals.user_ticks + now.totals.sys_ticks;
-        if all > 0 { now.totals.user_ticks as f64 / all as f64 } else { 1.0 }
+        if all > 0 {
+            now.totals.user_ticks as f64 / all as f64
+        } else {
+            1.0
+        }
     };
     let cores = if wall_s > 0.0 { cpu_s / wall_s } else { 0.0 };
     Sample {

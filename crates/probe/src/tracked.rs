@@ -194,7 +194,15 @@ impl TrackedTree {
             let Ok(stat) = ProcFile::open(&PathBuf::from(format!("/proc/{pid}/stat"))) else {
                 continue;
             };
-            let mut process = TrackedProcess { pid, stat, threads: BTreeMap::new(), rss_bytes: 0, num_threads: 0, user_ticks: 0, sys_ticks: 0 };
+            let mut process = TrackedProcess {
+                pid,
+                stat,
+                threads: BTreeMap::new(),
+                rss_bytes: 0,
+                num_threads: 0,
+                user_ticks: 0,
+                sys_ticks: 0,
+            };
             process.rescan_threads();
             self.processes.insert(pid, process);
         }
@@ -285,10 +293,7 @@ impl TrackedTree {
 
     /// Every thread seen since the baseline, live ones first.
     pub fn threads(&self) -> impl Iterator<Item = &TrackedThread> {
-        self.processes
-            .values()
-            .flat_map(|p| p.threads.values())
-            .chain(self.retired_threads.iter())
+        self.processes.values().flat_map(|p| p.threads.values()).chain(self.retired_threads.iter())
     }
 
     pub fn is_empty(&self) -> bool {

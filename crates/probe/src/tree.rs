@@ -11,9 +11,7 @@ pub fn threads_of(pid: i32) -> Vec<i32> {
     let Ok(dir) = fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();
     };
-    let mut tids: Vec<i32> = dir
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
-        .collect();
+    let mut tids: Vec<i32> = dir.filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok()).collect();
     tids.sort_unstable();
     tids
 }
@@ -50,10 +48,7 @@ mod tests {
 
     #[test]
     fn finds_grandchildren_started_by_a_shell() {
-        let mut child = Command::new("sh")
-            .args(["-c", "sleep 30 & sleep 30 & wait"])
-            .spawn()
-            .unwrap();
+        let mut child = Command::new("sh").args(["-c", "sleep 30 & sleep 30 & wait"]).spawn().unwrap();
         let root = child.id() as i32;
         let deadline = Instant::now() + Duration::from_secs(5);
         let mut found = Vec::new();

@@ -38,7 +38,9 @@ fn a_child_that_left_the_group_is_remembered_and_reached() {
 
 #[test]
 fn a_child_dies_with_the_thread_that_spawned_it() {
-    let pid = std::thread::spawn(|| die_with_parent(&mut Command::new("sleep")).arg("30").spawn().unwrap().id() as i32).join().unwrap();
+    let pid = std::thread::spawn(|| die_with_parent(&mut Command::new("sleep")).arg("30").spawn().unwrap().id() as i32)
+        .join()
+        .unwrap();
     // The spawning thread has exited: the kernel sends the child SIGKILL
     // (it stays a zombie until reaped below; `alive` counts a zombie as dead).
     assert!(wait_for(|| !alive(pid)), "pid {pid} outlived the thread that spawned it");

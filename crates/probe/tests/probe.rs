@@ -13,11 +13,8 @@ struct Spinner(Child);
 
 impl Spinner {
     fn start() -> Spinner {
-        let child = Command::new("sh")
-            .args(["-c", "(while :; do :; done) & wait"])
-            .process_group(0)
-            .spawn()
-            .expect("spawn sh");
+        let child =
+            Command::new("sh").args(["-c", "(while :; do :; done) & wait"]).process_group(0).spawn().expect("spawn sh");
         Spinner(child)
     }
 }
@@ -32,8 +29,9 @@ impl Drop for Spinner {
 #[test]
 fn a_busy_grandchild_counts_as_server_cpu() {
     let spinner = Spinner::start();
-    let probe = Probe::start(ProbeConfig { interval: Duration::from_millis(20), ..Default::default() }, spinner.0.id() as i32)
-        .expect("probe starts");
+    let probe =
+        Probe::start(ProbeConfig { interval: Duration::from_millis(20), ..Default::default() }, spinner.0.id() as i32)
+            .expect("probe starts");
     std::thread::sleep(Duration::from_millis(300));
     probe.mark_measured_start();
     std::thread::sleep(Duration::from_millis(600));
@@ -47,7 +45,12 @@ fn a_busy_grandchild_counts_as_server_cpu() {
     assert!(server.samples.len() >= 20, "{} samples", server.samples.len());
     let busiest = &server.threads_table[0];
     assert!(busiest.user_s + busiest.sys_s > 0.2, "{busiest:?}");
-    assert!(report.machine.cpu_cores_avg >= server.cpu_cores_avg * 0.8, "machine {} server {}", report.machine.cpu_cores_avg, server.cpu_cores_avg);
+    assert!(
+        report.machine.cpu_cores_avg >= server.cpu_cores_avg * 0.8,
+        "machine {} server {}",
+        report.machine.cpu_cores_avg,
+        server.cpu_cores_avg
+    );
 }
 
 #[test]
@@ -56,9 +59,13 @@ fn the_probe_samples_an_idle_process_at_10ms_and_reports_its_own_cost() {
     // What the probe costs is a figure, not a behaviour: bench/probe_cost.sh
     // measures it; this test only checks that sampling happens and that the
     // cost is reported.
-    let parked: Vec<_> = (0..8).map(|_| std::thread::spawn(|| std::thread::park_timeout(Duration::from_secs(3)))).collect();
-    let probe = Probe::start(ProbeConfig { interval: Duration::from_millis(10), ..Default::default() }, std::process::id() as i32)
-        .expect("probe starts");
+    let parked: Vec<_> =
+        (0..8).map(|_| std::thread::spawn(|| std::thread::park_timeout(Duration::from_secs(3)))).collect();
+    let probe = Probe::start(
+        ProbeConfig { interval: Duration::from_millis(10), ..Default::default() },
+        std::process::id() as i32,
+    )
+    .expect("probe starts");
     probe.mark_measured_start();
     std::thread::sleep(Duration::from_millis(500));
     let report = probe.finish();
@@ -68,5 +75,9 @@ fn the_probe_samples_an_idle_process_at_10ms_and_reports_its_own_cost() {
     }
     assert!(report.server.samples.len() >= 2, "{} samples", report.server.samples.len());
     assert!(report.server.threads_max >= 9, "threads {}", report.server.threads_max);
-    assert!(report.probe_cpu_cores.is_finite() && report.probe_cpu_cores >= 0.0, "probe cost {}", report.probe_cpu_cores);
+    assert!(
+        report.probe_cpu_cores.is_finite() && report.probe_cpu_cores >= 0.0,
+        "probe cost {}",
+        report.probe_cpu_cores
+    );
 }

@@ -33,17 +33,13 @@ pub enum ProfileError {
     #[error("perf record did not start sampling within {0} s; is the machine overloaded?")]
     RecordStartTimeout(u64),
 
-    #[error(
-        "perf record did not stop within {0} s of SIGINT and was killed; no profile was taken"
-    )]
+    #[error("perf record did not stop within {0} s of SIGINT and was killed; no profile was taken")]
     RecordStopTimeout(u64),
 
     #[error("perf script failed: {0}")]
     ScriptFailed(String),
 
-    #[error(
-        "perf recorded no samples of pid {0}: the process tree used no CPU while it was profiled"
-    )]
+    #[error("perf recorded no samples of pid {0}: the process tree used no CPU while it was profiled")]
     NoSamples(u32),
 
     #[error("cannot fold perf script output into stacks: {0}")]
@@ -70,9 +66,6 @@ impl ProfileError {
     /// True when the profile was not taken because `perf` is unavailable or
     /// not allowed here: a condition of the machine, not of the run.
     pub fn is_unavailable(&self) -> bool {
-        matches!(
-            self,
-            ProfileError::PerfMissing | ProfileError::NotPermitted { .. }
-        )
+        matches!(self, ProfileError::PerfMissing | ProfileError::NotPermitted { .. })
     }
 }

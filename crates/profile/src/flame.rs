@@ -24,38 +24,21 @@ fn options(title: &str, subtitle: Option<String>) -> Options<'static> {
 }
 
 /// An SVG flame graph of `folded`.
-pub fn render(
-    folded: &Folded,
-    title: &str,
-    subtitle: Option<String>,
-) -> Result<Vec<u8>, ProfileError> {
+pub fn render(folded: &Folded, title: &str, subtitle: Option<String>) -> Result<Vec<u8>, ProfileError> {
     let text = folded.to_text();
     let mut svg = Vec::new();
-    flamegraph::from_lines(&mut options(title, subtitle), text.lines(), &mut svg)
-        .map_err(ProfileError::Render)?;
+    flamegraph::from_lines(&mut options(title, subtitle), text.lines(), &mut svg).map_err(ProfileError::Render)?;
     Ok(svg)
 }
 
 /// A differential SVG flame graph: the shape of `after`, coloured by the
 /// change from `before` (normalised to the same sample count, so a longer or
 /// busier run does not turn everything red).
-pub fn render_differential(
-    before: &Folded,
-    after: &Folded,
-    title: &str,
-) -> Result<Vec<u8>, ProfileError> {
-    let opt = differential::Options {
-        normalize: true,
-        strip_hex: true,
-    };
+pub fn render_differential(before: &Folded, after: &Folded, title: &str) -> Result<Vec<u8>, ProfileError> {
+    let opt = differential::Options { normalize: true, strip_hex: true };
     let mut diff = Vec::new();
-    differential::from_readers(
-        opt,
-        before.to_text().as_bytes(),
-        after.to_text().as_bytes(),
-        &mut diff,
-    )
-    .map_err(ProfileError::Render)?;
+    differential::from_readers(opt, before.to_text().as_bytes(), after.to_text().as_bytes(), &mut diff)
+        .map_err(ProfileError::Render)?;
     let diff = String::from_utf8_lossy(&diff);
     let subtitle = Some(format!(
         "red: more samples than before, blue: fewer ({} samples before, {} after)",
@@ -63,8 +46,7 @@ pub fn render_differential(
         after.samples()
     ));
     let mut svg = Vec::new();
-    flamegraph::from_lines(&mut options(title, subtitle), diff.lines(), &mut svg)
-        .map_err(ProfileError::Render)?;
+    flamegraph::from_lines(&mut options(title, subtitle), diff.lines(), &mut svg).map_err(ProfileError::Render)?;
     Ok(svg)
 }
 
@@ -77,14 +59,8 @@ mod tests {
         let folded = Folded::parse("srv;main;xorshift 9\nsrv;main;write_[k] 1\n").unwrap();
         let svg = String::from_utf8(render(&folded, "t", None).unwrap()).unwrap();
         assert!(svg.starts_with("<?xml"), "{}", &svg[..80]);
-        assert!(
-            svg.contains("xorshift (9 samples, 90.00%)"),
-            "frame title missing"
-        );
-        assert_eq!(
-            svg,
-            String::from_utf8(render(&folded, "t", None).unwrap()).unwrap()
-        );
+        assert!(svg.contains("xorshift (9 samples, 90.00%)"), "frame title missing");
+        assert_eq!(svg, String::from_utf8(render(&folded, "t", None).unwrap()).unwrap());
     }
 
     #[test]
@@ -96,9 +72,7 @@ mod tests {
         assert!(
             svg.contains("b (8 samples, 80.00%; +60.00%)"),
             "{}",
-            svg.lines()
-                .filter(|l| l.contains("<title>b"))
-                .collect::<String>()
+            svg.lines().filter(|l| l.contains("<title>b")).collect::<String>()
         );
     }
 }

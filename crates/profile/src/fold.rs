@@ -21,19 +21,14 @@ pub struct Folded {
 impl Folded {
     /// Folds `perf script -F comm,pid,tid,time,event,ip,sym,dso` output.
     /// `names` maps a pid to its process name; other pids keep perf's comm.
-    pub fn from_perf_script(
-        script: &str,
-        names: &HashMap<u32, String>,
-    ) -> Result<Folded, ProfileError> {
+    pub fn from_perf_script(script: &str, names: &HashMap<u32, String>) -> Result<Folded, ProfileError> {
         let renamed = rename_roots(script, names);
         let mut options = Options::default();
         options.annotate_jit = true;
         options.annotate_kernel = true;
         let mut folder = Folder::from(options);
         let mut out = Vec::new();
-        folder
-            .collapse(renamed.as_bytes(), &mut out)
-            .map_err(ProfileError::Fold)?;
+        folder.collapse(renamed.as_bytes(), &mut out).map_err(ProfileError::Fold)?;
         Folded::parse(&String::from_utf8_lossy(&out)).map_err(|line| {
             ProfileError::Fold(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
@@ -44,14 +39,9 @@ impl Folded {
 
     /// Reads a folded file written by `write` (or by any FlameGraph tool).
     pub fn read(path: &Path) -> Result<Folded, ProfileError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::File {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Folded::parse(&text).map_err(|line| ProfileError::BadFolded {
-            path: path.to_path_buf(),
-            line,
-        })
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ProfileError::File { path: path.to_path_buf(), source })?;
+        Folded::parse(&text).map_err(|line| ProfileError::BadFolded { path: path.to_path_buf(), line })
     }
 
     /// Parses `stack count` lines; the error is the 1-based bad line.
@@ -159,10 +149,7 @@ node 200/200 10.030001: cpu-clock:
         let folded = Folded::from_perf_script(SCRIPT, &names).unwrap();
         let text = folded.to_text();
         assert!(text.contains("server;main.cpu;main.xorshift 2\n"), "{text}");
-        assert!(
-            text.contains("server;syscall.write;tcp_ack_[k] 1\n"),
-            "{text}"
-        );
+        assert!(text.contains("server;syscall.write;tcp_ack_[k] 1\n"), "{text}");
         assert!(!text.contains(":101"), "{text}");
         assert_eq!(folded.samples(), 4);
     }
@@ -170,13 +157,7 @@ node 200/200 10.030001: cpu-clock:
     #[test]
     fn jit_frames_from_perf_maps_are_marked() {
         let folded = Folded::from_perf_script(SCRIPT, &HashMap::new()).unwrap();
-        assert!(
-            folded
-                .to_text()
-                .contains("node;LazyCompile:*xorshift /app/work.js:18_[j] 1"),
-            "{}",
-            folded.to_text()
-        );
+        assert!(folded.to_text().contains("node;LazyCompile:*xorshift /app/work.js:18_[j] 1"), "{}", folded.to_text());
     }
 
     #[test]

@@ -88,22 +88,15 @@ fn jcmd_perfmap(pid: u32) -> Result<(), String> {
     let deadline = Instant::now() + JCMD_DEADLINE;
     loop {
         match child.try_wait() {
-            Ok(Some(status)) if status.success() && Path::new(&map_path(pid)).exists() => {
-                return Ok(())
-            }
+            Ok(Some(status)) if status.success() && Path::new(&map_path(pid)).exists() => return Ok(()),
             Ok(Some(status)) => {
-                return Err(format!(
-                    "jcmd Compiler.perfmap failed ({status}); it needs JDK 17 or later"
-                ))
+                return Err(format!("jcmd Compiler.perfmap failed ({status}); it needs JDK 17 or later"))
             }
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "jcmd Compiler.perfmap did not answer within {} s",
-                    JCMD_DEADLINE.as_secs()
-                ));
+                return Err(format!("jcmd Compiler.perfmap did not answer within {} s", JCMD_DEADLINE.as_secs()));
             }
         }
     }

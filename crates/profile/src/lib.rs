@@ -16,7 +16,6 @@ pub mod tree;
 use std::path::Path;
 use std::time::Duration;
 
-
 pub use error::ProfileError;
 pub use fold::Folded;
 pub use perf::{Recorder, Recording};
@@ -72,11 +71,7 @@ impl Profile {
             self.frequency_hz,
             self.duration.as_secs_f64(),
             self.folded.samples(),
-            self.pids
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
+            self.pids.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
         );
         let svg = flame::render(&self.folded, title, Some(subtitle))?;
         write_file(&dir.join(&flame_svg), &svg)?;
@@ -103,11 +98,7 @@ impl Profile {
 pub use stampede_schema::profile::ProfileSummary as Summary;
 
 /// Samples `pid`'s process tree for `duration` and returns the profile.
-pub fn profile_for(
-    pid: u32,
-    duration: Duration,
-    frequency_hz: u32,
-) -> Result<Profile, ProfileError> {
+pub fn profile_for(pid: u32, duration: Duration, frequency_hz: u32) -> Result<Profile, ProfileError> {
     let recorder = Recorder::start(pid, frequency_hz)?;
     wait_while_alive(pid, duration);
     Profile::from_recording(recorder.stop()?)
@@ -126,8 +117,5 @@ pub fn wait_while_alive(pid: u32, duration: Duration) {
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ProfileError> {
-    std::fs::write(path, bytes).map_err(|source| ProfileError::File {
-        path: path.to_path_buf(),
-        source,
-    })
+    std::fs::write(path, bytes).map_err(|source| ProfileError::File { path: path.to_path_buf(), source })
 }

@@ -32,9 +32,7 @@ pub fn find_perf() -> Result<PathBuf, ProfileError> {
 
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    fs::metadata(path)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
+    fs::metadata(path).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
 }
 
 /// `kernel.perf_event_paranoid`, as text ("unknown" when unreadable).
@@ -70,31 +68,14 @@ impl Recorder {
         // Debian's level 3 forbids perf_event_open to everyone but root.
         let paranoid = paranoid_level();
         if paranoid == "3" && unsafe { libc::geteuid() } != 0 {
-            return Err(ProfileError::NotPermitted {
-                pid: root,
-                paranoid,
-            });
+            return Err(ProfileError::NotPermitted { pid: root, paranoid });
         }
-        let pids: Vec<u32> = tree::descendants(root)
-            .into_iter()
-            .filter(|p| tree::alive(*p))
-            .collect();
-        let dir = tempfile::Builder::new()
-            .prefix("stampede-profile-")
-            .tempdir()
-            .map_err(ProfileError::TempDir)?;
+        let pids: Vec<u32> = tree::descendants(root).into_iter().filter(|p| tree::alive(*p)).collect();
+        let dir = tempfile::Builder::new().prefix("stampede-profile-").tempdir().map_err(ProfileError::TempDir)?;
         let data = dir.path().join("perf.data");
-        let log = fs::File::create(dir.path().join("record.log")).map_err(|source| {
-            ProfileError::File {
-                path: dir.path().join("record.log"),
-                source,
-            }
-        })?;
-        let pid_list = pids
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(",");
+        let log = fs::File::create(dir.path().join("record.log"))
+            .map_err(|source| ProfileError::File { path: dir.path().join("record.log"), source })?;
+        let pid_list = pids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
         let mut command = Command::new(&perf);
         // perf dies with `stampede`, not left sampling a server that is gone.
         stampede_probe::lifeline::die_with_parent(&mut command);
@@ -107,10 +88,7 @@ impl Recorder {
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
-            .map_err(|source| ProfileError::Spawn {
-                program: perf.display().to_string(),
-                source,
-            })?;
+            .map_err(|source| ProfileError::Spawn { program: perf.display().to_string(), source })?;
         let mut recorder = Recorder {
             perf,
             child: Some(child),
@@ -180,9 +158,7 @@ impl Recorder {
         loop {
             match child.try_wait() {
                 Ok(Some(_)) => break,
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(20))
-                }
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
                 _ => {
                     let _ = child.kill();
                     let _ = child.wait();
@@ -217,10 +193,7 @@ impl Recorder {
             .arg(&data)
             .stdin(Stdio::null())
             .output()
-            .map_err(|source| ProfileError::Spawn {
-                program: self.perf.display().to_string(),
-                source,
-            })?;
+            .map_err(|source| ProfileError::Spawn { program: self.perf.display().to_string(), source })?;
         if !out.status.success() {
             let stderr = String::from_utf8_lossy(&out.stderr);
             return Err(ProfileError::ScriptFailed(last_line(&stderr).to_string()));
@@ -262,27 +235,17 @@ pub fn classify_record_log(log: &str, pid: u32) -> ProfileError {
         || lower.contains("operation not permitted")
         || lower.contains("access to performance monitoring")
     {
-        return ProfileError::NotPermitted {
-            pid,
-            paranoid: paranoid_level(),
-        };
+        return ProfileError::NotPermitted { pid, paranoid: paranoid_level() };
     }
     if lower.contains("no such process") {
         return ProfileError::NoSuchProcess(pid);
     }
-    let line = log
-        .lines()
-        .map(str::trim)
-        .rfind(|l| !l.is_empty())
-        .unwrap_or("perf exited without a message");
+    let line = log.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("perf exited without a message");
     ProfileError::RecordFailed(line.to_string())
 }
 
 fn last_line(text: &str) -> &str {
-    text.lines()
-        .map(str::trim)
-        .rfind(|l| !l.is_empty())
-        .unwrap_or("no message")
+    text.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("no message")
 }
 
 #[cfg(test)]
@@ -291,22 +254,15 @@ mod tests {
 
     #[test]
     fn paranoid_refusal_is_reported_as_not_permitted() {
-        let log =
-            "Error:\nAccess to performance monitoring and observability operations is limited.\n\
+        let log = "Error:\nAccess to performance monitoring and observability operations is limited.\n\
                    Consider adjusting /proc/sys/kernel/perf_event_paranoid setting";
-        assert!(matches!(
-            classify_record_log(log, 7),
-            ProfileError::NotPermitted { pid: 7, .. }
-        ));
+        assert!(matches!(classify_record_log(log, 7), ProfileError::NotPermitted { pid: 7, .. }));
     }
 
     #[test]
     fn a_vanished_process_is_reported_as_such() {
         let log = "Error:\nThe sys_perf_event_open() syscall returned with 3 (No such process) for event (cpu-clock).";
-        assert!(matches!(
-            classify_record_log(log, 9),
-            ProfileError::NoSuchProcess(9)
-        ));
+        assert!(matches!(classify_record_log(log, 9), ProfileError::NoSuchProcess(9)));
     }
 
     #[test]
@@ -320,15 +276,8 @@ mod tests {
     #[test]
     fn the_missing_perf_line_says_how_to_install_it() {
         let text = ProfileError::PerfMissing.to_string();
-        assert!(
-            text.contains("not on PATH") && text.contains("apt-get install linux-perf"),
-            "{text}"
-        );
-        let text = ProfileError::NotPermitted {
-            pid: 1,
-            paranoid: "3".into(),
-        }
-        .to_string();
+        assert!(text.contains("not on PATH") && text.contains("apt-get install linux-perf"), "{text}");
+        let text = ProfileError::NotPermitted { pid: 1, paranoid: "3".into() }.to_string();
         assert!(text.contains("perf_event_paranoid"), "{text}");
     }
 }

@@ -6,7 +6,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-
 use crate::fold::Folded;
 
 /// One row of the table (declared in stampede-schema, part of `stampede.profile/1`).
@@ -50,10 +49,7 @@ pub fn top_frames(folded: &Folded, limit: usize) -> Vec<TopFrame> {
         })
         .collect();
     rows.sort_by(|a, b| {
-        b.self_samples
-            .cmp(&a.self_samples)
-            .then(b.total_samples.cmp(&a.total_samples))
-            .then(a.frame.cmp(&b.frame))
+        b.self_samples.cmp(&a.self_samples).then(b.total_samples.cmp(&a.total_samples)).then(a.frame.cmp(&b.frame))
     });
     rows.truncate(limit);
     rows
@@ -79,16 +75,9 @@ pub fn render_table(rows: &[TopFrame], samples: u64, width: usize) -> String {
     for row in rows {
         let mut name = row.frame.clone();
         if name.chars().count() > width {
-            name = name
-                .chars()
-                .take(width.saturating_sub(1))
-                .collect::<String>()
-                + "…";
+            name = name.chars().take(width.saturating_sub(1)).collect::<String>() + "…";
         }
-        out.push_str(&format!(
-            "{:>7.2} {:>7.2}  {:<6}  {}\n",
-            row.self_pct, row.total_pct, row.kind, name
-        ));
+        out.push_str(&format!("{:>7.2} {:>7.2}  {:<6}  {}\n", row.self_pct, row.total_pct, row.kind, name));
     }
     out
 }
@@ -108,16 +97,10 @@ mod tests {
         let get = |name: &str| rows.iter().find(|r| r.frame == name).unwrap().clone();
         assert_eq!(rows[0].frame, "work");
         assert_eq!((get("work").self_pct, get("work").total_pct), (60.0, 60.0));
-        assert_eq!(
-            (get("main").self_samples, get("main").total_samples),
-            (1, 10)
-        );
+        assert_eq!((get("main").self_samples, get("main").total_samples), (1, 10));
         assert_eq!(get("write").kind, "kernel");
         assert_eq!(get("io").total_pct, 30.0);
-        assert!(
-            rows.iter().all(|r| r.frame != "srv"),
-            "process name is not a frame"
-        );
+        assert!(rows.iter().all(|r| r.frame != "srv"), "process name is not a frame");
     }
 
     #[test]
@@ -129,17 +112,12 @@ mod tests {
 
     #[test]
     fn the_table_keeps_the_limit_and_marks_jit_frames() {
-        let text: String = (0..30)
-            .map(|i| format!("p;f{i:02}_[j] {}\n", i + 1))
-            .collect();
+        let text: String = (0..30).map(|i| format!("p;f{i:02}_[j] {}\n", i + 1)).collect();
         let rows = top_frames(&folded(&text), 20);
         assert_eq!(rows.len(), 20);
         assert_eq!(rows[0].frame, "f29");
         assert_eq!(rows[0].kind, "jit");
         let table = render_table(&rows, 465, 60);
-        assert!(
-            table.lines().nth(2).unwrap().contains("jit     f29"),
-            "{table}"
-        );
+        assert!(table.lines().nth(2).unwrap().contains("jit     f29"), "{table}");
     }
 }

@@ -13,11 +13,8 @@ pub fn descendants(pid: u32) -> Vec<u32> {
     let mut i = 0;
     while i < tree.len() {
         let parent = tree[i];
-        let mut children: Vec<u32> = parents
-            .iter()
-            .filter(|(_, ppid)| **ppid == parent)
-            .map(|(child, _)| *child)
-            .collect();
+        let mut children: Vec<u32> =
+            parents.iter().filter(|(_, ppid)| **ppid == parent).map(|(child, _)| *child).collect();
         children.sort_unstable();
         tree.extend(children);
         i += 1;
@@ -28,19 +25,14 @@ pub fn descendants(pid: u32) -> Vec<u32> {
 /// True while `/proc/<pid>` exists (a zombie counts as gone).
 pub fn alive(pid: u32) -> bool {
     match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat_fields(&stat)
-            .map(|(state, _)| state != 'Z')
-            .unwrap_or(false),
+        Ok(stat) => stat_fields(&stat).map(|(state, _)| state != 'Z').unwrap_or(false),
         Err(_) => false,
     }
 }
 
 /// The process's name as the kernel knows it (`/proc/<pid>/comm`).
 pub fn name(pid: u32) -> Option<String> {
-    fs::read_to_string(format!("/proc/{pid}/comm"))
-        .ok()
-        .map(|s| s.trim_end().to_string())
-        .filter(|s| !s.is_empty())
+    fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|s| s.trim_end().to_string()).filter(|s| !s.is_empty())
 }
 
 /// The file name of the process's executable, when readable.
@@ -56,11 +48,7 @@ fn parent_map() -> BTreeMap<u32, u32> {
         return map;
     };
     for entry in dir.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
             continue;
         };
         if let Ok(stat) = fs::read_to_string(entry.path().join("stat")) {
@@ -95,10 +83,7 @@ mod tests {
 
     #[test]
     fn own_process_is_alive_and_its_child_is_in_its_tree() {
-        let mut child = std::process::Command::new("sleep")
-            .arg("5")
-            .spawn()
-            .unwrap();
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
         let me = std::process::id();
         let tree = descendants(me);
         let found = tree.contains(&child.id());

@@ -46,17 +46,19 @@ pub fn serve(input: impl BufRead, mut out: impl Write) -> std::io::Result<()> {
 
 /// Picks the best of (sent, remote, received) samples, all in nanoseconds.
 pub fn estimate(samples: &[(i128, i128, i128)]) -> Option<Offset> {
-    samples.iter().filter(|(t0, _, t2)| t2 >= t0).min_by_key(|(t0, _, t2)| t2 - t0).map(|&(t0, t1, t2)| Offset {
-        offset_ns: (t1 - (t0 + t2) / 2) as i64,
-        rtt_ns: (t2 - t0) as u64,
-    })
+    samples
+        .iter()
+        .filter(|(t0, _, t2)| t2 >= t0)
+        .min_by_key(|(t0, _, t2)| t2 - t0)
+        .map(|&(t0, t1, t2)| Offset { offset_ns: (t1 - (t0 + t2) / 2) as i64, rtt_ns: (t2 - t0) as u64 })
 }
 
 /// Measures `host`'s clock over one ssh session.
 pub fn measure(ssh: &Ssh, host: &str) -> Result<Offset, HostError> {
     let mut cmd = ssh.stampede(host, &["clock".to_string()]);
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| HostError::Connect(format!("cannot start ssh: {e}; is openssh-client installed?")))?;
+    let mut child =
+        cmd.spawn().map_err(|e| HostError::Connect(format!("cannot start ssh: {e}; is openssh-client installed?")))?;
     let mut stdin = child.stdin.take().expect("piped");
     let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
     let fail = |child: &mut std::process::Child| -> HostError {
@@ -69,7 +71,9 @@ pub fn measure(ssh: &Ssh, host: &str) -> Result<Offset, HostError> {
         match status {
             Some(255) => HostError::Connect(format!("ssh exited 255: {}", last_line(&err))),
             Some(126) | Some(127) => HostError::Missing { path: ssh.remote_path.clone(), detail: last_line(&err) },
-            Some(code) => HostError::ClockProtocol(format!("`{} clock` exited {code}: {}", ssh.remote_path, last_line(&err))),
+            Some(code) => {
+                HostError::ClockProtocol(format!("`{} clock` exited {code}: {}", ssh.remote_path, last_line(&err)))
+            }
             None => HostError::ClockProtocol("the ssh session ended without a greeting".into()),
         }
     };
@@ -93,7 +97,8 @@ pub fn measure(ssh: &Ssh, host: &str) -> Result<Offset, HostError> {
         }
         let Some(Ok(reply)) = lines.next() else { return Err(fail(&mut child)) };
         let t2 = now_ns();
-        let t1: i128 = reply.trim().parse().map_err(|_| HostError::ClockProtocol(format!("unexpected answer {reply:?}")))?;
+        let t1: i128 =
+            reply.trim().parse().map_err(|_| HostError::ClockProtocol(format!("unexpected answer {reply:?}")))?;
         samples.push((t0, t1, t2));
     }
     drop(stdin);

@@ -64,7 +64,10 @@ pub struct Outcome {
 pub fn run(plan: &Plan) -> Outcome {
     let prepared: Vec<Result<Ready, HostError>> = std::thread::scope(|s| {
         let handles: Vec<_> = plan.hosts.iter().map(|h| s.spawn(move || prepare(plan, h))).collect();
-        handles.into_iter().map(|h| h.join().unwrap_or(Err(HostError::ClockProtocol("preparation panicked".into())))).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(Err(HostError::ClockProtocol("preparation panicked".into()))))
+            .collect()
     });
     let mut failures = Vec::new();
     let mut ready = Vec::new();
@@ -74,7 +77,8 @@ pub fn run(plan: &Plan) -> Outcome {
             Err(e) => failures.push(failure(host, &e)),
         }
     }
-    if ready.is_empty() || (!failures.is_empty() && !plan.continue_on_failure) || plan.interrupt.load(Ordering::Relaxed) {
+    if ready.is_empty() || (!failures.is_empty() && !plan.continue_on_failure) || plan.interrupt.load(Ordering::Relaxed)
+    {
         return Outcome { merged: None, failures, ready };
     }
     let (results, mut run_failures) = load(plan, &ready);
@@ -145,7 +149,12 @@ struct Running {
 fn load(plan: &Plan, ready: &[Ready]) -> (Vec<HostResult>, Vec<HostFailure>) {
     let shares = match share::split(&plan.total, ready.len()) {
         Ok(s) => s,
-        Err(e) => return (Vec::new(), ready.iter().map(|r| HostFailure { host: r.host.clone(), reason: e.clone() }).collect()),
+        Err(e) => {
+            return (
+                Vec::new(),
+                ready.iter().map(|r| HostFailure { host: r.host.clone(), reason: e.clone() }).collect(),
+            )
+        }
     };
     let max_rtt = ready.iter().map(|r| r.offset.rtt_ns).max().unwrap_or(0);
     let start_local = Instant::now() + plan.start_margin + Duration::from_nanos(max_rtt.saturating_mul(4));
@@ -226,14 +235,17 @@ fn collect(child: &mut std::process::Child, start: Instant) -> Result<LoadResult
     let crate::ssh::Finished { code, stdout, stderr } = crate::ssh::wait(child)?;
     let ran_s = Instant::now().saturating_duration_since(start).as_secs_f64();
     match code {
-        Some(0) => serde_json::from_str::<LoadResult>(&stdout).map_err(|e| HostError::BadResult(format!("its JSON did not parse: {e}"))),
+        Some(0) => serde_json::from_str::<LoadResult>(&stdout)
+            .map_err(|e| HostError::BadResult(format!("its JSON did not parse: {e}"))),
         None => Err(HostError::Hung),
         Some(255) if ran_s == 0.0 => Err(HostError::Connect(format!("ssh exited 255: {}", last_line(&stderr)))),
         Some(_) if stderr.contains("stampede: error:") => Err(HostError::Remote(last_line(&stderr))),
         Some(code) => Err(HostError::Died {
             after_s: ran_s,
             detail: match last_line(&stderr).as_str() {
-                "no message" => format!("ssh exited {code} with no result: the remote stampede was killed or the connection dropped"),
+                "no message" => format!(
+                    "ssh exited {code} with no result: the remote stampede was killed or the connection dropped"
+                ),
                 line => format!("ssh exited {code}: {line}"),
             },
         }),
@@ -250,7 +262,10 @@ mod tests {
         assert!(check_offset(&Offset { offset_ns: 99_000_000, rtt_ns: 1 }, limit).is_ok());
         let ahead = check_offset(&Offset { offset_ns: 412_300_000, rtt_ns: 1 }, limit).unwrap_err();
         let line = failure("bob@10.0.0.2", &ahead).line();
-        assert!(line.starts_with("host bob@10.0.0.2: clock is 412 ms ahead (limit --max-clock-offset 100 ms)"), "{line}");
+        assert!(
+            line.starts_with("host bob@10.0.0.2: clock is 412 ms ahead (limit --max-clock-offset 100 ms)"),
+            "{line}"
+        );
         let behind = check_offset(&Offset { offset_ns: -250_000_000, rtt_ns: 1 }, limit).unwrap_err().to_string();
         assert!(behind.starts_with("clock is 250 ms behind"), "{behind}");
     }

@@ -39,7 +39,8 @@ pub fn ensure(ssh: &Ssh, host: &str, local_binary: &Path) -> Result<String, Host
     if remote_version(ssh, host, &cached)?.as_deref() == Some(wanted.as_str()) {
         return Ok(cached);
     }
-    let binary = std::fs::read(local_binary).map_err(|e| HostError::Copy(format!("cannot read {}: {e}", local_binary.display())))?;
+    let binary = std::fs::read(local_binary)
+        .map_err(|e| HostError::Copy(format!("cannot read {}: {e}", local_binary.display())))?;
     let tmp = format!("{cached}.tmp");
     let script = format!(
         "mkdir -p ~/.cache/stampede && cat > {t} && chmod +x {t} && mv {t} {c}",

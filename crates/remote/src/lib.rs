@@ -18,6 +18,6 @@ pub mod ssh;
 
 pub use controller::{run, Outcome, Plan};
 pub use error::{HostError, HostFailure};
-pub use stampede_schema::hosts::HostRow;
 pub use share::Share;
 pub use ssh::Ssh;
+pub use stampede_schema::hosts::HostRow;

@@ -44,12 +44,16 @@ impl HostResult {
 
 /// Merges the hosts' results (at least one) into the total.
 pub fn merge(hosts: &[HostResult], failed: Vec<HostFailure>) -> Result<LoadResult, HostFailure> {
-    let first = hosts.first().ok_or_else(|| HostFailure { host: "-".into(), reason: "no host returned a result".into() })?;
+    let first =
+        hosts.first().ok_or_else(|| HostFailure { host: "-".into(), reason: "no host returned a result".into() })?;
     let histograms = hosts
         .iter()
-        .map(|h| decode_histogram(&h.result.histogram).map_err(|e| failure(&h.host, &HostError::BadResult(e.to_string()))))
+        .map(|h| {
+            decode_histogram(&h.result.histogram).map_err(|e| failure(&h.host, &HostError::BadResult(e.to_string())))
+        })
         .collect::<Result<Vec<Histogram<u64>>, _>>()?;
-    let latency = merge_histograms(&histograms).map_err(|e| failure(&first.host, &HostError::BadResult(e.to_string())))?;
+    let latency =
+        merge_histograms(&histograms).map_err(|e| failure(&first.host, &HostError::BadResult(e.to_string())))?;
     let mut total = first.result.clone();
     let results: Vec<&LoadResult> = hosts.iter().map(|h| &h.result).collect();
     let sum_u = |f: fn(&LoadResult) -> u64| results.iter().map(|r| f(r)).sum::<u64>();
@@ -83,7 +87,10 @@ pub fn merge(hosts: &[HostResult], failed: Vec<HostFailure>) -> Result<LoadResul
         max_rss_kib: results.iter().map(|r| r.loadgen.max_rss_kib).max().unwrap_or(0),
     };
     total.timeline = merge_timeline(&results);
-    total.slow_requests = merge_slow(hosts, first.result.slow_requests.len().max(hosts.iter().map(|h| h.result.slow_requests.len()).max().unwrap_or(0)));
+    total.slow_requests = merge_slow(
+        hosts,
+        first.result.slow_requests.len().max(hosts.iter().map(|h| h.result.slow_requests.len()).max().unwrap_or(0)),
+    );
     total.tls_handshake_us = worst(results.iter().filter_map(|r| r.tls_handshake_us));
     total.tls = first.result.tls.as_ref().map(|t| TlsStats {
         handshakes: results.iter().filter_map(|r| r.tls.as_ref()).map(|t| t.handshakes).sum(),
@@ -95,7 +102,11 @@ pub fn merge(hosts: &[HostResult], failed: Vec<HostFailure>) -> Result<LoadResul
         h2.rst_stream = results.iter().filter_map(|r| r.http2.as_ref()).map(|h| h.rst_stream).sum();
     }
     total.open = merge_open(hosts);
-    total.multi_host = Some(MultiHost { hosts: hosts.iter().map(HostResult::row).collect(), partial: !failed.is_empty(), failed_hosts: failed });
+    total.multi_host = Some(MultiHost {
+        hosts: hosts.iter().map(HostResult::row).collect(),
+        partial: !failed.is_empty(),
+        failed_hosts: failed,
+    });
     Ok(total)
 }
 
@@ -151,7 +162,8 @@ fn worst(ps: impl Iterator<Item = Percentiles>) -> Option<Percentiles> {
 }
 
 fn merge_open(hosts: &[HostResult]) -> Option<OpenLoop> {
-    let opens: Vec<(&str, &OpenLoop)> = hosts.iter().filter_map(|h| h.result.open.as_ref().map(|o| (h.host.as_str(), o))).collect();
+    let opens: Vec<(&str, &OpenLoop)> =
+        hosts.iter().filter_map(|h| h.result.open.as_ref().map(|o| (h.host.as_str(), o))).collect();
     let (_, first) = opens.first()?;
     let reason = opens.iter().find_map(|(host, o)| o.saturation_reason.as_ref().map(|r| format!("host {host}: {r}")));
     Some(OpenLoop {

@@ -38,7 +38,9 @@ pub fn split(total: &Total, hosts: usize) -> Result<Vec<Share>, String> {
         ));
     }
     if let Some(n) = total.requests.filter(|&n| n < hosts as u64) {
-        return Err(format!("--requests {n} is fewer than the {hosts} hosts of --hosts; each host needs at least one request"));
+        return Err(format!(
+            "--requests {n} is fewer than the {hosts} hosts of --hosts; each host needs at least one request"
+        ));
     }
     Ok((0..hosts)
         .map(|i| Share {

@@ -51,7 +51,9 @@ impl Ssh {
         cmd.stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(|e| HostError::Connect(format!("cannot start ssh: {e}; is openssh-client installed?")))?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| HostError::Connect(format!("cannot start ssh: {e}; is openssh-client installed?")))?;
         if let (Some(mut stdin), Some(data)) = (child.stdin.take(), input) {
             use std::io::Write;
             let data = data.to_vec();
@@ -121,13 +123,18 @@ mod tests {
         assert_eq!(quote("it's"), r"'it'\''s'");
         assert_eq!(quote(""), "''");
         assert_eq!(quote("~/.cache/stampede/x y"), "~/'.cache/stampede/x y'");
-        let out = Command::new("sh").arg("-c").arg(format!("printf %s {}", quote("a 'b' $HOME \"c\""))).output().unwrap();
+        let out =
+            Command::new("sh").arg("-c").arg(format!("printf %s {}", quote("a 'b' $HOME \"c\""))).output().unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout), "a 'b' $HOME \"c\"");
     }
 
     #[test]
     fn never_weakens_host_key_checking() {
-        let ssh = Ssh { config: Some("/tmp/cfg".into()), connect_timeout: Duration::from_secs(3), remote_path: "stampede".into() };
+        let ssh = Ssh {
+            config: Some("/tmp/cfg".into()),
+            connect_timeout: Duration::from_secs(3),
+            remote_path: "stampede".into(),
+        };
         let cmd = ssh.stampede("bob@h1", &["load".into(), "--json".into()]);
         let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
         assert_eq!(&args[..2], ["-F", "/tmp/cfg"]);

@@ -50,13 +50,7 @@ pub fn load_figures(row: &LoadRow<'_>) -> Vec<Figure> {
     let load = row.load;
     let ms = |pick: fn(&LoadResult) -> f64| num(load.map(|l| pick(l) / 1000.0));
     let codes = load
-        .map(|l| {
-            l.status_codes
-                .iter()
-                .map(|(code, n)| format!("{code}: {n}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
+        .map(|l| l.status_codes.iter().map(|(code, n)| format!("{code}: {n}")).collect::<Vec<_>>().join(", "))
         .unwrap_or_default();
     let texts = [
         num(row.first_request_ms),
@@ -75,11 +69,7 @@ pub fn load_figures(row: &LoadRow<'_>) -> Vec<Figure> {
         num(row.loadgen_cores),
         codes,
     ];
-    TITLES
-        .iter()
-        .zip(texts)
-        .map(|(&title, text)| Figure { title, text })
-        .collect()
+    TITLES.iter().zip(texts).map(|(&title, text)| Figure { title, text }).collect()
 }
 
 #[cfg(test)]
@@ -88,11 +78,7 @@ mod tests {
 
     #[test]
     fn figures_follow_the_titles_and_the_error_categories() {
-        let mut load = LoadResult {
-            requests: 123_456,
-            rps: 91_006.2,
-            ..Default::default()
-        };
+        let mut load = LoadResult { requests: 123_456, rps: 91_006.2, ..Default::default() };
         load.errors.parse = 2;
         load.errors.status = 3;
         load.latency_us.p99 = 400.0;
@@ -105,23 +91,13 @@ mod tests {
         };
         let figures = load_figures(&row);
         assert_eq!(figures.iter().map(|f| f.title).collect::<Vec<_>>(), TITLES);
-        let text = |title: &str| {
-            figures
-                .iter()
-                .find(|f| f.title == title)
-                .unwrap()
-                .text
-                .clone()
-        };
+        let text = |title: &str| figures.iter().find(|f| f.title == title).unwrap().text.clone();
         assert_eq!(text("Requests"), "123,456");
         assert_eq!(text("Mean RPS"), "91,006");
         assert_eq!(text("RPS per server core"), "–");
         assert_eq!(text("Latency 99th (ms)"), "0.4");
         assert_eq!(
-            (
-                text(ErrorCategory::SocketErrors.title()),
-                text(ErrorCategory::BadResponses.title())
-            ),
+            (text(ErrorCategory::SocketErrors.title()), text(ErrorCategory::BadResponses.title())),
             ("2".into(), "3".into())
         );
         assert_eq!(text("Status codes"), "200: 123453");

@@ -26,11 +26,7 @@ pub fn sig(v: f64) -> String {
     } else {
         format!("{v:.3}")
     };
-    let text = if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        text
-    };
+    let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_owned() } else { text };
     if text == "-0" {
         "0".to_owned()
     } else {
@@ -57,9 +53,7 @@ pub fn group_thousands(v: i64) -> String {
 
 /// An integer count, or "–".
 pub fn count(value: Option<u64>) -> String {
-    value
-        .map(|v| group_thousands(v as i64))
-        .unwrap_or_else(|| "–".to_owned())
+    value.map(|v| group_thousands(v as i64)).unwrap_or_else(|| "–".to_owned())
 }
 
 /// A signed percentage with one decimal: `+4.2%`.
@@ -69,10 +63,7 @@ pub fn pct(fraction: f64) -> String {
 
 /// A plain number for machine formats (CSV): full precision, empty when absent.
 pub fn raw(value: Option<f64>) -> String {
-    value
-        .filter(|v| v.is_finite())
-        .map(|v| v.to_string())
-        .unwrap_or_default()
+    value.filter(|v| v.is_finite()).map(|v| v.to_string()).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -31,10 +31,7 @@ pub fn write_html(results_json_path: &Path, out: &Path) -> Result<(), ReportErro
 
 /// Writes bytes to a file, naming the file in the error.
 pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    std::fs::write(path, bytes).map_err(|cause| ReportError::Write {
-        path: path.to_path_buf(),
-        cause,
-    })
+    std::fs::write(path, bytes).map_err(|cause| ReportError::Write { path: path.to_path_buf(), cause })
 }
 
 #[cfg(test)]
@@ -45,10 +42,7 @@ mod tests {
     fn demo_results_parse_and_render() {
         let results = Results::from_json(DEMO_RESULTS).unwrap();
         assert!(results.runs.len() >= 12);
-        assert!(results
-            .runs
-            .iter()
-            .any(|r| !r.is_valid() && r.invalid_reason.is_some()));
+        assert!(results.runs.iter().any(|r| !r.is_valid() && r.invalid_reason.is_some()));
         let html = html::render(&results);
         assert!(html.contains("chart-efficiency"));
         assert!(html.contains("chart-spectrum-0"));

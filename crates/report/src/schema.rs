@@ -17,11 +17,11 @@ use crate::error::ReportError;
 pub const RUN_SCHEMA: &str = "stampede.run/1";
 /// The schema tag of a single `stampede load --json` document.
 pub use stampede_schema::load::SCHEMA as LOAD_SCHEMA;
+/// A `stampede.profile/1` summary (a run's `cpu_profile`), declared once.
+pub use stampede_schema::profile::{ProfileSummary, TopFrame};
 /// A `stampede.load/1` document, as every crate declares it: once, in
 /// stampede-schema (lenient on reading).
 pub use stampede_schema::LoadResult;
-/// A `stampede.profile/1` summary (a run's `cpu_profile`), declared once.
-pub use stampede_schema::profile::{ProfileSummary, TopFrame};
 
 /// A whole `results.json`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -239,41 +239,26 @@ impl Results {
 
     /// Parses a results document held in memory.
     pub fn from_json(text: &str) -> Result<Results, ReportError> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|err| ReportError::Json {
-                path: None,
-                field: String::new(),
-                message: err.to_string(),
-            })?;
-        let schema = value
-            .get("schema")
-            .and_then(|s| s.as_str())
-            .map(str::to_owned);
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|err| ReportError::Json {
+            path: None,
+            field: String::new(),
+            message: err.to_string(),
+        })?;
+        let schema = value.get("schema").and_then(|s| s.as_str()).map(str::to_owned);
         match schema.as_deref() {
             Some(RUN_SCHEMA) => {}
             Some(LOAD_SCHEMA) => return Self::from_load(value),
-            Some(other) => {
-                return Err(ReportError::Schema {
-                    path: None,
-                    found: other.to_owned(),
-                })
-            }
-            None => {
-                return Err(ReportError::Schema {
-                    path: None,
-                    found: "(no schema field)".to_owned(),
-                })
-            }
+            Some(other) => return Err(ReportError::Schema { path: None, found: other.to_owned() }),
+            None => return Err(ReportError::Schema { path: None, found: "(no schema field)".to_owned() }),
         }
         // Lenient: a file the report can draw but attribution cannot read
         // just gets no Explain section.
         let explain_input = serde_json::from_value(value.clone()).ok();
-        let mut results: Results =
-            serde_path_to_error::deserialize(value).map_err(|err| ReportError::Json {
-                path: None,
-                field: err.path().to_string(),
-                message: err.inner().to_string(),
-            })?;
+        let mut results: Results = serde_path_to_error::deserialize(value).map_err(|err| ReportError::Json {
+            path: None,
+            field: err.path().to_string(),
+            message: err.inner().to_string(),
+        })?;
         results.explain_input = explain_input;
         Ok(results)
     }
@@ -281,12 +266,11 @@ impl Results {
     /// Wraps a single `stampede load --json` document as a one-run results
     /// file, so `report` and `compare` also work on plain load runs.
     fn from_load(value: serde_json::Value) -> Result<Results, ReportError> {
-        let load: LoadResult =
-            serde_path_to_error::deserialize(value).map_err(|err| ReportError::Json {
-                path: None,
-                field: err.path().to_string(),
-                message: err.inner().to_string(),
-            })?;
+        let load: LoadResult = serde_path_to_error::deserialize(value).map_err(|err| ReportError::Json {
+            path: None,
+            field: err.path().to_string(),
+            message: err.inner().to_string(),
+        })?;
         let run = Run {
             app: if load.url.is_empty() { "load".to_owned() } else { load.url.clone() },
             profile: Some(if load.mode.is_empty() { "load".to_owned() } else { load.mode.clone() }),
@@ -295,11 +279,7 @@ impl Results {
             load: Some(load),
             ..Run::default()
         };
-        Ok(Results {
-            schema: Some(RUN_SCHEMA.to_owned()),
-            runs: vec![run],
-            ..Results::default()
-        })
+        Ok(Results { schema: Some(RUN_SCHEMA.to_owned()), runs: vec![run], ..Results::default() })
     }
 }
 
@@ -328,9 +308,7 @@ mod tests {
 
     #[test]
     fn unknown_schema_is_refused() {
-        let err = Results::from_json(r#"{"schema":"other/9"}"#)
-            .unwrap_err()
-            .to_string();
+        let err = Results::from_json(r#"{"schema":"other/9"}"#).unwrap_err().to_string();
         assert!(err.contains("other/9"), "{err}");
     }
 

@@ -20,11 +20,7 @@ pub struct ConfigKey {
 
 impl ConfigKey {
     pub fn of(run: &Run) -> ConfigKey {
-        ConfigKey {
-            app: run.app.clone(),
-            knobs: run.knobs.clone(),
-            profile: run.profile.clone().unwrap_or_default(),
-        }
+        ConfigKey { app: run.app.clone(), knobs: run.knobs.clone(), profile: run.profile.clone().unwrap_or_default() }
     }
 
     /// `threads=2 gc=server`, or `-` when there are no knobs (as in the terminal).
@@ -32,11 +28,7 @@ impl ConfigKey {
         if self.knobs.is_empty() {
             return "-".to_owned();
         }
-        self.knobs
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ")
+        self.knobs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
     }
 
     /// `go threads=2`, or `go` without knobs.
@@ -83,10 +75,7 @@ pub fn group(results: &Results) -> Vec<ConfigRuns<'_>> {
         let key = ConfigKey::of(run);
         match groups.iter_mut().find(|g| g.key == key) {
             Some(group) => group.runs.push(run),
-            None => groups.push(ConfigRuns {
-                key,
-                runs: vec![run],
-            }),
+            None => groups.push(ConfigRuns { key, runs: vec![run] }),
         }
     }
     groups
@@ -107,14 +96,8 @@ pub enum Metric {
 
 impl Metric {
     /// The metrics `compare` looks at, in table order.
-    pub const COMPARED: [Metric; 6] = [
-        Metric::Rps,
-        Metric::RpsPerCore,
-        Metric::P50,
-        Metric::P99,
-        Metric::Cpu,
-        Metric::Rss,
-    ];
+    pub const COMPARED: [Metric; 6] =
+        [Metric::Rps, Metric::RpsPerCore, Metric::P50, Metric::P99, Metric::Cpu, Metric::Rss];
 
     /// The short name used by `--fail-if` and in JSON.
     pub fn name(self) -> &'static str {
@@ -130,10 +113,7 @@ impl Metric {
     }
 
     pub fn from_name(name: &str) -> Option<Metric> {
-        [Metric::LoadgenCpu]
-            .into_iter()
-            .chain(Metric::COMPARED)
-            .find(|m| m.name() == name)
+        [Metric::LoadgenCpu].into_iter().chain(Metric::COMPARED).find(|m| m.name() == name)
     }
 
     /// Human title with unit.
@@ -172,10 +152,9 @@ impl Metric {
             Metric::P99 => Some(load?.latency_us.p99 / 1000.0),
             Metric::Cpu => run.server.as_ref()?.cpu_cores_avg,
             Metric::Rss => run.server.as_ref()?.rss_max_mib,
-            Metric::LoadgenCpu => load
-                .map(|l| l.loadgen.cpu_cores)
-                .filter(|c| *c > 0.0)
-                .or_else(|| run.loadgen.as_ref()?.cpu_cores_avg),
+            Metric::LoadgenCpu => {
+                load.map(|l| l.loadgen.cpu_cores).filter(|c| *c > 0.0).or_else(|| run.loadgen.as_ref()?.cpu_cores_avg)
+            }
         };
         value.filter(|v| v.is_finite())
     }
@@ -205,11 +184,7 @@ pub struct SummaryRow {
 
 impl SummaryRow {
     pub fn key(&self) -> ConfigKey {
-        ConfigKey {
-            app: self.app.clone(),
-            knobs: self.knobs.clone(),
-            profile: self.profile.clone(),
-        }
+        ConfigKey { app: self.app.clone(), knobs: self.knobs.clone(), profile: self.profile.clone() }
     }
 }
 
@@ -239,10 +214,7 @@ pub fn summarize(results: &Results) -> Vec<SummaryRow> {
                     .iter()
                     .filter(|r| !r.is_valid())
                     .map(|r| {
-                        let reason = r
-                            .invalid_reason
-                            .clone()
-                            .unwrap_or_else(|| "no reason given".to_owned());
+                        let reason = r.invalid_reason.clone().unwrap_or_else(|| "no reason given".to_owned());
                         format!("iteration {}: {reason}", r.iteration.unwrap_or(0))
                     })
                     .collect(),
@@ -268,10 +240,7 @@ mod tests {
         assert_eq!(rows[0].rps, Some(200.0));
         assert_eq!(rows[0].rps_per_core, Some(200.0));
         assert_eq!((rows[0].runs, rows[0].valid_runs), (3, 2));
-        assert_eq!(
-            rows[0].invalid_reasons,
-            vec!["iteration 3: boom".to_owned()]
-        );
+        assert_eq!(rows[0].invalid_reasons, vec!["iteration 3: boom".to_owned()]);
         assert_eq!(rows[1].key().knobs_label(), "-");
     }
 }

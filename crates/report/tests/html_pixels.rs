@@ -41,13 +41,7 @@ fn chart_rects(dom: &str) -> Vec<ChartRect> {
         if n[2] <= 0 || n[3] <= 0 {
             continue; // folded away in a closed <details>
         }
-        rects.push(ChartRect {
-            id,
-            x: n[0] as u32,
-            y: n[1] as u32,
-            w: n[2] as u32,
-            h: n[3] as u32,
-        });
+        rects.push(ChartRect { id, x: n[0] as u32, y: n[1] as u32, w: n[2] as u32, h: n[3] as u32 });
     }
     rects
 }
@@ -78,10 +72,7 @@ fn every_visible_chart_of_the_demo_has_coloured_pixels_in_the_screenshot() {
 
     let rects = chart_rects(&rendered.dom);
     let mut checked = Vec::new();
-    for rect in rects
-        .iter()
-        .filter(|r| r.y + r.h <= height && r.x + r.w <= width)
-    {
+    for rect in rects.iter().filter(|r| r.y + r.h <= height && r.x + r.w <= width) {
         let mut coloured = 0;
         for y in rect.y..rect.y + rect.h {
             for x in rect.x..rect.x + rect.w {
@@ -92,19 +83,12 @@ fn every_visible_chart_of_the_demo_has_coloured_pixels_in_the_screenshot() {
                 }
             }
         }
-        assert!(
-            coloured > 300,
-            "{} has only {coloured} coloured pixels: nothing drawn?",
-            rect.id
-        );
+        assert!(coloured > 300, "{} has only {coloured} coloured pixels: nothing drawn?", rect.id);
         eprintln!("{}: {coloured} coloured pixels", rect.id);
         checked.push(rect.id.clone());
     }
     for id in ["chart-efficiency", "chart-spectrum-0", "chart-timeline-0"] {
-        assert!(
-            checked.iter().any(|c| c == id),
-            "{id} was not in the screenshot: {checked:?}"
-        );
+        assert!(checked.iter().any(|c| c == id), "{id} was not in the screenshot: {checked:?}");
     }
     eprintln!("checked {checked:?} in {}", rendered.screenshot.display());
 }

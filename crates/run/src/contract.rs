@@ -45,7 +45,11 @@ pub fn check(exe: &Path, contract: &str, url: &str, interrupted: &dyn Fn() -> bo
 fn failing_rules(output: &str) -> String {
     let report = serde_json::Deserializer::from_str(output).into_iter::<CheckReport>().next().and_then(Result::ok);
     let failing: Vec<String> = report.map(|r| r.failures().into_iter().take(3).collect()).unwrap_or_default();
-    if failing.is_empty() { last_lines(output, 3) } else { failing.join(" | ") }
+    if failing.is_empty() {
+        last_lines(output, 3)
+    } else {
+        failing.join(" | ")
+    }
 }
 
 #[cfg(test)]
@@ -55,8 +59,14 @@ mod tests {
 
     #[test]
     fn failing_rules_are_read_from_the_check_document() {
-        let broken = RuleResult { id: "json-type".into(), reason: Some("got text/html".into()), ..RuleResult::default() };
-        let report = CheckReport::new("stampede", "2", "http://x/".into(), vec![RuleResult::pass("plaintext", "GET /plaintext"), broken]);
+        let broken =
+            RuleResult { id: "json-type".into(), reason: Some("got text/html".into()), ..RuleResult::default() };
+        let report = CheckReport::new(
+            "stampede",
+            "2",
+            "http://x/".into(),
+            vec![RuleResult::pass("plaintext", "GET /plaintext"), broken],
+        );
         let output = format!("{}\nstderr line\n", serde_json::to_string_pretty(&report).unwrap());
         assert_eq!(failing_rules(&output), "json-type: got text/html");
         assert_eq!(failing_rules("x\ny\n"), "x | y");

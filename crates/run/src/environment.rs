@@ -11,7 +11,8 @@ use crate::record::{Environment, PinningRecord};
 use crate::scenario::Scenario;
 
 pub fn collect(scenario: &Scenario, repo_hint: &Path, tool_version: &str) -> Environment {
-    let command_line = std::env::args().map(|a| if a.contains(' ') { format!("{a:?}") } else { a }).collect::<Vec<_>>().join(" ");
+    let command_line =
+        std::env::args().map(|a| if a.contains(' ') { format!("{a:?}") } else { a }).collect::<Vec<_>>().join(" ");
     Environment {
         tool_version: tool_version.to_string(),
         git_commit: git_commit(repo_hint),

@@ -8,7 +8,9 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
-    #[error("cannot read scenario file {path}: {source} (give an existing .toml file, or none for scenarios/shootout.toml)")]
+    #[error(
+        "cannot read scenario file {path}: {source} (give an existing .toml file, or none for scenarios/shootout.toml)"
+    )]
     Read {
         path: PathBuf,
         #[source]

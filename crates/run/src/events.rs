@@ -92,15 +92,19 @@ pub use stampede_load::monotonic_ns as mono_ns;
 
 /// Copies a server's output stream to its log, and each line stamped
 /// `<mono_ns>\t<line>` to the events file, until the stream closes.
-pub fn pump(stream: Box<dyn Read + Send>, log: Arc<Mutex<std::fs::File>>, stamped: Arc<Mutex<std::fs::File>>) -> JoinHandle<()> {
+pub fn pump(
+    stream: Box<dyn Read + Send>,
+    log: Arc<Mutex<std::fs::File>>,
+    stamped: Arc<Mutex<std::fs::File>>,
+) -> JoinHandle<()> {
     std::thread::spawn(move || {
         for line in BufReader::new(stream).split(b'\n') {
             let Ok(line) = line else { break };
             let stamp = mono_ns();
             let _ = log.lock().map(|mut f| f.write_all(&line).and_then(|_| f.write_all(b"\n")));
-            let _ = stamped.lock().map(|mut f| {
-                write!(f, "{stamp}\t").and_then(|_| f.write_all(&line)).and_then(|_| f.write_all(b"\n"))
-            });
+            let _ = stamped
+                .lock()
+                .map(|mut f| write!(f, "{stamp}\t").and_then(|_| f.write_all(&line)).and_then(|_| f.write_all(b"\n")));
         }
     })
 }
@@ -128,7 +132,13 @@ pub struct ClockRecord {
 
 /// Parses a run's events and keeps those between `from_mono_ns` and
 /// `to_mono_ns`. A parse failure is a note, not a failed run.
-pub fn collect(capture: &Capture, exec_mono_ns: u64, t0_mono_ns: u64, from_mono_ns: u64, to_mono_ns: u64) -> Result<Vec<EventRecord>, String> {
+pub fn collect(
+    capture: &Capture,
+    exec_mono_ns: u64,
+    t0_mono_ns: u64,
+    from_mono_ns: u64,
+    to_mono_ns: u64,
+) -> Result<Vec<EventRecord>, String> {
     let mut files: Vec<PathBuf> = Vec::new();
     if capture.path.exists() {
         files.push(capture.path.clone());
@@ -138,7 +148,9 @@ pub fn collect(capture: &Capture, exec_mono_ns: u64, t0_mono_ns: u64, from_mono_
         if let Ok(entries) = std::fs::read_dir(dir) {
             let prefix = format!("{name}.");
             files.extend(entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| {
-                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.strip_prefix(&prefix).is_some_and(|rest| rest.bytes().all(|b| b.is_ascii_digit())))
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    n.strip_prefix(&prefix).is_some_and(|rest| rest.bytes().all(|b| b.is_ascii_digit()))
+                })
             }));
         }
     }
@@ -171,11 +183,19 @@ mod tests {
         let settings = EventsSettings {
             runtime: "jvm".into(),
             source: "file".into(),
-            env: [("JAVA_OPTS".to_string(), "-Xlog:gc*:file={events}".to_string()), ("GODEBUG".to_string(), "gctrace=1".to_string())].into(),
+            env: [
+                ("JAVA_OPTS".to_string(), "-Xlog:gc*:file={events}".to_string()),
+                ("GODEBUG".to_string(), "gctrace=1".to_string()),
+            ]
+            .into(),
         };
         assert!(settings.validate().is_ok());
         let capture = Capture::new(&settings, Path::new("/r/logs/java-g1.log")).unwrap();
-        let base: BTreeMap<String, String> = [("JAVA_OPTS".to_string(), "-XX:+PreserveFramePointer".to_string()), ("GODEBUG".to_string(), "madvdontneed=1".to_string())].into();
+        let base: BTreeMap<String, String> = [
+            ("JAVA_OPTS".to_string(), "-XX:+PreserveFramePointer".to_string()),
+            ("GODEBUG".to_string(), "madvdontneed=1".to_string()),
+        ]
+        .into();
         let env = capture.env(&settings, &base);
         assert_eq!(env["JAVA_OPTS"], "-XX:+PreserveFramePointer -Xlog:gc*:file=/r/logs/java-g1.events");
         assert_eq!(env["GODEBUG"], "madvdontneed=1,gctrace=1");
@@ -204,7 +224,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("stampede-run-events-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let capture = Capture { runtime: Runtime::Python, from_output: false, path: dir.join("py.events") };
-        std::fs::write(dir.join("py.events.4242"), "start 0 1500000000\nstop 0 1502000000\nstart 2 9000000000\nstop 2 9001000000\n").unwrap();
+        std::fs::write(
+            dir.join("py.events.4242"),
+            "start 0 1500000000\nstop 0 1502000000\nstart 2 9000000000\nstop 2 9001000000\n",
+        )
+        .unwrap();
         let events = collect(&capture, 0, 1_000_000_000, 1_000_000_000, 5_000_000_000).unwrap();
         assert_eq!(events.len(), 1, "the second collection is after the run");
         assert_eq!((events[0].t_s, events[0].duration_ms, events[0].kind.as_str()), (0.5, 2.0, "gc"));

@@ -55,7 +55,10 @@ impl Hosts {
         let not_a_host = |h: &str| h.trim().is_empty() || h.starts_with('-') || h.contains(char::is_whitespace);
         if let Some(server) = &self.server {
             if not_a_host(server) {
-                return Err(field("server", format!("{server:?} is not a host; use user@host or a Host name from your ssh config")));
+                return Err(field(
+                    "server",
+                    format!("{server:?} is not a host; use user@host or a Host name from your ssh config"),
+                ));
             }
             if cpu_profile {
                 return Err(ScenarioError::Field {
@@ -67,12 +70,26 @@ impl Hosts {
             return Err(field("load", "names no host: list the load hosts, e.g. load = [\"me@load1\", \"me@load2\"], name the server's host with server = \"me@srv\", or remove [hosts]".into()));
         }
         if let Some(bad) = self.load.iter().find(|h| not_a_host(h)) {
-            return Err(field("load", format!("{bad:?} is not a host; use user@host or a Host name from your ssh config")));
+            return Err(field(
+                "load",
+                format!("{bad:?} is not a host; use user@host or a Host name from your ssh config"),
+            ));
         }
-        let needed_for = if self.server.is_some() { "hosts.server: the server host's address as this machine and the load hosts reach it" } else { "hosts.load: this machine's address as the load hosts reach it" };
+        let needed_for = if self.server.is_some() {
+            "hosts.server: the server host's address as this machine and the load hosts reach it"
+        } else {
+            "hosts.load: this machine's address as the load hosts reach it"
+        };
         match self.server_address.as_deref() {
-            None | Some("") => return Err(field("server_address", format!("is required with {needed_for}, e.g. server_address = \"10.0.0.9\""))),
-            Some(a) if a.contains(['/', ' ']) => return Err(field("server_address", format!("{a:?} is not a host name or address"))),
+            None | Some("") => {
+                return Err(field(
+                    "server_address",
+                    format!("is required with {needed_for}, e.g. server_address = \"10.0.0.9\""),
+                ))
+            }
+            Some(a) if a.contains(['/', ' ']) => {
+                return Err(field("server_address", format!("{a:?} is not a host name or address")))
+            }
             Some(_) => {}
         }
         if !matches!(self.on_host_failure.as_str(), "stop" | "continue") {
@@ -134,7 +151,10 @@ mod tests {
     fn load_hosts_become_flags() {
         let h = hosts("load = [\"me@a\", \"me@b\"]\nserver_address = \"10.0.0.9\"\nssh_config = \"/tmp/cfg\"\ncopy_binary = true\n");
         h.validate(false, false).unwrap();
-        assert_eq!(h.load_args().join(" "), "--hosts me@a,me@b --ssh-config /tmp/cfg --copy-binary --on-host-failure stop --max-clock-offset 100ms");
+        assert_eq!(
+            h.load_args().join(" "),
+            "--hosts me@a,me@b --ssh-config /tmp/cfg --copy-binary --on-host-failure stop --max-clock-offset 100ms"
+        );
         assert_eq!(h.base_url(8080), "http://10.0.0.9:8080");
         assert_eq!(hosts("load = [\"a\"]\nserver_address = \"fd00::9\"").base_url(80), "http://[fd00::9]:80");
     }
@@ -149,12 +169,27 @@ mod tests {
         let cases = [
             ("load = [\"me@a\"]", false, false, "hosts.server_address: is required with hosts.load"),
             ("load = []\nserver_address = \"x\"", false, false, "hosts.load: "),
-            ("load = [\"a\"]\nserver_address = \"x\"\non_host_failure = \"retry\"", false, false, "hosts.on_host_failure: "),
-            ("load = [\"a\"]\nserver_address = \"x\"\nmax_clock_offset = \"soon\"", false, false, "hosts.max_clock_offset: "),
+            (
+                "load = [\"a\"]\nserver_address = \"x\"\non_host_failure = \"retry\"",
+                false,
+                false,
+                "hosts.on_host_failure: ",
+            ),
+            (
+                "load = [\"a\"]\nserver_address = \"x\"\nmax_clock_offset = \"soon\"",
+                false,
+                false,
+                "hosts.max_clock_offset: ",
+            ),
             ("load = [\"a\"]\nserver_address = \"x\"", true, false, "pinning.loadgen: "),
             ("server = \"me@srv\"", false, false, "hosts.server_address: is required with hosts.server"),
             ("server = \"me srv\"\nserver_address = \"x\"", false, false, "hosts.server: "),
-            ("server = \"me@srv\"\nserver_address = \"x\"", false, true, "cpu_profile: --profile cannot run perf on hosts.server"),
+            (
+                "server = \"me@srv\"\nserver_address = \"x\"",
+                false,
+                true,
+                "cpu_profile: --profile cannot run perf on hosts.server",
+            ),
         ];
         for (text, pinned, profile, start) in cases {
             let err = refused(text, pinned, profile);

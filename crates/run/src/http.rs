@@ -16,7 +16,10 @@ pub fn get_status(port: u16, path: &str, timeout: Duration) -> io::Result<(u16, 
 pub fn get_status_at(host: &str, port: u16, path: &str, timeout: Duration) -> io::Result<(u16, Duration)> {
     let started = Instant::now();
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let addr = (bare, port).to_socket_addrs()?.next().ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{host} has no address")))?;
+    let addr = (bare, port)
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{host} has no address")))?;
     let host_header = if bare.contains(':') { format!("[{bare}]") } else { bare.to_string() };
     let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
     stream.set_read_timeout(Some(timeout))?;
@@ -32,11 +35,12 @@ pub fn get_status_at(host: &str, port: u16, path: &str, timeout: Duration) -> io
         head.extend_from_slice(&buf[..n]);
     }
     let line = String::from_utf8_lossy(&head);
-    let status = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse::<u16>().ok())
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("not an HTTP status line: {:?}", line.lines().next().unwrap_or(""))))?;
+    let status = line.split_whitespace().nth(1).and_then(|code| code.parse::<u16>().ok()).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("not an HTTP status line: {:?}", line.lines().next().unwrap_or("")),
+        )
+    })?;
     Ok((status, started.elapsed()))
 }
 

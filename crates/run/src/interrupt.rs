@@ -24,7 +24,10 @@ pub fn install() {
     INSTALL.call_once(|| {
         for signal in [SIGINT, SIGTERM, SIGHUP] {
             if let Err(err) = register_number(signal) {
-                eprintln!("stampede: warning: cannot catch {} ({err}); an interrupted run may leave servers behind", name(signal));
+                eprintln!(
+                    "stampede: warning: cannot catch {} ({err}); an interrupted run may leave servers behind",
+                    name(signal)
+                );
             }
         }
     });

@@ -15,10 +15,10 @@ use crate::manifest::Manifest;
 use crate::matrix::Combination;
 use crate::names::file_part;
 use crate::pinning;
-use crate::record::{rps_per_core, MachineRecord, RunRecord};
-use crate::scenario::{Profile, Scenario};
-use crate::remote_server::ServerHost;
 use crate::ready::ReadyCheck;
+use crate::record::{rps_per_core, MachineRecord, RunRecord};
+use crate::remote_server::ServerHost;
+use crate::scenario::{Profile, Scenario};
 use crate::served::{pick_port, Failure, Launch, LocalServer, Served};
 
 /// What every run of a scenario shares.
@@ -60,7 +60,12 @@ pub struct Outcome {
 }
 
 /// Starts the run's server: here, or through `stampede agent` on `[hosts] server`.
-fn start_server<'a>(ctx: &RunContext<'a>, spec: &RunSpec, log: &Path, ready: &ReadyCheck) -> Result<Box<dyn Served + 'a>, Failure> {
+fn start_server<'a>(
+    ctx: &RunContext<'a>,
+    spec: &RunSpec,
+    log: &Path,
+    ready: &ReadyCheck,
+) -> Result<Box<dyn Served + 'a>, Failure> {
     let s = ctx.scenario;
     let launch = |port| Launch {
         app: spec.app,
@@ -83,7 +88,14 @@ fn start_server<'a>(ctx: &RunContext<'a>, spec: &RunSpec, log: &Path, ready: &Re
 
 pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     let s = ctx.scenario;
-    let mut record = RunRecord::failed(&spec.app.name, &spec.combo.knobs, spec.profile, spec.iteration, spec.build_time_ms, String::new());
+    let mut record = RunRecord::failed(
+        &spec.app.name,
+        &spec.combo.knobs,
+        spec.profile,
+        spec.iteration,
+        spec.build_time_ms,
+        String::new(),
+    );
     record.valid = true;
     record.invalid_reason = None;
     let claimed = spec.app.contract();
@@ -107,7 +119,13 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     };
 
     (ctx.phase)("starting");
-    let stem = format!("{}-{}-{}-{}", file_part(&spec.app.name), file_part(&spec.combo.label()), file_part(&spec.profile.name), spec.iteration);
+    let stem = format!(
+        "{}-{}-{}-{}",
+        file_part(&spec.app.name),
+        file_part(&spec.combo.label()),
+        file_part(&spec.profile.name),
+        spec.iteration
+    );
     let log_name = format!("{stem}.log");
     let log = ctx.logs.join(log_name);
     let ready = match ReadyCheck::for_app(spec.app) {
@@ -159,7 +177,14 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         _ => base_url.clone(),
     };
     let url = format!("{load_base}{}", spec.profile.path);
-    let phase = |duration: Duration| LoadPhase { exe: ctx.exe, url: url.clone(), profile: spec.profile, duration, cpus: loadgen_cpus, hosts };
+    let phase = |duration: Duration| LoadPhase {
+        exe: ctx.exe,
+        url: url.clone(),
+        profile: spec.profile,
+        duration,
+        cpus: loadgen_cpus,
+        hosts,
+    };
     let crash_or = |server: &mut Box<dyn Served + '_>, what: &str, err: LoadError| match server.crashed() {
         Some(status) => format!("{} crashed during {what} ({status}): {}", spec.app.name, server.output_tail()),
         None => format!("{what}: {err}"),
@@ -171,7 +196,9 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         match phase(spec.profile.warmup).run(|pid| server.set_loadgen(pid), &|| interrupted() || !server.alive()) {
             Ok(doc) => record.warmup = Some(doc),
             // Stopped because the server's host was lost: finish says how.
-            Err(LoadError::Interrupted) if !interrupted() => return end(record, server.finish().err().unwrap_or(Failure::Interrupted)),
+            Err(LoadError::Interrupted) if !interrupted() => {
+                return end(record, server.finish().err().unwrap_or(Failure::Interrupted))
+            }
             Err(LoadError::Interrupted) => return end(record, Failure::Interrupted),
             Err(err) => {
                 let reason = crash_or(&mut server, "warmup", err);
@@ -184,7 +211,10 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     // perf samples the measured phase only: it starts after the warmup and is
     // stopped (and its stacks read, while a JVM can still write its perf map)
     // as soon as the load ends. Scenario validation refuses it remotely.
-    let recorder = server.local_pid().filter(|_| ctx.profiling).map(|pid| crate::profiling::start(pid as u32, s.cpu_profile_frequency));
+    let recorder = server
+        .local_pid()
+        .filter(|_| ctx.profiling)
+        .map(|pid| crate::profiling::start(pid as u32, s.cpu_profile_frequency));
     server.mark_measured_start();
     let load = phase(spec.profile.duration).run(|pid| server.set_loadgen(pid), &|| interrupted() || !server.alive());
     if let Some(recorder) = recorder {

@@ -92,7 +92,8 @@ impl LoadPhase<'_> {
         let out = stdout.join().unwrap_or_default();
         let err = stderr.join().unwrap_or_default();
         if !status.success() {
-            let stderr = String::from_utf8_lossy(&err).lines().rfind(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
+            let stderr =
+                String::from_utf8_lossy(&err).lines().rfind(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
             return Err(LoadError::Failed { code: status.code().unwrap_or(-1), stderr });
         }
         parse_load_json(&out)
@@ -120,7 +121,9 @@ pub fn parse_load_json(out: &[u8]) -> Result<LoadResult, LoadError> {
         LoadError::BadJson(format!("{e} (output began {start:?})"))
     })?;
     match value.get("schema").and_then(|s| s.as_str()) {
-        Some(s) if s.starts_with("stampede.load/") => serde_json::from_value(value).map_err(|e| LoadError::BadJson(e.to_string())),
+        Some(s) if s.starts_with("stampede.load/") => {
+            serde_json::from_value(value).map_err(|e| LoadError::BadJson(e.to_string()))
+        }
         other => Err(LoadError::BadJson(format!("schema is {other:?}, expected \"stampede.load/1\""))),
     }
 }
@@ -131,8 +134,16 @@ mod tests {
 
     #[test]
     fn arguments_follow_the_profile() {
-        let profile: Profile = toml::from_str("path = \"/json\"\nconnections = 8\nthreads = 2\nrate = 500.0\nslow_log = 5\n").unwrap();
-        let phase = LoadPhase { exe: Path::new("stampede"), url: "http://127.0.0.1:9/json".into(), profile: &profile, duration: Duration::from_secs(2), cpus: None, hosts: None };
+        let profile: Profile =
+            toml::from_str("path = \"/json\"\nconnections = 8\nthreads = 2\nrate = 500.0\nslow_log = 5\n").unwrap();
+        let phase = LoadPhase {
+            exe: Path::new("stampede"),
+            url: "http://127.0.0.1:9/json".into(),
+            profile: &profile,
+            duration: Duration::from_secs(2),
+            cpus: None,
+            hosts: None,
+        };
         let args = phase.args().join(" ");
         assert_eq!(args, "load http://127.0.0.1:9/json -c 8 -t 2 -d 2s --warmup 0s --rate 500 --slow-log 5 --json");
     }
@@ -147,7 +158,14 @@ mod tests {
     #[test]
     fn a_failing_generator_reports_its_last_stderr_line() {
         let profile: Profile = toml::from_str("path = \"/\"").unwrap();
-        let phase = LoadPhase { exe: Path::new("/bin/false"), url: "http://x/".into(), profile: &profile, duration: Duration::from_secs(1), cpus: None, hosts: None };
+        let phase = LoadPhase {
+            exe: Path::new("/bin/false"),
+            url: "http://x/".into(),
+            profile: &profile,
+            duration: Duration::from_secs(1),
+            cpus: None,
+            hosts: None,
+        };
         let err = phase.run(|_| {}, &|| false).unwrap_err();
         assert!(matches!(err, LoadError::Failed { code: 1, .. }), "{err}");
     }

@@ -82,7 +82,12 @@ impl Manifest {
         let mut m = self.clone();
         if let Some(build) = &m.build {
             if !m.profile.build_env.is_empty() {
-                let exports: String = m.profile.build_env.iter().map(|(k, v)| format!("export {k}='{}'; ", v.replace('\'', "'\\''"))).collect();
+                let exports: String = m
+                    .profile
+                    .build_env
+                    .iter()
+                    .map(|(k, v)| format!("export {k}='{}'; ", v.replace('\'', "'\\''")))
+                    .collect();
                 m.build = Some(format!("{exports}{build}"));
             }
         }
@@ -92,7 +97,8 @@ impl Manifest {
     pub fn load(path: &Path) -> Result<Manifest, ScenarioError> {
         let bad = |message: String| ScenarioError::Manifest { path: path.to_path_buf(), message };
         let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
-        let mut manifest: Manifest = toml::from_str(&text).map_err(|e| bad(e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")))?;
+        let mut manifest: Manifest =
+            toml::from_str(&text).map_err(|e| bad(e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")))?;
         if let Some(problem) = crate::names::app_name_problem(&manifest.name) {
             return Err(bad(problem));
         }
@@ -156,7 +162,8 @@ pub fn locate(app: &str, scenario_dir: &Path) -> Result<PathBuf, ScenarioError> 
     let given = Path::new(app);
     let looks_like_path = app.contains('/') || app.ends_with(".toml");
     if looks_like_path {
-        let candidate = if given.is_relative() && !given.exists() { scenario_dir.join(given) } else { given.to_path_buf() };
+        let candidate =
+            if given.is_relative() && !given.exists() { scenario_dir.join(given) } else { given.to_path_buf() };
         let candidate = if candidate.is_dir() { candidate.join("app.toml") } else { candidate };
         if candidate.is_file() {
             return Ok(candidate);
@@ -230,7 +237,11 @@ build_env = { RUSTFLAGS = "-C force-frame-pointers=yes", Q = "it's" }
         .unwrap();
         let built = m.profiled().build.unwrap();
         assert_eq!(built, "export Q='it'\\''s'; export RUSTFLAGS='-C force-frame-pointers=yes'; cargo build");
-        let knob = crate::matrix::Combination { env: BTreeMap::from([("GOGC".into(), "off".into())]), args: "--nogc".into(), ..Default::default() };
+        let knob = crate::matrix::Combination {
+            env: BTreeMap::from([("GOGC".into(), "off".into())]),
+            args: "--nogc".into(),
+            ..Default::default()
+        };
         let c = knob.profiled(&m.profile);
         assert_eq!(c.env["GOGC"], "off", "the knob's value is what is measured");
         assert_eq!(c.env["NODE_OPTIONS"], "--perf-basic-prof");

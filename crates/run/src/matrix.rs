@@ -61,7 +61,11 @@ pub fn expand(app: &Manifest, matrix: &Matrix) -> (Vec<Combination>, Vec<String>
                 .threads
                 .iter()
                 .map(|t| {
-                    let env = if t.as_str().is_empty() { BTreeMap::new() } else { BTreeMap::from([("THREADS".to_string(), t.0.clone())]) };
+                    let env = if t.as_str().is_empty() {
+                        BTreeMap::new()
+                    } else {
+                        BTreeMap::from([("THREADS".to_string(), t.0.clone())])
+                    };
                     Setting { knob: ("threads".to_string(), t.0.clone()), env, args: String::new() }
                 })
                 .collect(),
@@ -83,7 +87,11 @@ pub fn expand(app: &Manifest, matrix: &Matrix) -> (Vec<Combination>, Vec<String>
                 match knob.values.get(&value_name) {
                     Some(v) => {
                         if !axis.iter().any(|s: &Setting| s.knob.1 == value_name) {
-                            axis.push(Setting { knob: (name.clone(), value_name.clone()), env: v.env.clone(), args: v.args.clone().unwrap_or_default() });
+                            axis.push(Setting {
+                                knob: (name.clone(), value_name.clone()),
+                                env: v.env.clone(),
+                                args: v.args.clone().unwrap_or_default(),
+                            });
                         }
                     }
                     None => notes.push(format!(
@@ -102,7 +110,11 @@ pub fn expand(app: &Manifest, matrix: &Matrix) -> (Vec<Combination>, Vec<String>
         axes.push(
             values
                 .iter()
-                .map(|v| Setting { knob: (format!("env.{var}"), v.0.clone()), env: BTreeMap::from([(var.clone(), v.0.clone())]), args: String::new() })
+                .map(|v| Setting {
+                    knob: (format!("env.{var}"), v.0.clone()),
+                    env: BTreeMap::from([(var.clone(), v.0.clone())]),
+                    args: String::new(),
+                })
                 .collect(),
         );
     }
@@ -156,8 +168,12 @@ mod tests {
 
     fn app() -> Manifest {
         let mut values = BTreeMap::new();
-        values.insert("100".to_string(), KnobValue { env: BTreeMap::from([("GOGC".into(), "100".into())]), args: None });
-        values.insert("off".to_string(), KnobValue { env: BTreeMap::from([("GOGC".into(), "off".into())]), args: Some("--nogc".into()) });
+        values
+            .insert("100".to_string(), KnobValue { env: BTreeMap::from([("GOGC".into(), "100".into())]), args: None });
+        values.insert(
+            "off".to_string(),
+            KnobValue { env: BTreeMap::from([("GOGC".into(), "off".into())]), args: Some("--nogc".into()) },
+        );
         Manifest {
             name: "go".into(),
             description: String::new(),
@@ -167,7 +183,10 @@ mod tests {
             version: None,
             contract: None,
             ready: None,
-            knobs: BTreeMap::from([("gc".to_string(), Knob { description: String::new(), default: "100".into(), values })]),
+            knobs: BTreeMap::from([(
+                "gc".to_string(),
+                Knob { description: String::new(), default: "100".into(), values },
+            )]),
             profile: Default::default(),
             events: None,
             dir: ".".into(),
@@ -196,7 +215,11 @@ mod tests {
 
     #[test]
     fn a_missing_knob_runs_at_default_once() {
-        let matrix = Matrix { threads: vec![], env: BTreeMap::new(), knobs: BTreeMap::from([("jit".to_string(), texts(&["on", "off"]))]) };
+        let matrix = Matrix {
+            threads: vec![],
+            env: BTreeMap::new(),
+            knobs: BTreeMap::from([("jit".to_string(), texts(&["on", "off"]))]),
+        };
         let (combos, notes) = expand(&app(), &matrix);
         assert_eq!(combos.len(), 1);
         assert!(combos[0].knobs.is_empty());

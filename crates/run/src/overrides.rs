@@ -35,7 +35,8 @@ fn set_at(node: &mut toml::Value, path: &[&str], value: &toml::Value) -> Result<
             let indices: Vec<usize> = if head == "*" {
                 (0..items.len()).collect()
             } else {
-                let i: usize = head.parse().map_err(|_| format!("{head:?} is not an index into a list (use 0, 1, … or *)"))?;
+                let i: usize =
+                    head.parse().map_err(|_| format!("{head:?} is not an index into a list (use 0, 1, … or *)"))?;
                 if i >= items.len() {
                     return Err(format!("index {i} is past the end of a list of {}", items.len()));
                 }

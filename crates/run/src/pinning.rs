@@ -11,7 +11,9 @@ pub fn parse_cpu_list(list: &str) -> Result<Vec<usize>, String> {
     for part in list.split(',').map(str::trim) {
         let bad = || format!("{list:?} is not a CPU list; write e.g. \"0\", \"0,1\" or \"0-1\"");
         let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => (a.trim().parse::<usize>().map_err(|_| bad())?, b.trim().parse::<usize>().map_err(|_| bad())?),
+            Some((a, b)) => {
+                (a.trim().parse::<usize>().map_err(|_| bad())?, b.trim().parse::<usize>().map_err(|_| bad())?)
+            }
             None => {
                 let n = part.parse::<usize>().map_err(|_| bad())?;
                 (n, n)

@@ -32,7 +32,12 @@ pub enum PrepareError {
     Remote { host: String, reason: String },
 }
 
-pub fn prepare(app: &Manifest, build: bool, logs: &Path, interrupted: &dyn Fn() -> bool) -> Result<Prepared, PrepareError> {
+pub fn prepare(
+    app: &Manifest,
+    build: bool,
+    logs: &Path,
+    interrupted: &dyn Fn() -> bool,
+) -> Result<Prepared, PrepareError> {
     let missing = app.missing_tools();
     if !missing.is_empty() {
         return Err(PrepareError::MissingTool { app: app.name.clone(), tools: missing.join(", ") });
@@ -40,10 +45,11 @@ pub fn prepare(app: &Manifest, build: bool, logs: &Path, interrupted: &dyn Fn() 
     let mut build_time_ms = 0.0;
     if let (true, Some(command)) = (build, app.build.as_deref()) {
         let log = logs.join(format!("{}.build.log", crate::names::file_part(&app.name)));
-        let done = subprocess::run(subprocess::shell(command, &app.dir), command, BUILD_LIMIT, Some(&log), interrupted).map_err(|e| match e {
-            SubprocessError::Interrupted => PrepareError::Interrupted,
-            other => PrepareError::Build(other),
-        })?;
+        let done = subprocess::run(subprocess::shell(command, &app.dir), command, BUILD_LIMIT, Some(&log), interrupted)
+            .map_err(|e| match e {
+                SubprocessError::Interrupted => PrepareError::Interrupted,
+                other => PrepareError::Build(other),
+            })?;
         if !done.status.success() {
             return Err(PrepareError::BuildFailed {
                 command: command.to_string(),

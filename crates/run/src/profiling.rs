@@ -15,10 +15,7 @@ pub fn available() -> Result<(), ProfileError> {
     let paranoid = perf::paranoid_level();
     // SAFETY: geteuid has no preconditions and touches no memory.
     if paranoid == "3" && unsafe { libc::geteuid() } != 0 {
-        return Err(ProfileError::NotPermitted {
-            pid: std::process::id(),
-            paranoid,
-        });
+        return Err(ProfileError::NotPermitted { pid: std::process::id(), paranoid });
     }
     Ok(())
 }

@@ -75,7 +75,10 @@ mod tests {
     fn the_manifest_then_the_contract_then_any_answer_on_root() {
         assert_eq!(ReadyCheck::for_app(&manifest("")).unwrap(), ReadyCheck::ok_on("/plaintext"));
         assert_eq!(ReadyCheck::for_app(&manifest("contract = \"tfb\"")).unwrap(), ReadyCheck::ok_on("/plaintext"));
-        assert_eq!(ReadyCheck::for_app(&manifest("contract = \"sequence\"")).unwrap(), ReadyCheck::ok_on("/api/count/1"));
+        assert_eq!(
+            ReadyCheck::for_app(&manifest("contract = \"sequence\"")).unwrap(),
+            ReadyCheck::ok_on("/api/count/1")
+        );
         let none = ReadyCheck::for_app(&manifest("contract = \"none\"")).unwrap();
         assert_eq!(none, ReadyCheck::any_answer());
         assert!(none.accepts(404) && none.accepts(500));

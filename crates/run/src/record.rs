@@ -6,9 +6,9 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use stampede_probe::{MachineSummary, TreeSummary};
 use stampede_schema::profile::ProfileSummary;
 use stampede_schema::LoadResult;
-use stampede_probe::{MachineSummary, TreeSummary};
 
 pub const SCHEMA: &str = "stampede.run/1";
 
@@ -95,7 +95,14 @@ pub struct MachineRecord {
 
 impl RunRecord {
     /// A record for a run that stopped before its load (`valid` false).
-    pub fn failed(app: &str, knobs: &BTreeMap<String, String>, profile: &crate::scenario::Profile, iteration: u32, build_time_ms: f64, reason: String) -> RunRecord {
+    pub fn failed(
+        app: &str,
+        knobs: &BTreeMap<String, String>,
+        profile: &crate::scenario::Profile,
+        iteration: u32,
+        build_time_ms: f64,
+        reason: String,
+    ) -> RunRecord {
         RunRecord {
             app: app.to_string(),
             knobs: knobs.clone(),
@@ -133,7 +140,11 @@ impl RunRecord {
 
 /// `load.rps / server.cpu_cores_avg`, 0 when the server used no measurable CPU.
 pub fn rps_per_core(rps: f64, cores: f64) -> f64 {
-    if cores > 1e-6 { rps / cores } else { 0.0 }
+    if cores > 1e-6 {
+        rps / cores
+    } else {
+        0.0
+    }
 }
 
 #[cfg(test)]

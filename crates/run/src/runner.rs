@@ -15,8 +15,8 @@ use crate::matrix::{self, Combination};
 use crate::prepare::{prepare, PrepareError};
 use crate::profiling;
 use crate::progress::Progress;
-use crate::remote_server::{ServerHost, ServerHostError};
 use crate::record::{ResultsDoc, RunRecord, Skipped, SCHEMA};
+use crate::remote_server::{ServerHost, ServerHostError};
 use crate::results::ResultsWriter;
 use crate::scenario::Scenario;
 use crate::tables;
@@ -57,7 +57,8 @@ struct App {
 pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
     interrupt::install();
     let scenario = Scenario::load(&options.scenario_path, &options.sets)?;
-    if (scenario.pinning.server.is_some() || scenario.pinning.loadgen.is_some()) && manifest::which("taskset").is_none() {
+    if (scenario.pinning.server.is_some() || scenario.pinning.loadgen.is_some()) && manifest::which("taskset").is_none()
+    {
         return Err(ScenarioError::Field {
             field: "pinning".into(),
             reason: "taskset is not on PATH: install util-linux, or remove [pinning] (--set pinning={})".into(),
@@ -167,7 +168,14 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         server_host: server_host.as_ref(),
                     };
                     if let Some(Err(reason)) = &contract {
-                        let record = RunRecord::failed(name, &combo.knobs, profile, iteration, prepared.build_time_ms, format!("{reason} (checked on this combination's first run)"));
+                        let record = RunRecord::failed(
+                            name,
+                            &combo.knobs,
+                            profile,
+                            iteration,
+                            prepared.build_time_ms,
+                            format!("{reason} (checked on this combination's first run)"),
+                        );
                         progress.inc();
                         any_invalid = true;
                         completed += 1;
@@ -175,7 +183,14 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         continue;
                     }
                     let check = scenario.check && contract.is_none();
-                    let spec = RunSpec { app: &app.manifest, combo, profile, iteration, build_time_ms: prepared.build_time_ms, check };
+                    let spec = RunSpec {
+                        app: &app.manifest,
+                        combo,
+                        profile,
+                        iteration,
+                        build_time_ms: prepared.build_time_ms,
+                        check,
+                    };
                     let outcome = run_once(&ctx, &spec);
                     if outcome.contract.is_some() {
                         contract = outcome.contract.clone();
@@ -187,9 +202,15 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                     }
                     any_invalid |= !record.valid;
                     if !record.valid && !outcome.interrupted {
-                        progress.note(&format!("stampede: {title}: invalid: {}", record.invalid_reason.as_deref().unwrap_or("")));
+                        progress.note(&format!(
+                            "stampede: {title}: invalid: {}",
+                            record.invalid_reason.as_deref().unwrap_or("")
+                        ));
                     }
-                    progress.println(&format!("\n{title}\n{}", tables::run_tables(&record, &prepared.runtime_version, cores)));
+                    progress.println(&format!(
+                        "\n{title}\n{}",
+                        tables::run_tables(&record, &prepared.runtime_version, cores)
+                    ));
                     if let Some(profile) = &record.cpu_profile {
                         progress.println(&profiling::table(profile));
                     }
@@ -212,7 +233,11 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
     }
     println!("\nresults: {}", writer.path.display());
     let exit_code = if let Some(line) = host_lost {
-        eprintln!("stampede: error: {line}; the scenario stopped: {} run(s) are in {}", writer.doc.runs.len(), writer.path.display());
+        eprintln!(
+            "stampede: error: {line}; the scenario stopped: {} run(s) are in {}",
+            writer.doc.runs.len(),
+            writer.path.display()
+        );
         2
     } else if stopped {
         eprintln!(

@@ -148,7 +148,8 @@ mod defaults {
 impl Scenario {
     /// Reads `path`, applies the `--set` overrides in order, and checks the result.
     pub fn load(path: &Path, sets: &[String]) -> Result<Scenario, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read { path: path.to_path_buf(), source })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ScenarioError::Read { path: path.to_path_buf(), source })?;
         Scenario::parse(&text, path, sets)
     }
 
@@ -170,7 +171,9 @@ impl Scenario {
             scenario.name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
         }
         scenario.validate().map_err(|err| match err {
-            ScenarioError::Field { field, reason } => ScenarioError::FieldInFile { path: path.to_path_buf(), field, reason },
+            ScenarioError::Field { field, reason } => {
+                ScenarioError::FieldInFile { path: path.to_path_buf(), field, reason }
+            }
             other => other,
         })?;
         Ok(scenario)
@@ -215,7 +218,13 @@ impl Scenario {
             }
             if let Some(rate) = profile.rate {
                 if !(rate > 0.0 && rate <= limits::MAX_RATE_PER_S) {
-                    return Err(field(&at("rate"), &format!("must be a positive number of requests per second, at most {}", limits::MAX_RATE_PER_S)));
+                    return Err(field(
+                        &at("rate"),
+                        &format!(
+                            "must be a positive number of requests per second, at most {}",
+                            limits::MAX_RATE_PER_S
+                        ),
+                    ));
                 }
             }
             if profile.slow_log.is_some_and(|n| n as usize > limits::MAX_SLOW_LOG) {
@@ -225,7 +234,10 @@ impl Scenario {
                 profile.name = profile_name(&profile.path);
             }
             if profile.name.chars().any(char::is_control) {
-                return Err(field(&at("name"), &format!("{:?} must not contain NUL or other control characters", profile.name)));
+                return Err(field(
+                    &at("name"),
+                    &format!("{:?} must not contain NUL or other control characters", profile.name),
+                ));
             }
             // Names become file names sanitised (`api/v1` → `api_v1`): two
             // that sanitise alike would share their logs.
@@ -254,12 +266,13 @@ impl Scenario {
 
 /// `/values/5` → `values-5`, `/` → `root`.
 pub fn profile_name(path: &str) -> String {
-    let name: String = path
-        .trim_matches('/')
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    if name.is_empty() { "root".into() } else { name }
+    let name: String =
+        path.trim_matches('/').chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    if name.is_empty() {
+        "root".into()
+    } else {
+        name
+    }
 }
 
 fn one_line(message: &str) -> String {
@@ -312,7 +325,11 @@ mod tests {
 
     #[test]
     fn overrides_reach_every_profile_and_lists() {
-        let s = parse(SMALL, &["iterations=1", "profiles.*.duration=500ms", "apps=go", "matrix.threads=[4]", "pinning.server=1"]).unwrap();
+        let s = parse(
+            SMALL,
+            &["iterations=1", "profiles.*.duration=500ms", "apps=go", "matrix.threads=[4]", "pinning.server=1"],
+        )
+        .unwrap();
         assert_eq!(s.iterations, 1);
         assert!(s.profiles.iter().all(|p| p.duration == Duration::from_millis(500)));
         assert_eq!(s.apps, vec!["go".to_string()]);

@@ -90,7 +90,11 @@ pub trait Served {
 
 /// A port for the run: the scenario's, or a free one when it says 0.
 pub fn pick_port(requested: u16) -> Result<u16, String> {
-    let port = if requested != 0 { requested } else { http::free_port().map_err(|e| format!("cannot find a free port: {e}"))? };
+    let port = if requested != 0 {
+        requested
+    } else {
+        http::free_port().map_err(|e| format!("cannot find a free port: {e}"))?
+    };
     if http::port_in_use(port) {
         return Err(format!("port {port} is already in use by another process: stop it, or pick another with --set port=<n> (0 picks a free one)"));
     }
@@ -130,7 +134,15 @@ impl LocalServer {
             .map_err(|e| format!("cannot start `{}`: {e}", app.run))?;
         let probe = Probe::start(ProbeConfig { interval: launch.sample_interval, ..Default::default() }, server.pid())
             .map_err(|e| format!("{} exited at once: {e}; output: {}", app.name, server.output_tail(TAIL_LINES)))?;
-        Ok(LocalServer { name: app.name.clone(), port: launch.port, ready: launch.ready.clone(), server, probe: Some(probe), warmup_mono_ns: mono_ns(), measured_mono_ns: None })
+        Ok(LocalServer {
+            name: app.name.clone(),
+            port: launch.port,
+            ready: launch.ready.clone(),
+            server,
+            probe: Some(probe),
+            warmup_mono_ns: mono_ns(),
+            measured_mono_ns: None,
+        })
     }
 
     fn probe(&self) -> &Probe {
@@ -152,7 +164,10 @@ impl Served for LocalServer {
             }
             self.server.watch();
             if let Some(status) = self.server.exited() {
-                return Err(Failure::Run(format!("{name} crashed during start ({status}): {}", self.server.output_tail(TAIL_LINES))));
+                return Err(Failure::Run(format!(
+                    "{name} crashed during start ({status}): {}",
+                    self.server.output_tail(TAIL_LINES)
+                )));
             }
             if Instant::now() > deadline {
                 return Err(Failure::Run(format!(
@@ -206,10 +221,12 @@ impl Served for LocalServer {
         let load_end_mono_ns = mono_ns();
         self.server.stop();
         self.server.finish_output();
-        let mut finished = Finished { report, crashed, tail, measured_start_mono_ns: self.measured_mono_ns, ..Default::default() };
+        let mut finished =
+            Finished { report, crashed, tail, measured_start_mono_ns: self.measured_mono_ns, ..Default::default() };
         if let Some(capture) = self.server.capture.clone() {
             let t0 = self.measured_mono_ns.unwrap_or(load_end_mono_ns);
-            match crate::events::collect(&capture, self.server.exec_mono_ns, t0, self.warmup_mono_ns, load_end_mono_ns) {
+            match crate::events::collect(&capture, self.server.exec_mono_ns, t0, self.warmup_mono_ns, load_end_mono_ns)
+            {
                 Ok(events) => finished.events = events,
                 Err(e) => finished.events_error = Some(e),
             }

@@ -51,7 +51,14 @@ pub enum Stopped {
 
 impl Server {
     /// Starts `app` with `combo` on `port`; output goes to `log_path`.
-    pub fn spawn(app: &Manifest, combo: &Combination, port: u16, cpus: Option<&str>, log_path: &Path, grace: Duration) -> io::Result<Server> {
+    pub fn spawn(
+        app: &Manifest,
+        combo: &Combination,
+        port: u16,
+        cpus: Option<&str>,
+        log_path: &Path,
+        grace: Duration,
+    ) -> io::Result<Server> {
         let log = File::create(log_path)?;
         let capture = app.events.as_ref().and_then(|settings| crate::events::Capture::new(settings, log_path));
         let env = match (&capture, &app.events) {
@@ -89,7 +96,19 @@ impl Server {
                 pumps.push(crate::events::pump(stream, log.clone(), stamped.clone()));
             }
         }
-        Ok(Server { child, pgid, lineage: Lineage::new(pgid), log_path: log_path.to_path_buf(), grace, exit: None, stopped: false, spawned_at, exec_mono_ns, capture, pumps })
+        Ok(Server {
+            child,
+            pgid,
+            lineage: Lineage::new(pgid),
+            log_path: log_path.to_path_buf(),
+            grace,
+            exit: None,
+            stopped: false,
+            spawned_at,
+            exec_mono_ns,
+            capture,
+            pumps,
+        })
     }
 
     pub fn pid(&self) -> i32 {
@@ -225,7 +244,8 @@ mod tests {
     fn stop_reaches_children_that_ignore_nothing_and_ones_that_ignore_term() {
         let log = std::env::temp_dir().join(format!("stampede-server-test-{}.log", std::process::id()));
         let app = manifest("sleep 30 & (trap '' TERM; echo started; sleep 30) & wait");
-        let mut server = Server::spawn(&app, &Combination::default(), 1, None, &log, Duration::from_millis(300)).unwrap();
+        let mut server =
+            Server::spawn(&app, &Combination::default(), 1, None, &log, Duration::from_millis(300)).unwrap();
         let pgid = server.pid();
         // "started" is printed once the subshell ignores SIGTERM.
         let deadline = Instant::now() + Duration::from_secs(5);

@@ -30,7 +30,13 @@ pub struct Finished {
 /// Runs `cmd` (described as `what`) until it exits, `limit` passes or
 /// `interrupted()` says so. Output goes to `log` when given (and `output` is
 /// then empty), else is captured (stdout then stderr).
-pub fn run(mut cmd: Command, what: &str, limit: Duration, log: Option<&Path>, interrupted: &dyn Fn() -> bool) -> Result<Finished, SubprocessError> {
+pub fn run(
+    mut cmd: Command,
+    what: &str,
+    limit: Duration,
+    log: Option<&Path>,
+    interrupted: &dyn Fn() -> bool,
+) -> Result<Finished, SubprocessError> {
     let spawn_err = |source| SubprocessError::Spawn { what: what.to_string(), source };
     cmd.stdin(Stdio::null()).process_group(0);
     stampede_probe::lifeline::die_with_parent(&mut cmd);
@@ -46,17 +52,20 @@ pub fn run(mut cmd: Command, what: &str, limit: Duration, log: Option<&Path>, in
     let started = Instant::now();
     let mut child = cmd.spawn().map_err(spawn_err)?;
     let pgid = child.id() as i32;
-    let readers: Vec<_> = [child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>), child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>)]
-        .into_iter()
-        .flatten()
-        .map(|mut source| {
-            std::thread::spawn(move || {
-                let mut buf = Vec::new();
-                let _ = source.read_to_end(&mut buf);
-                buf
-            })
+    let readers: Vec<_> = [
+        child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
+        child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|mut source| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = source.read_to_end(&mut buf);
+            buf
         })
-        .collect();
+    })
+    .collect();
     let kill_group = || unsafe {
         // SAFETY: signals only the group this function created.
         libc::kill(-pgid, libc::SIGKILL);
@@ -107,7 +116,9 @@ mod tests {
 
     #[test]
     fn captures_output_and_status() {
-        let done = run(shell("echo out; echo err >&2; exit 3", Path::new("/")), "t", Duration::from_secs(5), None, &|| false).unwrap();
+        let done =
+            run(shell("echo out; echo err >&2; exit 3", Path::new("/")), "t", Duration::from_secs(5), None, &|| false)
+                .unwrap();
         assert_eq!(done.status.code(), Some(3));
         assert!(done.output.contains("out") && done.output.contains("err"));
     }
@@ -115,7 +126,9 @@ mod tests {
     #[test]
     fn a_slow_command_is_killed_at_its_limit() {
         let started = Instant::now();
-        let err = run(shell("sleep 20", Path::new("/")), "sleepy", Duration::from_millis(200), None, &|| false).err().unwrap();
+        let err = run(shell("sleep 20", Path::new("/")), "sleepy", Duration::from_millis(200), None, &|| false)
+            .err()
+            .unwrap();
         assert!(matches!(err, SubprocessError::Timeout { .. }), "{err}");
         assert!(started.elapsed() < Duration::from_secs(5));
     }

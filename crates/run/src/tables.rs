@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 use comfy_table::presets::ASCII_MARKDOWN;
 use comfy_table::{CellAlignment, Table};
 
+use crate::record::RunRecord;
 use stampede_report::crank::{load_figures, LoadRow};
 use stampede_report::format::{count, num};
 use stampede_report::stats::median_of_sorted;
 use stampede_schema::LoadResult;
-use crate::record::RunRecord;
 
 fn table(header: [&str; 2]) -> Table {
     let mut t = Table::new();
@@ -39,7 +39,10 @@ pub fn run_tables(run: &RunRecord, runtime_version: &str, cores: usize) -> Strin
         ("Cores usage", fig(s.cpu_cores_avg)),
         ("Working set (MiB)", fig(s.rss_max_mib)),
         ("Threads (max)", count(Some(s.threads_max))),
-        ("Context switches (vol / invol)", format!("{} / {}", count(Some(s.ctx_voluntary)), count(Some(s.ctx_involuntary)))),
+        (
+            "Context switches (vol / invol)",
+            format!("{} / {}", count(Some(s.ctx_voluntary)), count(Some(s.ctx_involuntary))),
+        ),
         ("Run-queue wait (ms)", fig(s.runqueue_wait_ms)),
         ("Build time (ms)", fig(run.build_time_ms)),
         ("Start time (ms)", fig(run.start_time_ms)),
@@ -93,7 +96,16 @@ pub fn summary_table(runs: &[RunRecord]) -> String {
         }
     }
     let mut t = Table::new();
-    t.load_preset(ASCII_MARKDOWN).set_header(vec!["app", "knobs", "profile", "RPS (min–max)", "RPS / server core", "cores", "p99 ms (min–max)", "valid"]);
+    t.load_preset(ASCII_MARKDOWN).set_header(vec![
+        "app",
+        "knobs",
+        "profile",
+        "RPS (min–max)",
+        "RPS / server core",
+        "cores",
+        "p99 ms (min–max)",
+        "valid",
+    ]);
     for ((app, knobs, profile), list) in groups {
         let valid: Vec<&&RunRecord> = list.iter().filter(|r| r.valid).collect();
         let loads: Vec<&LoadResult> = valid.iter().filter_map(|r| r.load.as_ref()).collect();
@@ -123,7 +135,14 @@ mod tests {
 
     fn run(rps: f64, valid: bool) -> RunRecord {
         let profile: crate::scenario::Profile = toml::from_str("path = \"/json\"").unwrap();
-        let mut r = RunRecord::failed("go", &BTreeMap::from([("gc".to_string(), "off".to_string())]), &profile, 1, 1234.0, String::new());
+        let mut r = RunRecord::failed(
+            "go",
+            &BTreeMap::from([("gc".to_string(), "off".to_string())]),
+            &profile,
+            1,
+            1234.0,
+            String::new(),
+        );
         r.valid = valid;
         r.invalid_reason = if valid { None } else { Some("crashed".into()) };
         r.load = Some(fake_load(rps, 0));
@@ -143,7 +162,19 @@ mod tests {
     #[test]
     fn the_two_run_tables_name_their_figures() {
         let text = run_tables(&run(1500.0, false), "go1.22", 2);
-        for needle in ["go (gc=off)", "Build time (ms)", "1,234", "go1.22", "Mean RPS", "1,500", "Latency 99th (ms)", "0.4", "Socket errors", "Bad responses", "no: crashed"] {
+        for needle in [
+            "go (gc=off)",
+            "Build time (ms)",
+            "1,234",
+            "go1.22",
+            "Mean RPS",
+            "1,500",
+            "Latency 99th (ms)",
+            "0.4",
+            "Socket errors",
+            "Bad responses",
+            "no: crashed",
+        ] {
             assert!(text.contains(needle), "missing {needle:?} in\n{text}");
         }
     }

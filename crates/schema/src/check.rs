@@ -82,12 +82,7 @@ pub struct RuleResult {
 
 impl RuleResult {
     pub fn pass(id: &str, description: &str) -> RuleResult {
-        RuleResult {
-            id: id.to_string(),
-            description: description.to_string(),
-            passed: true,
-            ..RuleResult::default()
-        }
+        RuleResult { id: id.to_string(), description: description.to_string(), passed: true, ..RuleResult::default() }
     }
 }
 
@@ -113,20 +108,12 @@ mod tests {
 
     #[test]
     fn counts_follow_results_and_failures_name_the_rule() {
-        let failed = RuleResult {
-            id: "b".into(),
-            reason: Some("why".into()),
-            ..RuleResult::default()
-        };
+        let failed = RuleResult { id: "b".into(), reason: Some("why".into()), ..RuleResult::default() };
         let report = CheckReport::new("c", "1", "http://x/".into(), vec![RuleResult::pass("a", "a"), failed]);
-        assert_eq!(
-            (report.passed, report.failed, report.all_passed()),
-            (1, 1, false)
-        );
+        assert_eq!((report.passed, report.failed, report.all_passed()), (1, 1, false));
         assert_eq!(report.rule("b").unwrap().reason.as_deref(), Some("why"));
         assert_eq!(report.failures(), ["b: why"]);
-        let back: CheckReport =
-            serde_json::from_str(&serde_json::to_string(&report).unwrap()).unwrap();
+        let back: CheckReport = serde_json::from_str(&serde_json::to_string(&report).unwrap()).unwrap();
         assert_eq!(back.failures(), ["b: why"]);
     }
 }

@@ -96,15 +96,7 @@ mod tests {
 
     #[test]
     fn malformed_and_tls_are_socket_errors_and_status_is_a_bad_response() {
-        let e = Errors {
-            connect: 1,
-            read: 2,
-            write: 3,
-            timeout: 4,
-            status: 5,
-            parse: 6,
-            tls: 7,
-        };
+        let e = Errors { connect: 1, read: 2, write: 3, timeout: 4, status: 5, parse: 6, tls: 7 };
         assert_eq!(e.socket(), 1 + 2 + 3 + 4 + 6 + 7);
         assert_eq!(e.bad_responses(), 5);
         assert_eq!(ErrorCategory::SocketErrors.count(&e), e.socket());
@@ -114,10 +106,8 @@ mod tests {
 
     #[test]
     fn an_older_document_without_tls_reads_as_zero_tls_errors() {
-        let e: Errors = serde_json::from_str(
-            r#"{"connect":1,"read":0,"write":0,"timeout":0,"status":2,"parse":3}"#,
-        )
-        .unwrap();
+        let e: Errors =
+            serde_json::from_str(r#"{"connect":1,"read":0,"write":0,"timeout":0,"status":2,"parse":3}"#).unwrap();
         assert_eq!((e.tls, e.socket(), e.bad_responses()), (0, 4, 2));
     }
 }

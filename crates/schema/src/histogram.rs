@@ -47,9 +47,7 @@ pub fn decode_histogram(encoded: &str) -> Result<Histogram<u64>, HistogramError>
         return Err(HistogramError::Empty);
     }
     let bytes = base64::engine::general_purpose::STANDARD.decode(trimmed)?;
-    Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .map_err(HistogramError::Decode)
+    Deserializer::new().deserialize(&mut bytes.as_slice()).map_err(HistogramError::Decode)
 }
 
 /// Adds every count of every histogram into one. The result grows to hold
@@ -101,17 +99,9 @@ pub fn spectrum(h: &Histogram<u64>) -> Vec<SpectrumPoint> {
     if h.is_empty() {
         return Vec::new();
     }
-    const POINTS: [f64; 16] = [
-        0.0, 25.0, 50.0, 75.0, 90.0, 95.0, 97.5, 99.0, 99.5, 99.9, 99.95, 99.99, 99.995, 99.999,
-        99.9999, 100.0,
-    ];
-    POINTS
-        .iter()
-        .map(|&p| SpectrumPoint {
-            percentile: p,
-            us: ns_to_us(h.value_at_quantile(p / 100.0)),
-        })
-        .collect()
+    const POINTS: [f64; 16] =
+        [0.0, 25.0, 50.0, 75.0, 90.0, 95.0, 97.5, 99.0, 99.5, 99.9, 99.95, 99.99, 99.995, 99.999, 99.9999, 100.0];
+    POINTS.iter().map(|&p| SpectrumPoint { percentile: p, us: ns_to_us(h.value_at_quantile(p / 100.0)) }).collect()
 }
 
 #[cfg(test)]
@@ -157,14 +147,10 @@ mod tests {
 
     fn sample(seed: u64, n: u64) -> Vec<u64> {
         // A deterministic spread over 20 µs … ~50 ms, with a long tail.
-        let mut x = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         (0..n)
             .map(|_| {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 let r = (x >> 33) % 10_000;
                 20_000 + r * r / 2 + (x >> 60) * 7
             })
@@ -197,8 +183,7 @@ mod tests {
         let h = record(&sample(7, 300));
         let mut bytes = Vec::new();
         V2Serializer::new().serialize(&h, &mut bytes).unwrap();
-        let back =
-            decode_histogram(&base64::engine::general_purpose::STANDARD.encode(bytes)).unwrap();
+        let back = decode_histogram(&base64::engine::general_purpose::STANDARD.encode(bytes)).unwrap();
         assert_eq!(back, h);
     }
 
@@ -206,19 +191,13 @@ mod tests {
     fn merged_percentiles_equal_those_of_all_values_recorded_together() {
         let (a, b, c) = (sample(2, 4000), sample(3, 1000), vec![90_000_000u64; 7]);
         let all: Vec<u64> = a.iter().chain(&b).chain(&c).copied().collect();
-        let parts: Vec<Histogram<u64>> = [&a, &b, &c]
-            .iter()
-            .map(|v| decode_histogram(&encode_histogram(&record(v))).unwrap())
-            .collect();
+        let parts: Vec<Histogram<u64>> =
+            [&a, &b, &c].iter().map(|v| decode_histogram(&encode_histogram(&record(v))).unwrap()).collect();
         let merged = merge_histograms(&parts).unwrap();
         let direct = record(&all);
         assert_eq!(merged.len(), all.len() as u64);
         for q in [0.0, 0.25, 0.5, 0.9, 0.99, 0.999, 0.9999, 1.0] {
-            assert_eq!(
-                merged.value_at_quantile(q),
-                direct.value_at_quantile(q),
-                "quantile {q}"
-            );
+            assert_eq!(merged.value_at_quantile(q), direct.value_at_quantile(q), "quantile {q}");
         }
         assert_eq!(Percentiles::of(&merged), Percentiles::of(&direct));
     }
@@ -236,13 +215,7 @@ mod tests {
     #[test]
     fn bad_input_is_a_typed_error() {
         assert!(matches!(decode_histogram(""), Err(HistogramError::Empty)));
-        assert!(matches!(
-            decode_histogram("not base64!"),
-            Err(HistogramError::Base64(_))
-        ));
-        assert!(matches!(
-            decode_histogram("aGVsbG8gd29ybGQ="),
-            Err(HistogramError::Decode(_))
-        ));
+        assert!(matches!(decode_histogram("not base64!"), Err(HistogramError::Base64(_))));
+        assert!(matches!(decode_histogram("aGVsbG8gd29ybGQ="), Err(HistogramError::Decode(_))));
     }
 }

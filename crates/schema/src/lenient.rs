@@ -20,8 +20,7 @@ mod tests {
 
     #[test]
     fn null_numbers_read_as_zero() {
-        let s: SecondStats =
-            serde_json::from_str(r#"{"t_s":6,"requests":0,"errors":3,"p99_us":null}"#).unwrap();
+        let s: SecondStats = serde_json::from_str(r#"{"t_s":6,"requests":0,"errors":3,"p99_us":null}"#).unwrap();
         assert_eq!((s.t_s, s.errors, s.p99_us), (6, 3, 0.0));
         let p: Percentiles = serde_json::from_str(r#"{"p50":null,"p99":12.5}"#).unwrap();
         assert_eq!((p.p50, p.p99), (0.0, 12.5));

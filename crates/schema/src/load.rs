@@ -138,18 +138,13 @@ impl LoadResult {
             reasons.push(format!("{} socket errors", self.socket_errors()));
         }
         if self.bad_responses() > 0 {
-            reasons.push(format!(
-                "{} bad responses (outside 2xx/3xx)",
-                self.bad_responses()
-            ));
+            reasons.push(format!("{} bad responses (outside 2xx/3xx)", self.bad_responses()));
         }
         if self.requests == 0 {
             reasons.push("no responses in the measured period".to_string());
         }
         if self.saturated() {
-            reasons.push(
-                "load generator saturated: it could not keep to the requested rate".to_string(),
-            );
+            reasons.push("load generator saturated: it could not keep to the requested rate".to_string());
         }
         if let Some(multi) = self.multi_host.as_ref().filter(|m| m.partial) {
             let failed: Vec<String> = multi.failed_hosts.iter().map(|f| f.line()).collect();
@@ -192,10 +187,7 @@ pub struct Tool {
 impl Default for Tool {
     /// This build of Stampede.
     fn default() -> Self {
-        Tool {
-            name: "stampede".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        }
+        Tool { name: "stampede".into(), version: env!("CARGO_PKG_VERSION").into() }
     }
 }
 
@@ -299,10 +291,8 @@ mod tests {
 
     #[test]
     fn a_minimal_older_document_reads_with_defaults() {
-        let r: LoadResult = serde_json::from_str(
-            r#"{"schema":"stampede.load/1","url":"http://x/","rps":10.0,"future":1}"#,
-        )
-        .unwrap();
+        let r: LoadResult =
+            serde_json::from_str(r#"{"schema":"stampede.load/1","url":"http://x/","rps":10.0,"future":1}"#).unwrap();
         assert_eq!((r.url.as_str(), r.rps, r.requests), ("http://x/", 10.0, 0));
         assert_eq!((r.protocol.as_str(), r.pipeline), ("http/1.1", 1));
         assert!(r.open.is_none() && r.multi_host.is_none());
@@ -310,23 +300,14 @@ mod tests {
 
     #[test]
     fn a_load_with_errors_or_no_responses_is_invalid() {
-        let mut r = LoadResult {
-            requests: 10,
-            ..Default::default()
-        };
+        let mut r = LoadResult { requests: 10, ..Default::default() };
         assert!(r.invalid_reasons().is_empty());
         r.errors.parse = 2;
         r.errors.status = 3;
         assert_eq!(r.valid_responses(), 7);
         let reasons = r.invalid_reasons().join("; ");
-        assert!(
-            reasons.contains("2 socket errors") && reasons.contains("3 bad responses"),
-            "{reasons}"
-        );
-        assert!(LoadResult::default()
-            .invalid_reasons()
-            .iter()
-            .any(|r| r.contains("no responses")));
+        assert!(reasons.contains("2 socket errors") && reasons.contains("3 bad responses"), "{reasons}");
+        assert!(LoadResult::default().invalid_reasons().iter().any(|r| r.contains("no responses")));
     }
 
     #[test]

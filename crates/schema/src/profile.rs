@@ -49,14 +49,9 @@ mod tests {
 
     #[test]
     fn a_partial_profile_object_reads_with_defaults() {
-        let p: ProfileSummary = serde_json::from_str(
-            r#"{"flame_svg":"f.svg","top":[{"frame":"main","self_pct":50}],"extra":1}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            (p.flame_svg.as_str(), p.folded.as_str(), p.samples),
-            ("f.svg", "", 0)
-        );
+        let p: ProfileSummary =
+            serde_json::from_str(r#"{"flame_svg":"f.svg","top":[{"frame":"main","self_pct":50}],"extra":1}"#).unwrap();
+        assert_eq!((p.flame_svg.as_str(), p.folded.as_str(), p.samples), ("f.svg", "", 0));
         assert_eq!((p.top[0].frame.as_str(), p.top[0].self_pct), ("main", 50.0));
     }
 }

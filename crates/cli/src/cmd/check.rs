@@ -55,14 +55,11 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let contract = stampede_check::resolve(&args.contract)?;
-    let options = stampede_check::Options {
-        timeout: args.timeout,
-    };
+    let options = stampede_check::Options { timeout: args.timeout };
     let url = args.url.as_deref().unwrap_or_default();
     let report = stampede_check::check_contract(url, &contract, &options)?;
     let text = if args.json {
-        let json =
-            serde_json::to_string_pretty(&report).context("cannot serialise the check report")?;
+        let json = serde_json::to_string_pretty(&report).context("cannot serialise the check report")?;
         format!("{json}\n")
     } else {
         stampede_check::render::text(&report, wants_color())

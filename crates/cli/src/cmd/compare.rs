@@ -57,11 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     }
     let base = Results::from_path(&args.base)?;
     let candidate = Results::from_path(&args.candidate)?;
-    let boot = Bootstrap {
-        resamples: args.resamples as usize,
-        seed: args.seed,
-        ..Bootstrap::default()
-    };
+    let boot = Bootstrap { resamples: args.resamples as usize, seed: args.seed, ..Bootstrap::default() };
     let comparison = compare::compare(&base, &candidate, &boot, &rules);
     if comparison.pairs.is_empty() {
         bail!(
@@ -70,15 +66,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             args.candidate.display()
         );
     }
-    let text = if args.json {
-        compare::json(&comparison)
-    } else {
-        compare::human(&comparison)
-    };
+    let text = if args.json { compare::json(&comparison) } else { compare::human(&comparison) };
     use std::io::Write;
-    std::io::stdout()
-        .write_all(text.as_bytes())
-        .context("cannot write to stdout")?;
+    std::io::stdout().write_all(text.as_bytes()).context("cannot write to stdout")?;
     for pair in &comparison.pairs {
         if let Some(path) = differential_flame(&args, &base, &candidate, &pair.key, &pair.label)? {
             eprintln!("differential flame graph ({}): {}", pair.label, path.display());

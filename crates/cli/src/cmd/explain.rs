@@ -74,7 +74,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         (None, Some(path)) => {
             let load = match input::read(path)? {
                 Input::Load(load) => *load,
-                Input::Results(_) => anyhow::bail!("--load {}: a results file from stampede run; give it without --load", path.display()),
+                Input::Results(_) => {
+                    anyhow::bail!("--load {}: a results file from stampede run; give it without --load", path.display())
+                }
             };
             let runtime = match (&args.runtime, args.events.is_empty()) {
                 (Some(name), _) => Some(Runtime::parse(name).context("--runtime")?),

@@ -29,10 +29,17 @@ pub fn run(args: &Args, cfg: &LoadConfig) -> anyhow::Result<i32> {
     if let Some(cfg_file) = args.ssh_config.as_ref().filter(|p| !p.is_file()) {
         anyhow::bail!("--ssh-config {}: no such file", cfg_file.display());
     }
-    let total = Total { connections: args.connections, max_connections: args.max_connections, rate: args.rate, requests: args.requests };
+    let total = Total {
+        connections: args.connections,
+        max_connections: args.max_connections,
+        rate: args.rate,
+        requests: args.requests,
+    };
     share::split(&total, hosts.len()).map_err(anyhow::Error::msg)?;
     let copy_binary = match args.copy_binary {
-        true => Some(std::env::current_exe().map_err(|e| anyhow::anyhow!("--copy-binary: cannot find this binary: {e}"))?),
+        true => {
+            Some(std::env::current_exe().map_err(|e| anyhow::anyhow!("--copy-binary: cannot find this binary: {e}"))?)
+        }
         false => None,
     };
     let plan = Plan {
@@ -102,13 +109,17 @@ fn forwarded(args: &Args, cfg: &LoadConfig) -> anyhow::Result<Vec<String>> {
         flag("--header", format!("{name}: {value}"));
     }
     if !cfg.body.is_empty() {
-        let body = String::from_utf8(cfg.body.clone())
-            .map_err(|_| anyhow::anyhow!("--body-file: with --hosts the body is sent on the command line and must be UTF-8 text"))?;
+        let body = String::from_utf8(cfg.body.clone()).map_err(|_| {
+            anyhow::anyhow!("--body-file: with --hosts the body is sent on the command line and must be UTF-8 text")
+        })?;
         flag("--body", body);
     }
     flag("--timeout", us(cfg.timeout));
     if cfg.rate.is_some() {
-        flag("--arrival", if matches!(cfg.arrival, stampede_load::Arrival::Poisson) { "poisson" } else { "uniform" }.into());
+        flag(
+            "--arrival",
+            if matches!(cfg.arrival, stampede_load::Arrival::Poisson) { "poisson" } else { "uniform" }.into(),
+        );
     }
     flag("--max-lag", us(cfg.max_lag));
     flag("--slow-log", cfg.slow_log.to_string());
@@ -138,7 +149,14 @@ fn forwarded(args: &Args, cfg: &LoadConfig) -> anyhow::Result<Vec<String>> {
 /// One row per host: where each host's share went and what it cost.
 fn host_table(m: &LoadResult) -> String {
     let mut o = String::new();
-    let width = m.hosts().iter().map(|h| h.host.len()).chain(m.failed_hosts().iter().map(|f| f.host.len())).max().unwrap_or(4).max(4);
+    let width = m
+        .hosts()
+        .iter()
+        .map(|h| h.host.len())
+        .chain(m.failed_hosts().iter().map(|f| f.host.len()))
+        .max()
+        .unwrap_or(4)
+        .max(4);
     let _ = writeln!(o, "Hosts:");
     let _ = writeln!(
         o,
@@ -163,7 +181,12 @@ fn host_table(m: &LoadResult) -> String {
         let _ = writeln!(o, "  {:<width$}  FAILED: {}", f.host, f.reason);
     }
     if m.partial() {
-        let _ = writeln!(o, "PARTIAL: {} of {} hosts failed; the total covers the others only.", m.failed_hosts().len(), m.hosts().len() + m.failed_hosts().len());
+        let _ = writeln!(
+            o,
+            "PARTIAL: {} of {} hosts failed; the total covers the others only.",
+            m.failed_hosts().len(),
+            m.hosts().len() + m.failed_hosts().len()
+        );
     }
     o
 }

@@ -3,8 +3,8 @@
 //! is the `stampede-load` crate.
 
 use anyhow::Context;
-use stampede_load::units::{parse_count, parse_duration, parse_whole};
 use stampede_load::config::limits;
+use stampede_load::units::{parse_count, parse_duration, parse_whole};
 use stampede_load::{text, Arrival, Engine, LoadConfig, Stop, Target};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -188,7 +188,13 @@ pub struct Args {
 
     /// Run the load from these hosts over ssh, e.g. me@load1,me@load2 (repeatable);
     /// connections, --rate and --requests are split among them (docs/hosts.md)
-    #[arg(long, value_name = "USER@HOST,…", value_delimiter = ',', conflicts_with = "find_max", help_heading = "Load hosts")]
+    #[arg(
+        long,
+        value_name = "USER@HOST,…",
+        value_delimiter = ',',
+        conflicts_with = "find_max",
+        help_heading = "Load hosts"
+    )]
     pub hosts: Vec<String>,
 
     /// With --hosts: copy this binary to hosts that lack this version (to ~/.cache/stampede)
@@ -239,8 +245,9 @@ fn parse_instant(s: &str) -> Result<SystemTime, String> {
             return Ok(at);
         }
     }
-    humantime::parse_rfc3339_weak(s)
-        .map_err(|_| format!("{s:?} is not an instant; use unix seconds (e.g. 1767225600.25) or RFC 3339 (2026-01-01T00:00:00Z)"))
+    humantime::parse_rfc3339_weak(s).map_err(|_| {
+        format!("{s:?} is not an instant; use unix seconds (e.g. 1767225600.25) or RFC 3339 (2026-01-01T00:00:00Z)")
+    })
 }
 
 /// Sleeps until `--start-at`, or fails if that instant has passed.
@@ -322,7 +329,8 @@ fn request(args: &Args) -> anyhow::Result<(String, Vec<(String, String)>, Vec<u8
         body = b.clone().into_bytes();
     }
     if let Some(path) = &args.body_file {
-        body = limits::read_capped(path, limits::MAX_BODY_BYTES).map_err(|e| anyhow::anyhow!("--body-file {}: {e}", path.display()))?;
+        body = limits::read_capped(path, limits::MAX_BODY_BYTES)
+            .map_err(|e| anyhow::anyhow!("--body-file {}: {e}", path.display()))?;
     }
     Ok((method, headers, body))
 }
@@ -433,7 +441,12 @@ fn find_max(mut cfg: LoadConfig, slo: &stampede_load::capacity::Slo, json: bool)
             if !json {
                 let rate = s.rate.map_or("closed loop".to_string(), |r| format!("{r:.0} req/s"));
                 let got = text::dur(slo.measured(&s.result.latency_us));
-                println!("  {rate:>14}: {:>9.0} req/s sent, p{} {got:>9}  {}", s.result.rps, slo.percentile, if s.passed { "ok" } else { &s.reason });
+                println!(
+                    "  {rate:>14}: {:>9.0} req/s sent, p{} {got:>9}  {}",
+                    s.result.rps,
+                    slo.percentile,
+                    if s.passed { "ok" } else { &s.reason }
+                );
             }
         },
     )?;

@@ -16,7 +16,11 @@ pub mod targets;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "stampede", version, about = "How fast is an HTTP API server, how efficiently does it use the CPU, and why is its tail slow?")]
+#[command(
+    name = "stampede",
+    version,
+    about = "How fast is an HTTP API server, how efficiently does it use the CPU, and why is its tail slow?"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

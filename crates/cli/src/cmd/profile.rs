@@ -28,12 +28,7 @@ see docs/profile.md.";
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Root of the process tree to sample (it and every descendant)
-    #[arg(
-        long,
-        value_name = "PID",
-        required_unless_present = "diff",
-        conflicts_with = "diff"
-    )]
+    #[arg(long, value_name = "PID", required_unless_present = "diff", conflicts_with = "diff")]
     pub pid: Option<u32>,
 
     /// How long to sample (e.g. 5s, 500ms)
@@ -76,26 +71,16 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     );
     stampede_profile::wait_while_alive(pid, args.duration);
     let profile = Profile::from_recording(recorder.stop()?)?;
-    let title = format!(
-        "pid {pid} ({})",
-        stampede_profile::tree::name(pid).unwrap_or_else(|| "exited".into())
-    );
+    let title = format!("pid {pid} ({})", stampede_profile::tree::name(pid).unwrap_or_else(|| "exited".into()));
     let summary = profile.write(&args.out, &pid.to_string(), &title)?;
     let json = serde_json::to_string_pretty(&summary)? + "\n";
     let json_path = args.out.join("profile.json");
-    std::fs::write(&json_path, &json)
-        .with_context(|| format!("{}: cannot write", json_path.display()))?;
+    std::fs::write(&json_path, &json).with_context(|| format!("{}: cannot write", json_path.display()))?;
     for note in &summary.notes {
         eprintln!("stampede: note: {note}");
     }
-    let text = if args.json {
-        json
-    } else {
-        human(&profile, &args.out, &summary.flame_svg)
-    };
-    std::io::stdout()
-        .write_all(text.as_bytes())
-        .context("cannot write to stdout")?;
+    let text = if args.json { json } else { human(&profile, &args.out, &summary.flame_svg) };
+    std::io::stdout().write_all(text.as_bytes()).context("cannot write to stdout")?;
     Ok(0)
 }
 

@@ -21,11 +21,7 @@ const EXAMPLES: &str = "Examples:
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The results.json written by `stampede run` (a `stampede load --json` file also works)
-    #[arg(
-        value_name = "RESULTS",
-        required_unless_present = "demo",
-        conflicts_with = "demo"
-    )]
+    #[arg(value_name = "RESULTS", required_unless_present = "demo", conflicts_with = "demo")]
     pub results: Option<PathBuf>,
 
     /// Where to write, or `-` for stdout [default: report.html beside RESULTS for html
@@ -61,9 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         (None, _, _) => PathBuf::from("-"),
     };
     if output == Path::new("-") {
-        std::io::stdout()
-            .write_all(&bytes)
-            .context("cannot write to stdout")?;
+        std::io::stdout().write_all(&bytes).context("cannot write to stdout")?;
     } else {
         stampede_report::write_bytes(&output, &bytes)?;
         eprintln!("stampede: wrote {}", output.display());

@@ -56,13 +56,16 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     };
     let mut sets = Vec::new();
     if let Some(apps) = &args.apps {
-        let list: Vec<String> = apps.split(',').map(str::trim).filter(|a| !a.is_empty()).map(|a| format!("{a:?}")).collect();
+        let list: Vec<String> =
+            apps.split(',').map(str::trim).filter(|a| !a.is_empty()).map(|a| format!("{a:?}")).collect();
         if list.is_empty() {
             anyhow::bail!("--apps: give at least one app name, e.g. --apps go,rust");
         }
         sets.push(format!("apps=[{}]", list.join(",")));
     }
-    for (flag, value) in [("--duration", &args.duration), ("--warmup", &args.warmup), ("--sample-interval", &args.sample_interval)] {
+    for (flag, value) in
+        [("--duration", &args.duration), ("--warmup", &args.warmup), ("--sample-interval", &args.sample_interval)]
+    {
         if let Some(v) = value {
             stampede_run::duration::parse(v).map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
         }
@@ -86,7 +89,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         sets.push(format!("cpu_profile_frequency={hz}"));
     }
     sets.extend(args.sets);
-    let exe = std::env::current_exe().context("cannot find the stampede binary itself (needed to run `stampede load` and `stampede check`)")?;
+    let exe = std::env::current_exe()
+        .context("cannot find the stampede binary itself (needed to run `stampede load` and `stampede check`)")?;
     let summary = stampede_run::run(stampede_run::RunOptions {
         scenario_path,
         sets,

@@ -175,12 +175,7 @@ pub fn stampede_on(cpus: Option<&str>, args: &[&str], deadline: Duration) -> Out
         }
         None => Command::new(bin),
     };
-    let mut child = cmd
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run stampede");
+    let mut child = cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("run stampede");
     let start = Instant::now();
     loop {
         if let Some(_status) = child.try_wait().unwrap() {
@@ -208,11 +203,6 @@ pub fn load_json_on(cpus: Option<&str>, args: &[&str], deadline: Duration) -> se
     let mut all = vec!["load", "--json"];
     all.extend_from_slice(args);
     let out = stampede_on(cpus, &all, deadline);
-    assert!(
-        out.status.success(),
-        "stampede {all:?} failed: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "stampede {all:?} failed: {}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
 }

@@ -93,8 +93,7 @@ pub fn manifest_paths() -> BTreeMap<String, PathBuf> {
 /// defaults that name a value, no knob that duplicates `PORT` or `THREADS`.
 pub fn load_manifest(path: &Path) -> Result<Manifest, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let manifest: Manifest =
-        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let manifest: Manifest = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let at = |what: String| format!("{}: {what}", path.display());
     for (field, value) in [
         ("name", &manifest.name),
@@ -108,15 +107,11 @@ pub fn load_manifest(path: &Path) -> Result<Manifest, String> {
         }
     }
     if manifest.requires.is_empty() || manifest.requires.iter().any(|p| p.trim().is_empty()) {
-        return Err(at(
-            "`requires` must list the programs the app needs on PATH".into(),
-        ));
+        return Err(at("`requires` must list the programs the app needs on PATH".into()));
     }
     for (name, knob) in &manifest.knobs {
         if name.eq_ignore_ascii_case("threads") {
-            return Err(at(
-                "THREADS is given to every app by the contract; it is not a knob".into(),
-            ));
+            return Err(at("THREADS is given to every app by the contract; it is not a knob".into()));
         }
         if knob.description.trim().is_empty() {
             return Err(at(format!("knob `{name}` has an empty description")));
@@ -125,20 +120,11 @@ pub fn load_manifest(path: &Path) -> Result<Manifest, String> {
             return Err(at(format!("knob `{name}` has no values")));
         }
         if !knob.values.contains_key(&knob.default) {
-            return Err(at(format!(
-                "knob `{name}`: default {:?} is not one of its values",
-                knob.default
-            )));
+            return Err(at(format!("knob `{name}`: default {:?} is not one of its values", knob.default)));
         }
         for (value_name, value) in &knob.values {
-            if let Some(var) = value
-                .env
-                .keys()
-                .find(|k| k.is_empty() || *k == "PORT" || *k == "THREADS")
-            {
-                return Err(at(format!(
-                    "knob `{name}` value `{value_name}` sets {var:?}, which the contract owns"
-                )));
+            if let Some(var) = value.env.keys().find(|k| k.is_empty() || *k == "PORT" || *k == "THREADS") {
+                return Err(at(format!("knob `{name}` value `{value_name}` sets {var:?}, which the contract owns")));
             }
         }
     }
@@ -152,8 +138,7 @@ pub fn on_path(program: &str) -> bool {
         return false;
     };
     std::env::split_paths(&path).any(|dir| {
-        std::fs::metadata(dir.join(program))
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        std::fs::metadata(dir.join(program)).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     })
 }
 
@@ -170,9 +155,7 @@ static ONE_APP_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// `contracts`; panics with the evidence on any contract violation, announces
 /// a skip when the app or a tool is missing.
 pub fn check_app(name: &str, contracts: &[&str]) {
-    let _turn = ONE_APP_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _turn = ONE_APP_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let dir = apps_root().join(name);
     let manifest_path = dir.join("app.toml");
     if !manifest_path.is_file() {
@@ -207,9 +190,7 @@ pub fn check_app(name: &str, contracts: &[&str]) {
     let port = net::free_port();
     let log_path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("app-{name}.log"));
     let mut server = Server::start(&manifest, &dir, port, &log_path);
-    let ready = net::wait_for_status(port, "/plaintext", 200, READY_DEADLINE, || {
-        server.exited().is_some()
-    });
+    let ready = net::wait_for_status(port, "/plaintext", 200, READY_DEADLINE, || server.exited().is_some());
     let Some(ready_after) = ready else {
         let how = match server.exited() {
             Some(status) => format!("exited with {status} before answering"),
@@ -223,9 +204,7 @@ pub fn check_app(name: &str, contracts: &[&str]) {
     let mut summaries = Vec::new();
     for contract in contracts {
         let check = process::run_with_deadline(
-            Command::new(stampede)
-                .args(["check", "--contract", contract, &url])
-                .env("NO_COLOR", "1"),
+            Command::new(stampede).args(["check", "--contract", contract, &url]).env("NO_COLOR", "1"),
             CHECK_DEADLINE,
         )
         .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -235,15 +214,10 @@ pub fn check_app(name: &str, contracts: &[&str]) {
             "{name}: `stampede check --contract {contract} {url}` found contract violations\n{}",
             check.output()
         );
-        summaries.push(format!(
-            "{contract}: {}",
-            check.stdout.lines().last().unwrap_or("checked")
-        ));
+        summaries.push(format!("{contract}: {}", check.stdout.lines().last().unwrap_or("checked")));
     }
 
-    let stopped_after = server
-        .stop()
-        .unwrap_or_else(|e| panic!("{name}: {e}\n{}", server.log()));
+    let stopped_after = server.stop().unwrap_or_else(|e| panic!("{name}: {e}\n{}", server.log()));
     announce(&format!(
         "PASS {name}: built in {:.1} s, ready in {:.2} s, check {}, stopped in {:.2} s",
         build_time.as_secs_f64(),
@@ -255,11 +229,8 @@ pub fn check_app(name: &str, contracts: &[&str]) {
 
 /// Runs a manifest command with `sh -c` in the app's folder.
 fn shell(command: &str, dir: &Path, deadline: Duration) -> process::Finished {
-    process::run_with_deadline(
-        Command::new("sh").arg("-c").arg(command).current_dir(dir),
-        deadline,
-    )
-    .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+    process::run_with_deadline(Command::new("sh").arg("-c").arg(command).current_dir(dir), deadline)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
 }
 
 /// A started app server, leading its own process group. Dropping it kills
@@ -294,17 +265,8 @@ impl Server {
             .stderr(log_err)
             .process_group(0)
             .spawn()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "cannot start `sh -c {command_line}` in {}: {e}",
-                    dir.display()
-                )
-            });
-        Server {
-            child,
-            log_path: log_path.to_path_buf(),
-            stopped: false,
-        }
+            .unwrap_or_else(|e| panic!("cannot start `sh -c {command_line}` in {}: {e}", dir.display()));
+        Server { child, log_path: log_path.to_path_buf(), stopped: false }
     }
 
     /// The process group of the server (its leader's pid).
@@ -319,10 +281,7 @@ impl Server {
     /// The server's output so far, for failure messages.
     fn log(&self) -> String {
         let text = std::fs::read_to_string(&self.log_path).unwrap_or_default();
-        format!(
-            "--- server output ({}) ---\n{text}",
-            self.log_path.display()
-        )
+        format!("--- server output ({}) ---\n{text}", self.log_path.display())
     }
 
     /// SIGTERM to the group; the leader must exit with 0 or the usual
@@ -336,10 +295,7 @@ impl Server {
         let mut status = None;
         while start.elapsed() < STOP_DEADLINE {
             if status.is_none() {
-                status = self
-                    .child
-                    .try_wait()
-                    .map_err(|e| format!("cannot wait for the server: {e}"))?;
+                status = self.child.try_wait().map_err(|e| format!("cannot wait for the server: {e}"))?;
             }
             if status.is_some() && group_members(pgid).is_empty() {
                 break;
@@ -361,7 +317,9 @@ impl Server {
             || status.code() == Some(128 + libc::SIGTERM)
             || status.signal() == Some(libc::SIGTERM);
         if !clean {
-            return Err(format!("after SIGTERM the server exited with {status}, expected 0 or the usual SIGTERM status"));
+            return Err(format!(
+                "after SIGTERM the server exited with {status}, expected 0 or the usual SIGTERM status"
+            ));
         }
         Ok(took)
     }
@@ -369,9 +327,7 @@ impl Server {
     /// SIGKILL whatever is left of the group and reap the leader.
     fn kill(&mut self) {
         if !self.stopped {
-            if !group_members(self.child.id()).is_empty()
-                || self.child.try_wait().ok().flatten().is_none()
-            {
+            if !group_members(self.child.id()).is_empty() || self.child.try_wait().ok().flatten().is_none() {
                 kill_group(&mut self.child, libc::SIGKILL);
             }
             let _ = self.child.wait();

@@ -8,10 +8,7 @@ use std::time::{Duration, Instant};
 /// A port that was free a moment ago (bound to port 0, then released).
 pub fn free_port() -> u16 {
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind 127.0.0.1:0");
-    listener
-        .local_addr()
-        .expect("local address of a bound listener")
-        .port()
+    listener.local_addr().expect("local address of a bound listener").port()
 }
 
 /// The status code of `GET path` on 127.0.0.1:`port`, or `None` if no
@@ -21,8 +18,7 @@ pub fn get_status(port: u16, path: &str, timeout: Duration) -> Option<u16> {
     let mut stream = TcpStream::connect_timeout(&addr, timeout).ok()?;
     stream.set_read_timeout(Some(timeout)).ok()?;
     stream.set_write_timeout(Some(timeout)).ok()?;
-    let request =
-        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).ok()?;
     let mut buf = Vec::new();
     let mut chunk = [0u8; 512];

@@ -24,10 +24,7 @@ impl Finished {
 
     /// Both streams, for a failure message.
     pub fn output(&self) -> String {
-        format!(
-            "--- stdout ---\n{}--- stderr ---\n{}",
-            self.stdout, self.stderr
-        )
+        format!("--- stdout ---\n{}--- stderr ---\n{}", self.stdout, self.stderr)
     }
 }
 
@@ -57,9 +54,7 @@ pub fn run_with_deadline(command: &mut Command, deadline: Duration) -> Result<Fi
         Some(status) => status,
         None => {
             kill_group(&mut child, libc::SIGKILL);
-            child
-                .wait()
-                .map_err(|e| format!("cannot wait for {command:?}: {e}"))?
+            child.wait().map_err(|e| format!("cannot wait for {command:?}: {e}"))?
         }
     };
     // Helpers a build leaves behind (compiler servers, daemons) would keep
@@ -69,18 +64,11 @@ pub fn run_with_deadline(command: &mut Command, deadline: Duration) -> Result<Fi
     }
     let finished = Finished {
         status,
-        stdout: stdout
-            .recv_timeout(Duration::from_secs(5))
-            .unwrap_or_default(),
-        stderr: stderr
-            .recv_timeout(Duration::from_secs(5))
-            .unwrap_or_default(),
+        stdout: stdout.recv_timeout(Duration::from_secs(5)).unwrap_or_default(),
+        stderr: stderr.recv_timeout(Duration::from_secs(5)).unwrap_or_default(),
     };
     if timed_out {
-        return Err(format!(
-            "{command:?} did not finish within {deadline:?}; killed\n{}",
-            finished.output()
-        ));
+        return Err(format!("{command:?} did not finish within {deadline:?}; killed\n{}", finished.output()));
     }
     Ok(finished)
 }
@@ -118,10 +106,7 @@ pub fn group_members(pgid: u32) -> Vec<String> {
     let mut members = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
+        let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else {
             continue;
         };
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
@@ -136,9 +121,7 @@ pub fn group_members(pgid: u32) -> Vec<String> {
             continue;
         };
         if *state != "Z" && pgrp.parse::<u32>().ok() == Some(pgid) {
-            let comm = stat
-                .get(stat.find('(').map_or(0, |i| i + 1)..close)
-                .unwrap_or("?");
+            let comm = stat.get(stat.find('(').map_or(0, |i| i + 1)..close).unwrap_or("?");
             members.push(format!("{pid} {comm}"));
         }
     }

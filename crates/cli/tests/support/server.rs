@@ -91,11 +91,7 @@ impl TestServer {
                 std::thread::spawn(move || serve_connection(stream, server, &lock));
             }
         });
-        TestServer {
-            port,
-            stop,
-            acceptor: Some(acceptor),
-        }
+        TestServer { port, stop, acceptor: Some(acceptor) }
     }
 
     pub fn url(&self) -> String {
@@ -138,22 +134,14 @@ fn serve_connection(mut stream: TcpStream, server: Served, lock: &Mutex<()>) {
         };
         let head = String::from_utf8_lossy(&buf[..end]).into_owned();
         buf.drain(..end + 4);
-        let target = head
-            .lines()
-            .next()
-            .and_then(|line| line.split(' ').nth(1))
-            .unwrap_or("/")
-            .to_string();
+        let target = head.lines().next().and_then(|line| line.split(' ').nth(1)).unwrap_or("/").to_string();
         let path = target.split('?').next().unwrap_or("/");
         let (status, content_type, body) = match server.api {
             Api::Stampede => route(path, server.fault, lock),
             Api::Sequence => route_sequence(path, server.fault),
             Api::Tfb => route_tfb(path),
         };
-        if stream
-            .write_all(&encode(status, content_type, &body, server))
-            .is_err()
-        {
+        if stream.write_all(&encode(status, content_type, &body, server)).is_err() {
             return;
         }
     }
@@ -178,20 +166,11 @@ fn encode(status: u16, content_type: &str, body: &[u8], server: Served) -> Vec<u
     match fault {
         _ if server.api == Api::Sequence => {}
         Fault::NoDate => {}
-        Fault::FrozenDate => head.push_str(&format!(
-            "Date: {}\r\n",
-            httpdate::fmt_http_date(server.started)
-        )),
+        Fault::FrozenDate => head.push_str(&format!("Date: {}\r\n", httpdate::fmt_http_date(server.started))),
         Fault::StaleDate => head.push_str("Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n"),
-        _ => head.push_str(&format!(
-            "Date: {}\r\n",
-            httpdate::fmt_http_date(SystemTime::now())
-        )),
+        _ => head.push_str(&format!("Date: {}\r\n", httpdate::fmt_http_date(SystemTime::now()))),
     }
-    head.push_str(&format!(
-        "Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    ));
+    head.push_str(&format!("Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n", body.len()));
     let mut bytes = head.into_bytes();
     bytes.extend_from_slice(body);
     bytes
@@ -224,19 +203,14 @@ fn route(path: &str, fault: Fault, lock: &Mutex<()>) -> (u16, &'static str, Vec<
     let bad = || (400, "text/plain", b"bad request".to_vec());
     let json = |body: String| (200, JSON, body.into_bytes());
     match segments.as_slice() {
-        ["plaintext"] if fault == Fault::PlaintextNewline => {
-            (200, "text/plain", b"Hello, World!\n".to_vec())
-        }
+        ["plaintext"] if fault == Fault::PlaintextNewline => (200, "text/plain", b"Hello, World!\n".to_vec()),
         ["plaintext"] => (200, "text/plain; charset=utf-8", b"Hello, World!".to_vec()),
         ["json"] => json(r#"{"message": "Hello, World!"}"#.to_string()),
-        ["values", id] if fault == Fault::AcceptsNegativeId && id.starts_with('-') => {
-            json(id.to_string())
-        }
+        ["values", id] if fault == Fault::AcceptsNegativeId && id.starts_with('-') => json(id.to_string()),
         ["values", id] => int(id, 2_147_483_647).map_or_else(bad, |n| json(n.to_string())),
         ["api", "count", n] => int(n, 100_000).map_or_else(bad, |n| count(n, fault)),
         ["api", "fib", n] => int(n, 10_000).map_or_else(bad, |n| fib(n, fault)),
-        ["cpu", n] => int(n, 10_000_000)
-            .map_or_else(bad, |n| json(format!(r#"{{"result":"{}"}}"#, xorshift(n)))),
+        ["cpu", n] => int(n, 10_000_000).map_or_else(bad, |n| json(format!(r#"{{"result":"{}"}}"#, xorshift(n)))),
         ["lock", n] => int(n, 10_000_000).map_or_else(bad, |n| {
             let _held = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             json(format!(r#"{{"result":"{}"}}"#, xorshift(n)))
@@ -247,7 +221,8 @@ fn route(path: &str, fault: Fault, lock: &Mutex<()>) -> (u16, &'static str, Vec<
             json(format!(r#"{{"allocated_kib":{kib}}}"#))
         }),
         ["sleep", ms] => int(ms, 10_000).map_or_else(bad, |ms| {
-            let _held = (fault == Fault::SerialSleep).then(|| lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+            let _held =
+                (fault == Fault::SerialSleep).then(|| lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
             std::thread::sleep(Duration::from_millis(ms));
             json(format!(r#"{{"slept_ms":{ms}}}"#))
         }),

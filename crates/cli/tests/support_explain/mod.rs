@@ -136,7 +136,11 @@ pub fn stampede(args: &[&str], out: Option<&Path>, deadline: Duration) -> (i32, 
 
 /// Says why a test is skipped, visibly, and returns true when `program` is missing.
 pub fn missing(program: &str) -> bool {
-    let found = Command::new("sh").args(["-c", &format!("command -v {program}")]).output().map(|o| o.status.success()).unwrap_or(false);
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
     if !found {
         eprintln!("SKIP: {program} is not on PATH");
     }

@@ -67,8 +67,10 @@ impl Logged {
         let head = String::from_utf8_lossy(head);
         let mut lines = head.split("\r\n");
         let mut first = lines.next().unwrap_or_default().split(' ');
-        let (method, path) = (first.next().unwrap_or_default().to_string(), first.next().unwrap_or_default().to_string());
-        let headers = lines.filter_map(|l| l.split_once(':')).map(|(n, v)| (n.to_string(), v.trim().to_string())).collect();
+        let (method, path) =
+            (first.next().unwrap_or_default().to_string(), first.next().unwrap_or_default().to_string());
+        let headers =
+            lines.filter_map(|l| l.split_once(':')).map(|(n, v)| (n.to_string(), v.trim().to_string())).collect();
         Logged { method, path, headers, body: body.to_vec() }
     }
 

@@ -59,7 +59,8 @@ pub fn unavailable() -> Option<String> {
         return Some("not root, so no network namespaces can be made".into());
     }
     for tool in ["ip", "ssh", "ssh-keygen"] {
-        if Command::new("sh").arg("-c").arg(format!("command -v {tool}")).output().map_or(true, |o| !o.status.success()) {
+        if Command::new("sh").arg("-c").arg(format!("command -v {tool}")).output().map_or(true, |o| !o.status.success())
+        {
             return Some(format!("{tool} is not on PATH (scripts/deps.sh installs it)"));
         }
     }
@@ -148,7 +149,9 @@ impl Net {
     fn keys_and_sshd(&mut self, subnet: &str) -> Result<(), String> {
         let d = &self.dir;
         for key in ["client", "host"] {
-            run(Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-C", "stampede-test", "-f"]).arg(d.join(key)))?;
+            run(Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-C", "stampede-test", "-f"])
+                .arg(d.join(key)))?;
         }
         let read = |p: PathBuf| std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()));
         std::fs::write(d.join("authorized_keys"), read(d.join("client.pub"))?).map_err(|e| e.to_string())?;
@@ -195,8 +198,12 @@ impl Net {
                 .spawn()
                 .map_err(|e| format!("sshd: {e}"))?;
             self.sshd.push(child);
-            wait_for(&format!("{addr}:22").parse().unwrap(), Duration::from_secs(10))
-                .map_err(|e| format!("sshd in {ns}: {e}; log: {}", std::fs::read_to_string(d.join(format!("sshd_{i}.log"))).unwrap_or_default()))?;
+            wait_for(&format!("{addr}:22").parse().unwrap(), Duration::from_secs(10)).map_err(|e| {
+                format!(
+                    "sshd in {ns}: {e}; log: {}",
+                    std::fs::read_to_string(d.join(format!("sshd_{i}.log"))).unwrap_or_default()
+                )
+            })?;
         }
         Ok(())
     }

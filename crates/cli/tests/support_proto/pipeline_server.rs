@@ -88,13 +88,23 @@ pub fn response(k: usize, close: bool) -> Vec<u8> {
     let status = status(k);
     match k % 4 {
         0 => format!("HTTP/1.1 {status} OK\r\n{conn}Content-Length: 5\r\n\r\nHello").into_bytes(),
-        1 => format!("HTTP/1.1 {status} OK\r\n{conn}Transfer-Encoding: chunked\r\n\r\n3\r\nHel\r\n2\r\nlo\r\n0\r\n\r\n").into_bytes(),
+        1 => {
+            format!("HTTP/1.1 {status} OK\r\n{conn}Transfer-Encoding: chunked\r\n\r\n3\r\nHel\r\n2\r\nlo\r\n0\r\n\r\n")
+                .into_bytes()
+        }
         2 => format!("HTTP/1.1 {status} OK\r\n{conn}Content-Length: 0\r\n\r\n").into_bytes(),
         _ => format!("HTTP/1.1 {status} OK\r\n{conn}Content-Length: 1000\r\n\r\n{}", "x".repeat(1000)).into_bytes(),
     }
 }
 
-fn serve(mut conn: TcpStream, depth: usize, behaviour: Behaviour, requests: &AtomicU64, full: &AtomicU64, over: &AtomicU64) {
+fn serve(
+    mut conn: TcpStream,
+    depth: usize,
+    behaviour: Behaviour,
+    requests: &AtomicU64,
+    full: &AtomicU64,
+    over: &AtomicU64,
+) {
     let _ = conn.set_nodelay(true);
     // A final partial batch (under -n) is answered after a short quiet spell.
     let _ = conn.set_read_timeout(Some(Duration::from_millis(50)));

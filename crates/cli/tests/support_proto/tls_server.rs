@@ -65,7 +65,14 @@ impl Drop for TlsServer {
     }
 }
 
-fn serve(tcp: TcpStream, config: Arc<rustls::ServerConfig>, close_every: u64, requests: &AtomicU64, handshakes: &AtomicU64, resumed: &AtomicU64) {
+fn serve(
+    tcp: TcpStream,
+    config: Arc<rustls::ServerConfig>,
+    close_every: u64,
+    requests: &AtomicU64,
+    handshakes: &AtomicU64,
+    resumed: &AtomicU64,
+) {
     let _ = tcp.set_nodelay(true);
     let Ok(conn) = ServerConnection::new(config) else { return };
     let mut tls = StreamOwned::new(conn, tcp);

@@ -49,41 +49,17 @@ pub fn render_in_chromium(page: &Path, work: &Path, width: u32, height: u32) -> 
     // The same window for both, so chart positions in the DOM match the picture.
     let size_arg = format!("--window-size={width},{height}");
     let scale_arg = "--force-device-scale-factor=1";
-    let dom_out = chromium_run(
-        work,
-        "dom",
-        &[
-            "--dump-dom",
-            &size_arg,
-            scale_arg,
-            "--virtual-time-budget=5000",
-            &url,
-        ],
-    );
+    let dom_out = chromium_run(work, "dom", &["--dump-dom", &size_arg, scale_arg, "--virtual-time-budget=5000", &url]);
     let screenshot = work.join("screenshot.png");
     let _ = std::fs::remove_file(&screenshot);
     let shot_arg = format!("--screenshot={}", screenshot.display());
     chromium_run(
         work,
         "shot",
-        &[
-            &shot_arg,
-            &size_arg,
-            scale_arg,
-            "--hide-scrollbars",
-            "--virtual-time-budget=5000",
-            &url,
-        ],
+        &[&shot_arg, &size_arg, scale_arg, "--hide-scrollbars", "--virtual-time-budget=5000", &url],
     );
-    assert!(
-        screenshot.is_file(),
-        "Chromium wrote no screenshot at {}",
-        screenshot.display()
-    );
-    Rendered {
-        dom: dom_out,
-        screenshot,
-    }
+    assert!(screenshot.is_file(), "Chromium wrote no screenshot at {}", screenshot.display());
+    Rendered { dom: dom_out, screenshot }
 }
 
 /// Runs Chromium once in its own process group with a fresh profile, waits
@@ -134,10 +110,7 @@ fn chromium_run(work: &Path, tag: &str, args: &[&str]) -> String {
         std::thread::sleep(Duration::from_millis(50));
     };
     // End anything Chromium left behind in its group (helpers, zygotes).
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pgid}")])
-        .stderr(Stdio::null())
-        .status();
+    let _ = Command::new("kill").args(["-KILL", "--", &format!("-{pgid}")]).stderr(Stdio::null()).status();
     let _ = child.wait();
     let out = out_reader.join().unwrap_or_default();
     let err = err_reader.join().unwrap_or_default();

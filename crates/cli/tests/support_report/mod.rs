@@ -31,9 +31,7 @@ pub fn stderr(output: &Output) -> String {
 
 /// A fresh, empty directory for one test.
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("stampede-report-tests")
-        .join(name);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("stampede-report-tests").join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
@@ -81,10 +79,7 @@ pub fn results_json(configs: &[(&str, &str, &[f64])]) -> Value {
     let runs: Vec<Value> = configs
         .iter()
         .flat_map(|(app, threads, values)| {
-            values
-                .iter()
-                .enumerate()
-                .map(move |(i, rps)| run_json(app, threads, i as u64 + 1, *rps))
+            values.iter().enumerate().map(move |(i, rps)| run_json(app, threads, i as u64 + 1, *rps))
         })
         .collect();
     json!({
@@ -99,16 +94,12 @@ pub fn results_json(configs: &[(&str, &str, &[f64])]) -> Value {
 
 /// The value of `name="…"` on the element with `id="selftest"` in a DOM dump.
 pub fn selftest_attr(dom: &str, name: &str) -> String {
-    let start = dom
-        .find(r#"id="selftest""#)
-        .expect("the page has a #selftest element");
+    let start = dom.find(r#"id="selftest""#).expect("the page has a #selftest element");
     let tag_start = dom[..start].rfind('<').unwrap();
     let tag_end = start + dom[start..].find('>').unwrap();
     let tag = &dom[tag_start..tag_end];
     let key = format!(r#"{name}=""#);
-    let at = tag
-        .find(&key)
-        .unwrap_or_else(|| panic!("#selftest has no {name}: {tag}"));
+    let at = tag.find(&key).unwrap_or_else(|| panic!("#selftest has no {name}: {tag}"));
     let rest = &tag[at + key.len()..];
     rest[..rest.find('"').unwrap()].to_owned()
 }
@@ -116,12 +107,7 @@ pub fn selftest_attr(dom: &str, name: &str) -> String {
 /// Width and height from a PNG's IHDR chunk.
 pub fn png_size(path: &Path) -> (u32, u32) {
     let bytes = std::fs::read(path).unwrap();
-    assert_eq!(
-        &bytes[..8],
-        b"\x89PNG\r\n\x1a\n",
-        "{} is not a PNG",
-        path.display()
-    );
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{} is not a PNG", path.display());
     assert_eq!(&bytes[12..16], b"IHDR");
     let width = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
     let height = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
@@ -131,13 +117,9 @@ pub fn png_size(path: &Path) -> (u32, u32) {
 /// Field names in the first column of the table under `heading` in a page of
 /// `docs/` (a cell may name several: "`a`, `b`").
 pub fn documented_fields(doc: &str, heading: &str) -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../docs")
-        .join(doc);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs").join(doc);
     let text = std::fs::read_to_string(&path).unwrap();
-    let start = text
-        .find(heading)
-        .unwrap_or_else(|| panic!("{heading} not in {doc}"));
+    let start = text.find(heading).unwrap_or_else(|| panic!("{heading} not in {doc}"));
     let mut fields = Vec::new();
     for line in text[start..].lines().skip(1) {
         if line.starts_with('#') {

@@ -95,7 +95,14 @@ version = "python3 --version"
 
     /// Starts `stampede run` in this folder, its output piped.
     pub fn spawn_run(&self, args: &[&str]) -> Child {
-        self.stampede().arg("run").args(args).current_dir(&self.dir).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+        self.stampede()
+            .arg("run")
+            .args(args)
+            .current_dir(&self.dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
     }
 
     /// Processes whose command line or environment carries this test's marker.
@@ -135,7 +142,11 @@ pub fn wait_output(mut child: Child, limit: Duration) -> Output {
         if Instant::now() > deadline {
             let _ = child.kill();
             let out = child.wait_with_output().unwrap();
-            panic!("stampede run did not finish in {limit:?}\nstdout:\n{}\nstderr:\n{}", text(&out.stdout), text(&out.stderr));
+            panic!(
+                "stampede run did not finish in {limit:?}\nstdout:\n{}\nstderr:\n{}",
+                text(&out.stdout),
+                text(&out.stderr)
+            );
         }
         std::thread::sleep(Duration::from_millis(50));
     }

@@ -14,14 +14,22 @@ pub fn parse(text: &str, what: &str) -> Result<Parsed, ExplainError> {
         if body.is_empty() || body.starts_with('#') {
             continue;
         }
-        let bad = |reason: &str| ExplainError::Line { path: what.into(), line: line.number, reason: reason.to_string() };
+        let bad =
+            |reason: &str| ExplainError::Line { path: what.into(), line: line.number, reason: reason.to_string() };
         let mut fields = body.splitn(4, char::is_whitespace);
-        let start: u64 = fields.next().and_then(|f| f.parse().ok()).ok_or_else(|| bad("expected <start_mono_ns> <end_mono_ns> <kind> <label>"))?;
-        let end: u64 = fields.next().and_then(|f| f.parse().ok()).ok_or_else(|| bad("the second field must be <end_mono_ns>"))?;
+        let start: u64 = fields
+            .next()
+            .and_then(|f| f.parse().ok())
+            .ok_or_else(|| bad("expected <start_mono_ns> <end_mono_ns> <kind> <label>"))?;
+        let end: u64 =
+            fields.next().and_then(|f| f.parse().ok()).ok_or_else(|| bad("the second field must be <end_mono_ns>"))?;
         if end < start {
             return Err(bad("end_mono_ns is before start_mono_ns"));
         }
-        let kind = fields.next().and_then(Kind::parse).ok_or_else(|| bad("kind must be gc, safepoint, pause, cpu_saturation or runqueue"))?;
+        let kind = fields
+            .next()
+            .and_then(Kind::parse)
+            .ok_or_else(|| bad("kind must be gc, safepoint, pause, cpu_saturation or runqueue"))?;
         let label = fields.next().unwrap_or(kind.name()).trim().to_string();
         let stopped = matches!(kind, Kind::Gc | Kind::Safepoint | Kind::Pause);
         events.push(Event { start_mono_ns: start, end_mono_ns: end, kind, label, stopped, error_ns: 0 });

@@ -95,7 +95,12 @@ pub fn parse(text: &str, exec_mono_ns: Option<u64>, what: &str) -> Result<Parsed
         };
         push(t0, mark_start, format!("gc {}{forced}: sweep termination (stop-the-world)", c.number), true);
         push(mark_start, mark_end, format!("gc {}{forced}: concurrent mark and assists", c.number), false);
-        push(mark_end, mark_end + c.mark_term_ns, format!("gc {}{forced}: mark termination (stop-the-world)", c.number), true);
+        push(
+            mark_end,
+            mark_end + c.mark_term_ns,
+            format!("gc {}{forced}: mark termination (stop-the-world)", c.number),
+            true,
+        );
     }
     let clock_error_ns = events.iter().map(|e| e.error_ns).max().unwrap_or(align.error_ns);
     Ok(Parsed {

@@ -88,11 +88,22 @@ pub fn parse(text: &str) -> Parsed {
             safepoints.push((line.time_mono_ns.saturating_sub(total), line.time_mono_ns, name.to_string()));
         } else if let Some((label, duration, is_pause)) = collector_phase(&line.message) {
             let window = (line.time_mono_ns.saturating_sub(duration), line.time_mono_ns, label);
-            if is_pause { pauses.push(window) } else { concurrent.push(window) }
+            if is_pause {
+                pauses.push(window)
+            } else {
+                concurrent.push(window)
+            }
         }
     }
     let mut events: Vec<Event> = Vec::new();
-    let event = |start, end, kind, label, stopped| Event { start_mono_ns: start, end_mono_ns: end, kind, label, stopped, error_ns: 0 };
+    let event = |start, end, kind, label, stopped| Event {
+        start_mono_ns: start,
+        end_mono_ns: end,
+        kind,
+        label,
+        stopped,
+        error_ns: 0,
+    };
     if safepoints.is_empty() {
         events.extend(pauses.into_iter().map(|(s, e, label)| event(s, e, Kind::Gc, label, true)));
     } else {
@@ -104,7 +115,11 @@ pub fn parse(text: &str) -> Parsed {
                 .map(|(_, _, label)| label.as_str())
                 .collect();
             let gc = is_gc_operation(&name) || !inner.is_empty();
-            let label = if inner.is_empty() { format!("safepoint {name}") } else { format!("safepoint {name}: {}", inner.join("; ")) };
+            let label = if inner.is_empty() {
+                format!("safepoint {name}")
+            } else {
+                format!("safepoint {name}: {}", inner.join("; "))
+            };
             events.push(event(start, end, if gc { Kind::Gc } else { Kind::Safepoint }, label, true));
         }
     }

@@ -7,11 +7,11 @@
 //! already on CLOCK_MONOTONIC; Go and Node count from the runtime's start, and
 //! [`Alignment`] turns that into CLOCK_MONOTONIC with an error bound.
 
+pub mod generic;
 pub mod go;
 pub mod jvm;
 pub mod node;
 pub mod python;
-pub mod generic;
 
 use std::path::Path;
 
@@ -89,8 +89,7 @@ pub struct Parsed {
 /// CLOCK_MONOTONIC time at which the server was exec'ed, when known: the
 /// anchor for runtimes whose log counts from their own start.
 pub fn parse_file(path: &Path, runtime: Runtime, exec_mono_ns: Option<u64>) -> Result<Parsed, ExplainError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|cause| ExplainError::Read { path: path.to_path_buf(), cause })?;
+    let text = std::fs::read_to_string(path).map_err(|cause| ExplainError::Read { path: path.to_path_buf(), cause })?;
     parse_text(&text, runtime, exec_mono_ns, &path.display().to_string())
 }
 
@@ -126,10 +125,7 @@ impl Alignment {
         resolution_ns: u64,
         exec_mono_ns: Option<u64>,
     ) -> Option<Alignment> {
-        let upper = samples
-            .iter()
-            .filter_map(|&(rel, read)| read.map(|r| r.saturating_sub(rel)))
-            .min();
+        let upper = samples.iter().filter_map(|&(rel, read)| read.map(|r| r.saturating_sub(rel))).min();
         let half = resolution_ns / 2;
         match (upper, exec_mono_ns) {
             (Some(upper), Some(exec)) => Some(Alignment {

@@ -13,7 +13,9 @@ pub fn parse(text: &str) -> Parsed {
     let mut open: Option<(u32, u64)> = None;
     for line in log_lines(text) {
         let mut fields = line.text.split_whitespace();
-        let (Some(phase), Some(generation), Some(time), None) = (fields.next(), fields.next(), fields.next(), fields.next()) else {
+        let (Some(phase), Some(generation), Some(time), None) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
             continue;
         };
         let (Ok(generation), Ok(time)) = (generation.parse::<u32>(), time.parse::<u64>()) else { continue };

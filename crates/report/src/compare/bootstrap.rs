@@ -36,11 +36,7 @@ pub struct Bootstrap {
 
 impl Default for Bootstrap {
     fn default() -> Self {
-        Bootstrap {
-            resamples: 10_000,
-            confidence: 0.95,
-            seed: DEFAULT_SEED,
-        }
+        Bootstrap { resamples: 10_000, confidence: 0.95, seed: DEFAULT_SEED }
     }
 }
 
@@ -72,10 +68,7 @@ impl Bootstrap {
         }
         changes.sort_by(f64::total_cmp);
         let tail = (1.0 - self.confidence) / 2.0;
-        Some(Interval {
-            low: quantile_of_sorted(&changes, tail),
-            high: quantile_of_sorted(&changes, 1.0 - tail),
-        })
+        Some(Interval { low: quantile_of_sorted(&changes, tail), high: quantile_of_sorted(&changes, 1.0 - tail) })
     }
 }
 
@@ -94,9 +87,7 @@ mod tests {
     #[test]
     fn identical_sets_include_zero() {
         let values = [100.0, 103.0, 98.0, 101.0, 99.0];
-        let ci = Bootstrap::default()
-            .change_interval(&values, &values)
-            .unwrap();
+        let ci = Bootstrap::default().change_interval(&values, &values).unwrap();
         assert!(ci.low < 0.0 && ci.high > 0.0, "{ci:?}");
         assert!(!ci.excludes_zero());
     }
@@ -105,9 +96,7 @@ mod tests {
     fn a_clear_drop_excludes_zero() {
         let base = [100.0, 101.0, 99.0, 100.5, 99.5];
         let candidate: Vec<f64> = base.iter().map(|v| v * 0.8).collect();
-        let ci = Bootstrap::default()
-            .change_interval(&base, &candidate)
-            .unwrap();
+        let ci = Bootstrap::default().change_interval(&base, &candidate).unwrap();
         assert!(ci.high < -0.15 && ci.low > -0.25, "{ci:?}");
     }
 
@@ -116,17 +105,12 @@ mod tests {
         let base = [100.0, 90.0, 110.0, 95.0, 105.0];
         let candidate = [97.0, 88.0, 112.0, 99.0, 101.0];
         let boot = Bootstrap::default();
-        assert_eq!(
-            boot.change_interval(&base, &candidate),
-            boot.change_interval(&base, &candidate)
-        );
+        assert_eq!(boot.change_interval(&base, &candidate), boot.change_interval(&base, &candidate));
     }
 
     #[test]
     fn constant_equal_sets_give_a_zero_interval() {
-        let ci = Bootstrap::default()
-            .change_interval(&[5.0; 4], &[5.0; 4])
-            .unwrap();
+        let ci = Bootstrap::default().change_interval(&[5.0; 4], &[5.0; 4]).unwrap();
         assert_eq!((ci.low, ci.high), (0.0, 0.0));
         assert_eq!(Bootstrap::default().change_interval(&[], &[1.0]), None);
         assert_eq!(Bootstrap::default().change_interval(&[0.0], &[1.0]), None);

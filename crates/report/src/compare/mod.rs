@@ -90,12 +90,7 @@ pub struct Comparison {
 pub const COMPARE_SCHEMA: &str = "stampede.compare/1";
 
 /// Compares every configuration the two files share.
-pub fn compare(
-    base: &Results,
-    candidate: &Results,
-    boot: &Bootstrap,
-    rules: &[FailIf],
-) -> Comparison {
+pub fn compare(base: &Results, candidate: &Results, boot: &Bootstrap, rules: &[FailIf]) -> Comparison {
     let base_groups = group(base);
     let cand_groups = group(candidate);
     let mut pairs = Vec::new();
@@ -117,11 +112,8 @@ pub fn compare(
             metrics,
         });
     }
-    let candidate_only = cand_groups
-        .iter()
-        .filter(|c| !base_groups.iter().any(|b| b.key == c.key))
-        .map(|c| c.key.label())
-        .collect();
+    let candidate_only =
+        cand_groups.iter().filter(|c| !base_groups.iter().any(|b| b.key == c.key)).map(|c| c.key.label()).collect();
     let rules: Vec<RuleOutcome> = rules
         .iter()
         .map(|rule| {
@@ -130,11 +122,7 @@ pub fn compare(
                 .filter(|p| p.metrics.iter().any(|m| rule.is_broken_by(m)))
                 .map(|p| p.label.clone())
                 .collect();
-            RuleOutcome {
-                rule: rule.clone(),
-                failed: !broken_by.is_empty(),
-                broken_by,
-            }
+            RuleOutcome { rule: rule.clone(), failed: !broken_by.is_empty(), broken_by }
         })
         .collect();
     let failed = rules.iter().any(|r| r.failed);
@@ -154,12 +142,7 @@ pub fn compare(
 }
 
 /// Compares one metric's iterations.
-pub fn compare_metric(
-    metric: Metric,
-    base: &[f64],
-    candidate: &[f64],
-    boot: &Bootstrap,
-) -> MetricChange {
+pub fn compare_metric(metric: Metric, base: &[f64], candidate: &[f64], boot: &Bootstrap) -> MetricChange {
     let base_median = median(base);
     let candidate_median = median(candidate);
     let change = match (base_median, candidate_median) {
@@ -167,11 +150,7 @@ pub fn compare_metric(
         _ => None,
     };
     let enough = base.len() >= MIN_ITERATIONS && candidate.len() >= MIN_ITERATIONS;
-    let interval = if enough {
-        boot.change_interval(base, candidate)
-    } else {
-        None
-    };
+    let interval = if enough { boot.change_interval(base, candidate) } else { None };
     let significant = interval.is_some_and(|ci| ci.excludes_zero());
     let verdict = match interval {
         None => Verdict::TooFewIterations,
@@ -193,16 +172,7 @@ pub fn compare_metric(
         Verdict::TooFewIterations => "too few iterations",
     }
     .to_owned();
-    MetricChange {
-        metric,
-        base_median,
-        candidate_median,
-        change,
-        interval,
-        significant,
-        verdict,
-        verdict_text,
-    }
+    MetricChange { metric, base_median, candidate_median, change, interval, significant, verdict, verdict_text }
 }
 
 #[cfg(test)]
@@ -215,15 +185,9 @@ mod tests {
         let base = [10.0, 10.1, 9.9, 10.05, 9.95];
         let higher: Vec<f64> = base.iter().map(|v| v * 1.3).collect();
         let rps = compare_metric(Metric::Rps, &base, &higher, &boot);
-        assert_eq!(
-            (rps.verdict, rps.verdict_text.as_str()),
-            (Verdict::Better, "faster")
-        );
+        assert_eq!((rps.verdict, rps.verdict_text.as_str()), (Verdict::Better, "faster"));
         let p99 = compare_metric(Metric::P99, &base, &higher, &boot);
-        assert_eq!(
-            (p99.verdict, p99.verdict_text.as_str()),
-            (Verdict::Worse, "slower")
-        );
+        assert_eq!((p99.verdict, p99.verdict_text.as_str()), (Verdict::Worse, "slower"));
         let rss = compare_metric(Metric::Rss, &base, &higher, &boot);
         assert_eq!(rss.verdict_text, "more");
     }

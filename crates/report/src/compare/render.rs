@@ -38,10 +38,8 @@ pub fn human(comparison: &Comparison) -> String {
         );
         for m in &pair.metrics {
             let change = m.change.map(pct).unwrap_or_else(|| "–".to_owned());
-            let ci = m
-                .interval
-                .map(|ci| format!("[{}, {}]", pct(ci.low), pct(ci.high)))
-                .unwrap_or_else(|| "–".to_owned());
+            let ci =
+                m.interval.map(|ci| format!("[{}, {}]", pct(ci.low), pct(ci.high))).unwrap_or_else(|| "–".to_owned());
             let _ = writeln!(
                 out,
                 "  {:<28} {:>12} {:>12} {:>9}  {:<20} {}",
@@ -63,12 +61,7 @@ pub fn human(comparison: &Comparison) -> String {
     }
     for outcome in &comparison.rules {
         if outcome.failed {
-            let _ = writeln!(
-                out,
-                "--fail-if {}: FAILED by {}",
-                outcome.rule.expr,
-                outcome.broken_by.join("; ")
-            );
+            let _ = writeln!(out, "--fail-if {}: FAILED by {}", outcome.rule.expr, outcome.broken_by.join("; "));
         } else {
             let _ = writeln!(out, "--fail-if {}: passed", outcome.rule.expr);
         }

@@ -36,19 +36,12 @@ fn metric_name<S: serde::Serializer>(metric: &Metric, s: S) -> Result<S::Ok, S::
 impl FailIf {
     /// Parses one or more comma-separated rules.
     pub fn parse_list(text: &str) -> Result<Vec<FailIf>, ReportError> {
-        text.split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(FailIf::parse)
-            .collect()
+        text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(FailIf::parse).collect()
     }
 
     /// Parses `rps<-5%`, `p99 > 10%`, `rss>+20%`.
     pub fn parse(text: &str) -> Result<FailIf, ReportError> {
-        let bad = |reason: &str| ReportError::FailIf {
-            expr: text.to_owned(),
-            reason: reason.to_owned(),
-        };
+        let bad = |reason: &str| ReportError::FailIf { expr: text.to_owned(), reason: reason.to_owned() };
         let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
         let (at, direction) = match (compact.find('<'), compact.find('>')) {
             (Some(i), None) => (i, Direction::Below),
@@ -59,21 +52,12 @@ impl FailIf {
         let metric = Metric::from_name(name)
             .filter(|m| Metric::COMPARED.contains(m))
             .ok_or_else(|| bad(&format!("unknown metric {name:?}")))?;
-        let number = compact[at + 1..]
-            .strip_suffix('%')
-            .ok_or_else(|| bad("the threshold must end with '%'"))?;
-        let percent: f64 = number
-            .parse()
-            .map_err(|_| bad(&format!("{number:?} is not a number")))?;
+        let number = compact[at + 1..].strip_suffix('%').ok_or_else(|| bad("the threshold must end with '%'"))?;
+        let percent: f64 = number.parse().map_err(|_| bad(&format!("{number:?} is not a number")))?;
         if !percent.is_finite() {
             return Err(bad("the threshold must be finite"));
         }
-        Ok(FailIf {
-            expr: text.trim().to_owned(),
-            metric,
-            direction,
-            threshold: percent / 100.0,
-        })
+        Ok(FailIf { expr: text.trim().to_owned(), metric, direction, threshold: percent / 100.0 })
     }
 
     /// Whether a change breaks this rule: it must be significant and its
@@ -99,15 +83,9 @@ mod tests {
     #[test]
     fn parses_rules() {
         let rule = FailIf::parse("rps<-5%").unwrap();
-        assert_eq!(
-            (rule.metric, rule.direction, rule.threshold),
-            (Metric::Rps, Direction::Below, -0.05)
-        );
+        assert_eq!((rule.metric, rule.direction, rule.threshold), (Metric::Rps, Direction::Below, -0.05));
         let rule = FailIf::parse(" p99 > +10 % ").unwrap();
-        assert_eq!(
-            (rule.metric, rule.direction, rule.threshold),
-            (Metric::P99, Direction::Above, 0.10)
-        );
+        assert_eq!((rule.metric, rule.direction, rule.threshold), (Metric::P99, Direction::Above, 0.10));
         assert_eq!(FailIf::parse_list("rps<-5%, rss>20%").unwrap().len(), 2);
     }
 

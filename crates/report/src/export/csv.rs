@@ -54,9 +54,7 @@ impl Exporter for CsvExporter {
                 ])
                 .map_err(csv_error)?;
         }
-        writer
-            .into_inner()
-            .map_err(|err| ReportError::Csv(err.into_error().to_string()))
+        writer.into_inner().map_err(|err| ReportError::Csv(err.into_error().to_string()))
     }
 }
 
@@ -72,9 +70,6 @@ mod tests {
         let out = String::from_utf8(CsvExporter.export(&results).unwrap()).unwrap();
         let mut lines = out.lines();
         assert!(lines.next().unwrap().starts_with("app,knobs,profile,runs"));
-        assert!(lines
-            .next()
-            .unwrap()
-            .starts_with("\"a,\"\"b\"\"\",-,p,1,1,10.5,"));
+        assert!(lines.next().unwrap().starts_with("\"a,\"\"b\"\"\",-,p,1,1,10.5,"));
     }
 }

@@ -39,13 +39,7 @@ impl Exporter for MarkdownExporter {
         let version = env.tool_version.as_deref().unwrap_or("?");
         let commit = env.git_commit.as_deref().unwrap_or("?");
         let cpu = env.cpu_model.as_deref().unwrap_or("unknown CPU");
-        let _ = writeln!(
-            out,
-            "stampede {} (commit {}) on {}\n",
-            cell(version),
-            cell(commit),
-            cell(cpu)
-        );
+        let _ = writeln!(out, "stampede {} (commit {}) on {}\n", cell(version), cell(commit), cell(cpu));
         out.push_str("| app | knobs | profile | valid | req/s | req/s per core | p50 ms | p99 ms | server cores | RSS MiB | loadgen cores | Bad responses | Socket errors |\n");
         out.push_str("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
         let rows = summarize(results);
@@ -69,10 +63,7 @@ impl Exporter for MarkdownExporter {
                 count(Some(row.socket_errors)),
             );
         }
-        let invalid: Vec<_> = rows
-            .iter()
-            .flat_map(|row| row.invalid_reasons.iter().map(move |r| (row, r)))
-            .collect();
+        let invalid: Vec<_> = rows.iter().flat_map(|row| row.invalid_reasons.iter().map(move |r| (row, r))).collect();
         if !invalid.is_empty() {
             out.push_str("\nInvalid runs (left out of the medians):\n\n");
             for (row, reason) in invalid {
@@ -101,10 +92,7 @@ mod tests {
           {"app":"c","valid":false,"invalid_reason":"x\ny","load":null}]}"#;
         let results = Results::from_json(text).unwrap();
         let out = String::from_utf8(MarkdownExporter.export(&results).unwrap()).unwrap();
-        assert!(
-            out.contains("| a\\|&lt;b&gt; | - | p | 1/1 | 10 |"),
-            "{out}"
-        );
+        assert!(out.contains("| a\\|&lt;b&gt; | - | p | 1/1 | 10 |"), "{out}");
         assert!(out.contains("- c: iteration 0: x y"), "{out}");
     }
 }

@@ -28,13 +28,7 @@ pub fn render(groups: &[ConfigRuns<'_>], colours: &dyn Fn(&ConfigRuns<'_>) -> us
     }
     let width = LABEL_W + PANELS.len() as f64 * (PANEL_W + GAP);
     let height = TOP + ROW_H * groups.len() as f64 + BOTTOM;
-    svg::open(
-        &mut out,
-        "chart-efficiency",
-        width,
-        height,
-        "Efficiency: requests per second per server core",
-    );
+    svg::open(&mut out, "chart-efficiency", width, height, "Efficiency: requests per second per server core");
 
     for (row, group) in groups.iter().enumerate() {
         let y = TOP + ROW_H * row as f64 + ROW_H / 2.0;
@@ -51,29 +45,18 @@ pub fn render(groups: &[ConfigRuns<'_>], colours: &dyn Fn(&ConfigRuns<'_>) -> us
             esc(&label)
         );
         if valid == 0 {
-            let _ = write!(
-                out,
-                r#"<text class="note" x="{:.1}" y="{:.1}">no valid runs</text>"#,
-                LABEL_W + 4.0,
-                y + 4.0
-            );
+            let _ =
+                write!(out, r#"<text class="note" x="{:.1}" y="{:.1}">no valid runs</text>"#, LABEL_W + 4.0, y + 4.0);
         }
     }
 
     for (p, metric) in PANELS.iter().enumerate() {
         let x0 = LABEL_W + p as f64 * (PANEL_W + GAP);
-        let max = groups
-            .iter()
-            .flat_map(|g| g.values(*metric))
-            .fold(0.0f64, f64::max);
+        let max = groups.iter().flat_map(|g| g.values(*metric)).fold(0.0f64, f64::max);
         let ticks = nice_ticks(0.0, max, 3);
         let top_tick = *ticks.last().unwrap_or(&1.0);
         let scale = Scale::new((0.0, top_tick), (x0, x0 + PANEL_W));
-        let _ = write!(
-            out,
-            r#"<text class="panel-title" x="{x0:.1}" y="16">{}</text>"#,
-            esc(metric.title())
-        );
+        let _ = write!(out, r#"<text class="panel-title" x="{x0:.1}" y="16">{}</text>"#, esc(metric.title()));
         let y_bottom = height - BOTTOM;
         for &t in &ticks {
             let x = scale.at(t);
@@ -104,11 +87,7 @@ pub fn render(groups: &[ConfigRuns<'_>], colours: &dyn Fn(&ConfigRuns<'_>) -> us
                 ROW_H - 10.0,
                 esc(&tip)
             );
-            for (i, (run, value)) in group
-                .valid()
-                .filter_map(|r| metric.of(r).map(|v| (r, v)))
-                .enumerate()
-            {
+            for (i, (run, value)) in group.valid().filter_map(|r| metric.of(r).map(|v| (r, v))).enumerate() {
                 let tip = format!(
                     "{} iteration {}: {} {}",
                     group.key.label(),

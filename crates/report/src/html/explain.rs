@@ -39,10 +39,7 @@ fn verdict(doc: &ResultsDoc, run: &RunDoc) -> Verdict {
 
 /// The explain view of the results, when it lines up run for run.
 fn input(results: &Results) -> Option<&ResultsDoc> {
-    results
-        .explain_input
-        .as_ref()
-        .filter(|doc| doc.runs.len() == results.runs.len())
+    results.explain_input.as_ref().filter(|doc| doc.runs.len() == results.runs.len())
 }
 
 /// Whether the report gets an Explain section: some run had a load phase.
@@ -64,10 +61,7 @@ pub fn section(out: &mut String, results: &Results) {
         return;
     }
     out.push_str(r#"<section id="explain"><h2>Explain</h2><p class="note">Why the tail is slow, as <code>stampede explain</code> computes it: each slow request (above the run's p99, and above its p99.9) is attributed to the GC or safepoint pause, CPU saturation or run-queue spike it overlapped, when that event can account for at least half its excess over the median. "By chance" is the share the same requests get when moved to other times of the run: a share is evidence only well above it. Method and limits: docs/explain.md.</p>"#);
-    if verdicts
-        .iter()
-        .all(|(_, v)| matches!(v, Verdict::NoSlowLog))
-    {
+    if verdicts.iter().all(|(_, v)| matches!(v, Verdict::NoSlowLog)) {
         out.push_str(r#"<p class="note">No run logged its slow requests: give the profile a <code>rate</code> and <code>slow_log = N</code> (N at least 1% of the requests; <code>stampede load --rate R --slow-log N</code>) to explain the tail.</p></section>"#);
         out.push('\n');
         return;
@@ -113,34 +107,18 @@ fn tier_rows(rows: &mut Vec<(String, Vec<Cell>)>, name: &str, tier: &Tier, with_
     ];
     cells.extend(share_cells(&tier.share, with_pause));
     rows.push((String::new(), cells));
-    let mut cells = vec![
-        Cell::Text(String::new()),
-        Cell::Text("by chance".to_owned()),
-        Cell::Text(String::new()),
-    ];
+    let mut cells = vec![Cell::Text(String::new()), Cell::Text("by chance".to_owned()), Cell::Text(String::new())];
     cells.extend(share_cells(&tier.chance, with_pause));
     rows.push(("chance".to_owned(), cells));
 }
 
 fn run_block(out: &mut String, run: &Run, ex: &Explanation) {
-    let _ = write!(
-        out,
-        r#"<details class="run explain" open><summary>{}</summary>"#,
-        esc(&tables::run_heading(run))
-    );
-    let known: Vec<String> = ex
-        .events
-        .iter()
-        .map(|(kind, n)| format!("{n} {kind}"))
-        .collect();
+    let _ = write!(out, r#"<details class="run explain" open><summary>{}</summary>"#, esc(&tables::run_heading(run)));
+    let known: Vec<String> = ex.events.iter().map(|(kind, n)| format!("{n} {kind}")).collect();
     let _ = write!(
         out,
         r#"<p>Events known: {}.</p>"#,
-        esc(&if known.is_empty() {
-            "none".to_owned()
-        } else {
-            known.join(", ")
-        })
+        esc(&if known.is_empty() { "none".to_owned() } else { known.join(", ") })
     );
 
     let p99 = Tier {
@@ -151,9 +129,7 @@ fn run_block(out: &mut String, run: &Run, ex: &Explanation) {
         present: ex.present,
         chance: ex.chance,
     };
-    let with_pause = [p99.share, p99.chance, ex.p999.share, ex.p999.chance]
-        .iter()
-        .any(|s| s.pause > 0.0);
+    let with_pause = [p99.share, p99.chance, ex.p999.share, ex.p999.chance].iter().any(|s| s.pause > 0.0);
     let mut headers = vec!["slow requests", "", "logged of expected", "gc"];
     if with_pause {
         headers.push("other pause");
@@ -180,9 +156,7 @@ fn run_block(out: &mut String, run: &Run, ex: &Explanation) {
                 ))
             );
         }
-        None => out.push_str(
-            r#"<p class="note">Latency with and without pauses: the run has no HDR histogram.</p>"#,
-        ),
+        None => out.push_str(r#"<p class="note">Latency with and without pauses: the run has no HDR histogram.</p>"#),
     }
 
     if !ex.slowest.is_empty() {
@@ -195,30 +169,15 @@ fn run_block(out: &mut String, run: &Run, ex: &Explanation) {
                     .events
                     .iter()
                     .map(|e| {
-                        format!(
-                            "{} {:+.2} ms for {:.2} ms: {}",
-                            e.kind.name(),
-                            e.offset_ms,
-                            e.duration_ms,
-                            e.label
-                        )
+                        format!("{} {:+.2} ms for {:.2} ms: {}", e.kind.name(), e.offset_ms, e.duration_ms, e.label)
                     })
                     .collect();
                 (
                     String::new(),
                     vec![
                         Cell::Num(sig(s.latency_us)),
-                        Cell::Text(
-                            s.cause
-                                .map(|c| c.name())
-                                .unwrap_or("unexplained")
-                                .to_owned(),
-                        ),
-                        Cell::Wrap(if met.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            met.join("; ")
-                        }),
+                        Cell::Text(s.cause.map(|c| c.name()).unwrap_or("unexplained").to_owned()),
+                        Cell::Wrap(if met.is_empty() { "none".to_owned() } else { met.join("; ") }),
                     ],
                 )
             })
@@ -226,11 +185,7 @@ fn run_block(out: &mut String, run: &Run, ex: &Explanation) {
         tables::table(
             out,
             "explain-slowest",
-            &[
-                "latency (µs)",
-                "cause",
-                "events met (start relative to the intended send, duration)",
-            ],
+            &["latency (µs)", "cause", "events met (start relative to the intended send, duration)"],
             &rows,
         );
     }

@@ -3,8 +3,8 @@
 //! so it opens offline and shows its data even with scripts disabled.
 
 mod efficiency;
-mod explain;
 pub mod escape;
+mod explain;
 mod page;
 mod profile;
 mod spectrum;

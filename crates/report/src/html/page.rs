@@ -24,11 +24,7 @@ pub fn render(results: &Results) -> String {
     let keys: Vec<ConfigKey> = groups.iter().map(|g| g.key.clone()).collect();
     let colour_of = |key: &ConfigKey| keys.iter().position(|k| k == key).unwrap_or(0);
     let env = &results.environment;
-    let scenario_name = results
-        .scenario
-        .get("name")
-        .and_then(|n| n.as_str())
-        .unwrap_or("results");
+    let scenario_name = results.scenario.get("name").and_then(|n| n.as_str()).unwrap_or("results");
 
     let mut out = String::with_capacity(256 * 1024);
     let _ = write!(
@@ -47,10 +43,7 @@ pub fn render(results: &Results) -> String {
     if let Some(started) = env.started_unix_s {
         sub.push(format!("started {}", tables::utc(started)));
     }
-    sub.push(format!(
-        "stampede {}",
-        env.tool_version.as_deref().unwrap_or("?")
-    ));
+    sub.push(format!("stampede {}", env.tool_version.as_deref().unwrap_or("?")));
     if let Some(commit) = &env.git_commit {
         sub.push(format!("commit {commit}"));
     }
@@ -64,11 +57,7 @@ pub fn render(results: &Results) -> String {
 <div id="js-errors" class="js-errors" hidden></div></header><main>
 "##,
         esc(&sub.join(" · ")),
-        if super::explain::present(results) {
-            r##"<a href="#explain">Explain</a>"##
-        } else {
-            ""
-        }
+        if super::explain::present(results) { r##"<a href="#explain">Explain</a>"## } else { "" }
     );
 
     summary_section(&mut out, results);
@@ -86,26 +75,14 @@ pub fn render(results: &Results) -> String {
         }
     }
     for (i, profile) in profiles.iter().enumerate() {
-        let runs: Vec<&Run> = results
-            .runs
-            .iter()
-            .filter(|r| r.profile.clone().unwrap_or_default() == *profile)
-            .collect();
+        let runs: Vec<&Run> =
+            results.runs.iter().filter(|r| r.profile.clone().unwrap_or_default() == *profile).collect();
         if profiles.len() > 1 {
             let _ = write!(out, "<h3>Profile {}</h3>", esc(profile));
         }
         out.push_str(r#"<div class="chart-box">"#);
-        out.push_str(&spectrum::render(
-            &format!("chart-spectrum-{i}"),
-            profile,
-            &runs,
-            &colour_of,
-        ));
-        legend(
-            &mut out,
-            keys.iter().filter(|k| k.profile == *profile),
-            &colour_of,
-        );
+        out.push_str(&spectrum::render(&format!("chart-spectrum-{i}"), profile, &runs, &colour_of));
+        legend(&mut out, keys.iter().filter(|k| k.profile == *profile), &colour_of);
         out.push_str("</div>");
     }
     out.push_str("</section>\n");
@@ -125,11 +102,7 @@ pub fn render(results: &Results) -> String {
     tables::environment(&mut out, results);
     if !results.scenario.is_null() {
         let scenario = serde_json::to_string_pretty(&results.scenario).unwrap_or_default();
-        let _ = write!(
-            out,
-            "<details><summary>Scenario as run</summary><pre>{}</pre></details>",
-            esc(&scenario)
-        );
+        let _ = write!(out, "<details><summary>Scenario as run</summary><pre>{}</pre></details>", esc(&scenario));
     }
     out.push_str("</section></main>\n");
     let _ = write!(
@@ -150,18 +123,15 @@ fn summary_section(out: &mut String, results: &Results) {
     if !results.skipped.is_empty() {
         out.push_str(r#"<div class="warnings"><strong>Apps not run</strong>:<ul>"#);
         for skipped in &results.skipped {
-            let _ = write!(
-                out,
-                "<li>{}: {}</li>",
-                esc(&skipped.app),
-                esc(&skipped.reason)
-            );
+            let _ = write!(out, "<li>{}: {}</li>", esc(&skipped.app), esc(&skipped.reason));
         }
         out.push_str("</ul></div>");
     }
     let invalid: Vec<&Run> = results.runs.iter().filter(|r| !r.is_valid()).collect();
     if !invalid.is_empty() {
-        out.push_str(r#"<div class="warnings"><strong>Invalid runs</strong> (left out of medians and charts of medians):<ul>"#);
+        out.push_str(
+            r#"<div class="warnings"><strong>Invalid runs</strong> (left out of medians and charts of medians):<ul>"#,
+        );
         for run in invalid {
             let reason = run.invalid_reason.as_deref().unwrap_or("no reason given");
             let _ = write!(
@@ -219,19 +189,10 @@ fn summary_section(out: &mut String, results: &Results) {
     out.push('\n');
 }
 
-fn legend<'a>(
-    out: &mut String,
-    keys: impl Iterator<Item = &'a ConfigKey>,
-    colour_of: &dyn Fn(&ConfigKey) -> usize,
-) {
+fn legend<'a>(out: &mut String, keys: impl Iterator<Item = &'a ConfigKey>, colour_of: &dyn Fn(&ConfigKey) -> usize) {
     out.push_str(r#"<div class="legend">"#);
     for key in keys {
-        let _ = write!(
-            out,
-            r#"<span style="--swatch:{}">{}</span>"#,
-            colour(colour_of(key)),
-            esc(&key.app_knobs())
-        );
+        let _ = write!(out, r#"<span style="--swatch:{}">{}</span>"#, colour(colour_of(key)), esc(&key.app_knobs()));
     }
     out.push_str("</div>");
 }
@@ -239,11 +200,7 @@ fn legend<'a>(
 fn run_section(out: &mut String, run: &Run, index: usize) {
     let class = if run.is_valid() { "run" } else { "run invalid" };
     let open = if index == 0 { " open" } else { "" };
-    let _ = write!(
-        out,
-        r#"<details class="{class}"{open}><summary>{}</summary>"#,
-        esc(&tables::run_heading(run))
-    );
+    let _ = write!(out, r#"<details class="{class}"{open}><summary>{}</summary>"#, esc(&tables::run_heading(run)));
     if let Some(reason) = &run.invalid_reason {
         let _ = write!(out, r#"<p class="warnings">Invalid: {}</p>"#, esc(reason));
     }

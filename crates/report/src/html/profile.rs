@@ -39,12 +39,7 @@ pub fn section(out: &mut String, run: &Run) {
             (String::new(), cells)
         })
         .collect();
-    table(
-        out,
-        "top-frames",
-        &["self %", "total %", "kind", "function"],
-        &rows,
-    );
+    table(out, "top-frames", &["self %", "total %", "kind", "function"], &rows);
 }
 
 #[cfg(test)]
@@ -73,13 +68,7 @@ mod tests {
             ..ProfileSummary::default()
         });
         section(&mut out, &run);
-        assert!(
-            out.contains(r#"<a href="flame-go-defaults-cpu-1.svg">flame graph</a>"#),
-            "{out}"
-        );
-        assert!(
-            out.contains("Vec&lt;T&gt;::push") && out.contains("61.50"),
-            "{out}"
-        );
+        assert!(out.contains(r#"<a href="flame-go-defaults-cpu-1.svg">flame graph</a>"#), "{out}");
+        assert!(out.contains("Vec&lt;T&gt;::push") && out.contains("61.50"), "{out}");
     }
 }

@@ -8,14 +8,7 @@ use crate::format::sig;
 use crate::schema::Run;
 use crate::summary::ConfigKey;
 
-const FRAME: Frame = Frame {
-    width: 860.0,
-    height: 320.0,
-    left: 56.0,
-    right: 34.0,
-    top: 26.0,
-    bottom: 30.0,
-};
+const FRAME: Frame = Frame { width: 860.0, height: 320.0, left: 56.0, right: 34.0, top: 26.0, bottom: 30.0 };
 
 /// One point of a line: (x position, latency in ms, percentile).
 type Point = (f64, f64, f64);
@@ -38,12 +31,7 @@ pub fn tick_label(decade: f64) -> String {
 }
 
 /// One chart for the runs of a profile; `colour_of` gives a config's colour.
-pub fn render(
-    id: &str,
-    profile: &str,
-    runs: &[&Run],
-    colour_of: &dyn Fn(&ConfigKey) -> usize,
-) -> String {
+pub fn render(id: &str, profile: &str, runs: &[&Run], colour_of: &dyn Fn(&ConfigKey) -> usize) -> String {
     let lines: Vec<(&Run, Vec<Point>)> = runs
         .iter()
         .filter_map(|run| {
@@ -60,21 +48,11 @@ pub fn render(
     if lines.is_empty() {
         return r#"<p class="note">No latency spectrum in these runs.</p>"#.to_owned();
     }
-    let x_max = lines
-        .iter()
-        .flat_map(|(_, pts)| pts.iter().map(|p| p.0))
-        .fold(4.0f64, f64::max)
-        .ceil();
-    let y_max = lines
-        .iter()
-        .flat_map(|(_, pts)| pts.iter().map(|p| p.1))
-        .fold(0.0f64, f64::max);
+    let x_max = lines.iter().flat_map(|(_, pts)| pts.iter().map(|p| p.0)).fold(4.0f64, f64::max).ceil();
+    let y_max = lines.iter().flat_map(|(_, pts)| pts.iter().map(|p| p.1)).fold(0.0f64, f64::max);
     let y_ticks = nice_ticks(0.0, y_max, 5);
     let x = Scale::new((0.0, x_max), (FRAME.x0(), FRAME.x1()));
-    let y = Scale::new(
-        (0.0, *y_ticks.last().unwrap_or(&1.0)),
-        (FRAME.y0(), FRAME.y1()),
-    );
+    let y = Scale::new((0.0, *y_ticks.last().unwrap_or(&1.0)), (FRAME.y0(), FRAME.y1()));
 
     let mut out = String::new();
     let title = format!("Latency by percentile, profile {profile}");
@@ -86,10 +64,7 @@ pub fn render(
         let key = ConfigKey::of(run);
         let c = colour(colour_of(&key));
         let name = format!("{} iteration {}", key.label(), run.iteration.unwrap_or(0));
-        let pixels: Vec<(f64, f64)> = points
-            .iter()
-            .map(|(px, py, _)| (x.at(*px), y.at(*py)))
-            .collect();
+        let pixels: Vec<(f64, f64)> = points.iter().map(|(px, py, _)| (x.at(*px), y.at(*py))).collect();
         let class = if run.is_valid() { "" } else { "invalid" };
         polyline(&mut out, &pixels, c, class, &name);
         let tips: Vec<(usize, (f64, f64))> = pixels.iter().copied().enumerate().collect();

@@ -10,10 +10,8 @@ use super::escape::esc;
 use crate::format::sig;
 
 /// Colour-blind-friendly categorical colours (Tableau 10).
-pub const PALETTE: [&str; 10] = [
-    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
-    "#9c755f", "#bab0ac",
-];
+pub const PALETTE: [&str; 10] =
+    ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
 
 pub fn colour(index: usize) -> &'static str {
     PALETTE[index % PALETTE.len()]
@@ -36,12 +34,7 @@ impl Scale {
             d0 = if d0.is_finite() { d0 } else { 0.0 };
             d1 = d0 + 1.0;
         }
-        Scale {
-            d0,
-            d1,
-            p0: pixels.0,
-            p1: pixels.1,
-        }
+        Scale { d0, d1, p0: pixels.0, p1: pixels.1 }
     }
 
     pub fn at(&self, v: f64) -> f64 {
@@ -54,11 +47,7 @@ pub fn nice_ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     let (lo, hi) = if hi > lo { (lo, hi) } else { (lo, lo + 1.0) };
     let raw = (hi - lo) / n.max(1) as f64;
     let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
-        .iter()
-        .map(|m| m * mag)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * mag);
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
     let start = (lo / step).floor() * step;
     let mut ticks = Vec::new();
     let mut v = start;
@@ -124,24 +113,13 @@ pub fn y_axis(out: &mut String, frame: &Frame, scale: &Scale, ticks: &[f64], uni
         );
     }
     if !unit.is_empty() {
-        let _ = write!(
-            out,
-            r#"<text class="unit" x="{:.1}" y="{:.1}">{}</text>"#,
-            frame.x0(),
-            frame.y1() - 6.0,
-            esc(unit)
-        );
+        let _ =
+            write!(out, r#"<text class="unit" x="{:.1}" y="{:.1}">{}</text>"#, frame.x0(), frame.y1() - 6.0, esc(unit));
     }
 }
 
 /// Tick labels along the bottom; `label` formats a tick value.
-pub fn x_axis(
-    out: &mut String,
-    frame: &Frame,
-    scale: &Scale,
-    ticks: &[f64],
-    label: impl Fn(f64) -> String,
-) {
+pub fn x_axis(out: &mut String, frame: &Frame, scale: &Scale, ticks: &[f64], label: impl Fn(f64) -> String) {
     let _ = write!(
         out,
         r#"<line class="axis" x1="{:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}"/>"#,
@@ -164,13 +142,7 @@ pub fn x_axis(
 }
 
 /// A polyline through points already in pixels.
-pub fn polyline(
-    out: &mut String,
-    points: &[(f64, f64)],
-    colour: &str,
-    extra_class: &str,
-    tip: &str,
-) {
+pub fn polyline(out: &mut String, points: &[(f64, f64)], colour: &str, extra_class: &str, tip: &str) {
     if points.is_empty() {
         return;
     }
@@ -188,11 +160,8 @@ pub fn polyline(
 
 /// An invisible hover target with a value to show.
 pub fn hover_dot(out: &mut String, x: f64, y: f64, colour: &str, tip: &str) {
-    let _ = write!(
-        out,
-        r#"<circle class="dot" cx="{x:.1}" cy="{y:.1}" r="4" fill="{colour}" data-tip="{}"/>"#,
-        esc(tip)
-    );
+    let _ =
+        write!(out, r#"<circle class="dot" cx="{x:.1}" cy="{y:.1}" r="4" fill="{colour}" data-tip="{}"/>"#, esc(tip));
 }
 
 /// Keeps at most `max` evenly spread items, always including the last.
@@ -201,9 +170,7 @@ pub fn thin<T: Copy>(items: &[T], max: usize) -> Vec<T> {
         return items.to_vec();
     }
     let step = (items.len() - 1) as f64 / (max - 1) as f64;
-    (0..max)
-        .map(|i| items[((i as f64) * step).round() as usize])
-        .collect()
+    (0..max).map(|i| items[((i as f64) * step).round() as usize]).collect()
 }
 
 #[cfg(test)]

@@ -30,11 +30,7 @@ fn n(s: String) -> Cell {
 
 /// Writes a table; `rows` pairs a row class with its cells.
 pub fn table(out: &mut String, class: &str, headers: &[&str], rows: &[(String, Vec<Cell>)]) {
-    let _ = write!(
-        out,
-        r#"<div class="table-wrap"><table class="{}"><thead><tr>"#,
-        esc(class)
-    );
+    let _ = write!(out, r#"<div class="table-wrap"><table class="{}"><thead><tr>"#, esc(class));
     for h in headers {
         let _ = write!(out, "<th>{}</th>", esc(h));
     }
@@ -65,22 +61,14 @@ pub fn table(out: &mut String, class: &str, headers: &[&str], rows: &[(String, V
 
 fn run_cells(run: &Run) -> Vec<Cell> {
     let key = ConfigKey::of(run);
-    vec![
-        text(key.app.clone()),
-        text(key.knobs_label()),
-        text(key.profile.clone()),
-        n(count(run.iteration)),
-    ]
+    vec![text(key.app.clone()), text(key.knobs_label()), text(key.profile.clone()), n(count(run.iteration))]
 }
 
 fn status(run: &Run) -> Cell {
     if run.is_valid() {
         text("valid")
     } else {
-        let reason = run
-            .invalid_reason
-            .clone()
-            .unwrap_or_else(|| "no reason given".to_owned());
+        let reason = run.invalid_reason.clone().unwrap_or_else(|| "no reason given".to_owned());
         Cell::Wrap(format!("invalid: {reason}"))
     }
 }
@@ -114,13 +102,8 @@ pub fn application(out: &mut String, results: &Results) {
         .iter()
         .map(|run| {
             let server = run.server.clone().unwrap_or_default();
-            let runtime = results
-                .environment
-                .runtimes
-                .get(&run.app)
-                .cloned()
-                .flatten()
-                .unwrap_or_else(|| "–".to_owned());
+            let runtime =
+                results.environment.runtimes.get(&run.app).cloned().flatten().unwrap_or_else(|| "–".to_owned());
             let mut cells = run_cells(run);
             cells.extend([
                 n(num(server.cpu_pct_max)),
@@ -164,7 +147,13 @@ pub fn load(out: &mut String, results: &Results) {
                 loadgen_cores: crate::summary::Metric::LoadgenCpu.of(run),
             };
             let last = crank::TITLES.len() - 1;
-            cells.extend(crank::load_figures(&row).into_iter().enumerate().map(|(i, f)| if i == last { Cell::Wrap(f.text) } else { n(f.text) }));
+            cells.extend(crank::load_figures(&row).into_iter().enumerate().map(|(i, f)| {
+                if i == last {
+                    Cell::Wrap(f.text)
+                } else {
+                    n(f.text)
+                }
+            }));
             (row_class(run), cells)
         })
         .collect();
@@ -181,15 +170,8 @@ pub fn threads(out: &mut String, run: &Run) {
     let mut rows: Vec<_> = server.threads_table.iter().collect();
     let busy = |r: &&crate::schema::ThreadRow| r.user_s.unwrap_or(0.0) + r.sys_s.unwrap_or(0.0);
     rows.sort_by(|a, b| busy(b).total_cmp(&busy(a)));
-    let headers = [
-        "tid",
-        "name",
-        "user (s)",
-        "sys (s)",
-        "run-queue wait (ms)",
-        "voluntary switches",
-        "involuntary switches",
-    ];
+    let headers =
+        ["tid", "name", "user (s)", "sys (s)", "run-queue wait (ms)", "voluntary switches", "involuntary switches"];
     let rows: Vec<(String, Vec<Cell>)> = rows
         .into_iter()
         .map(|r| {
@@ -217,46 +199,26 @@ pub fn environment(out: &mut String, results: &Results) {
     let mut rows: Vec<(String, String)> = vec![
         ("tool version".into(), or_dash(&env.tool_version)),
         ("git commit".into(), or_dash(&env.git_commit)),
-        (
-            "command line".into(),
-            env.command_line
-                .as_ref()
-                .map(|c| c.to_line())
-                .unwrap_or_else(|| "–".into()),
-        ),
+        ("command line".into(), env.command_line.as_ref().map(|c| c.to_line()).unwrap_or_else(|| "–".into())),
         ("CPU".into(), or_dash(&env.cpu_model)),
         ("cores".into(), count(env.cores)),
         ("kernel".into(), or_dash(&env.kernel)),
-        (
-            "started".into(),
-            env.started_unix_s.map(utc).unwrap_or_else(|| "–".into()),
-        ),
+        ("started".into(), env.started_unix_s.map(utc).unwrap_or_else(|| "–".into())),
     ];
     match &env.pinning {
         Some(pinning) if !pinning.is_empty() => {
             for (role, cpus) in pinning {
-                rows.push((
-                    format!("pinning: {role}"),
-                    cpus.clone().unwrap_or_else(|| "not pinned".into()),
-                ));
+                rows.push((format!("pinning: {role}"), cpus.clone().unwrap_or_else(|| "not pinned".into())));
             }
         }
         _ => rows.push(("pinning".into(), "not pinned".into())),
     }
     for (app, version) in &env.runtimes {
-        rows.push((
-            format!("runtime: {app}"),
-            version.clone().unwrap_or_else(|| "–".into()),
-        ));
+        rows.push((format!("runtime: {app}"), version.clone().unwrap_or_else(|| "–".into())));
     }
     out.push_str(r#"<div class="table-wrap"><table class="env"><tbody>"#);
     for (key, value) in rows {
-        let _ = write!(
-            out,
-            "<tr><th>{}</th><td>{}</td></tr>",
-            esc(&key),
-            esc(&value)
-        );
+        let _ = write!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(&key), esc(&value));
     }
     out.push_str("</tbody></table></div>");
 }
@@ -278,12 +240,7 @@ pub fn utc(unix_s: f64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 /// A short summary line for a run's heading.

@@ -55,10 +55,7 @@ pub fn markers(run: &Run) -> Vec<Event> {
 pub const MAX_DRAWN_EVENTS: usize = 200;
 
 fn is_runtime(event: &Event) -> bool {
-    matches!(
-        event.kind.as_str(),
-        "gc" | "gc_pause" | "safepoint" | "pause"
-    )
+    matches!(event.kind.as_str(), "gc" | "gc_pause" | "safepoint" | "pause")
 }
 
 /// The markers actually drawn (and listed) for a run, and, when the run had
@@ -123,10 +120,7 @@ fn merge(events: &[Event], slots: usize) -> Vec<Event> {
 }
 
 fn samples(run: &Run) -> &[Sample] {
-    run.server
-        .as_ref()
-        .map(|s| s.samples.as_slice())
-        .unwrap_or(&[])
+    run.server.as_ref().map(|s| s.samples.as_slice()).unwrap_or(&[])
 }
 
 fn kind_colour(kind: &str) -> &'static str {
@@ -148,26 +142,15 @@ struct Series<'a> {
 
 /// The chart for one run, or a note when it has no time series.
 pub fn render(id: &str, run: &Run) -> String {
-    let timeline = run
-        .load
-        .as_ref()
-        .map(|l| l.timeline.as_slice())
-        .unwrap_or(&[]);
+    let timeline = run.load.as_ref().map(|l| l.timeline.as_slice()).unwrap_or(&[]);
     let server = samples(run);
-    let loadgen = run
-        .loadgen
-        .as_ref()
-        .map(|s| s.samples.as_slice())
-        .unwrap_or(&[]);
+    let loadgen = run.loadgen.as_ref().map(|s| s.samples.as_slice()).unwrap_or(&[]);
     let panels: Vec<(&str, Vec<Series<'_>>)> = vec![
         (
             "requests/s",
             vec![Series {
                 name: "requests/s",
-                points: timeline
-                    .iter()
-                    .map(|p| (p.t_s as f64, p.requests as f64))
-                    .collect(),
+                points: timeline.iter().map(|p| (p.t_s as f64, p.requests as f64)).collect(),
                 colour: "#4e79a7",
                 class: "",
             }],
@@ -176,10 +159,7 @@ pub fn render(id: &str, run: &Run) -> String {
             "p99 (ms)",
             vec![Series {
                 name: "p99 ms",
-                points: timeline
-                    .iter()
-                    .map(|p| (p.t_s as f64, p.p99_us / 1000.0))
-                    .collect(),
+                points: timeline.iter().map(|p| (p.t_s as f64, p.p99_us / 1000.0)).collect(),
                 colour: "#f28e2b",
                 class: "",
             }],
@@ -189,19 +169,13 @@ pub fn render(id: &str, run: &Run) -> String {
             vec![
                 Series {
                     name: "server cores",
-                    points: server
-                        .iter()
-                        .filter_map(|s| Some((s.t_s, s.cpu_cores?)))
-                        .collect(),
+                    points: server.iter().filter_map(|s| Some((s.t_s, s.cpu_cores?))).collect(),
                     colour: "#59a14f",
                     class: "",
                 },
                 Series {
                     name: "load generator cores",
-                    points: loadgen
-                        .iter()
-                        .filter_map(|s| Some((s.t_s, s.cpu_cores?)))
-                        .collect(),
+                    points: loadgen.iter().filter_map(|s| Some((s.t_s, s.cpu_cores?))).collect(),
                     colour: "#9ca3af",
                     class: "dashed",
                 },
@@ -211,10 +185,7 @@ pub fn render(id: &str, run: &Run) -> String {
             "RSS (MiB)",
             vec![Series {
                 name: "server RSS MiB",
-                points: server
-                    .iter()
-                    .filter_map(|s| Some((s.t_s, s.rss_mib?)))
-                    .collect(),
+                points: server.iter().filter_map(|s| Some((s.t_s, s.rss_mib?))).collect(),
                 colour: "#76b7b2",
                 class: "",
             }],
@@ -255,10 +226,8 @@ pub fn render(id: &str, run: &Run) -> String {
         }
         let colour = kind_colour(&event.kind);
         let ex = x.at(event.t_s.clamp(t_min, t_max));
-        let width = event
-            .duration_ms
-            .map(|ms| (x.at(event.t_s + ms / 1000.0) - x.at(event.t_s)).max(2.0))
-            .unwrap_or(0.0);
+        let width =
+            event.duration_ms.map(|ms| (x.at(event.t_s + ms / 1000.0) - x.at(event.t_s)).max(2.0)).unwrap_or(0.0);
         if width > 0.0 {
             let _ = write!(
                 out,
@@ -278,23 +247,10 @@ pub fn render(id: &str, run: &Run) -> String {
     }
     for (index, (title, series)) in panels.iter().enumerate() {
         let top = TOP + index as f64 * (PANEL_H + PANEL_GAP);
-        let frame = Frame {
-            width: WIDTH,
-            height: top + PANEL_H,
-            left: LEFT,
-            right: RIGHT,
-            top,
-            bottom: 0.0,
-        };
-        let y_max = series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1))
-            .fold(0.0f64, f64::max);
+        let frame = Frame { width: WIDTH, height: top + PANEL_H, left: LEFT, right: RIGHT, top, bottom: 0.0 };
+        let y_max = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0f64, f64::max);
         let ticks = nice_ticks(0.0, y_max, 2);
-        let y = Scale::new(
-            (0.0, *ticks.last().unwrap_or(&1.0)),
-            (frame.y0(), frame.y1()),
-        );
+        let y = Scale::new((0.0, *ticks.last().unwrap_or(&1.0)), (frame.y0(), frame.y1()));
         svg::y_axis(&mut out, &frame, &y, &ticks, title);
         if series.iter().all(|s| s.points.is_empty()) {
             let _ = write!(
@@ -305,8 +261,7 @@ pub fn render(id: &str, run: &Run) -> String {
             );
         }
         for s in series {
-            let pixels: Vec<(f64, f64)> =
-                s.points.iter().map(|(t, v)| (x.at(*t), y.at(*v))).collect();
+            let pixels: Vec<(f64, f64)> = s.points.iter().map(|(t, v)| (x.at(*t), y.at(*v))).collect();
             polyline(&mut out, &pixels, s.colour, s.class, s.name);
             for (t, v) in thin(&s.points, 120) {
                 let tip = format!("{}: {} at {} s", s.name, sig(v), sig(t));
@@ -314,21 +269,10 @@ pub fn render(id: &str, run: &Run) -> String {
             }
         }
     }
-    let bottom_frame = Frame {
-        width: WIDTH,
-        height,
-        left: LEFT,
-        right: RIGHT,
-        top: TOP,
-        bottom: BOTTOM,
-    };
-    let ticks: Vec<f64> = nice_ticks(t_min, t_max, 8)
-        .into_iter()
-        .filter(|t| *t >= t_min - 1e-9 && *t <= t_max + 1e-9)
-        .collect();
-    svg::x_axis(&mut out, &bottom_frame, &x, &ticks, |t| {
-        format!("{} s", sig(t))
-    });
+    let bottom_frame = Frame { width: WIDTH, height, left: LEFT, right: RIGHT, top: TOP, bottom: BOTTOM };
+    let ticks: Vec<f64> =
+        nice_ticks(t_min, t_max, 8).into_iter().filter(|t| *t >= t_min - 1e-9 && *t <= t_max + 1e-9).collect();
+    svg::x_axis(&mut out, &bottom_frame, &x, &ticks, |t| format!("{} s", sig(t)));
     svg::close(&mut out);
     out
 }
@@ -345,10 +289,7 @@ mod tests {
           "server":{"samples":[{"t_s":-0.5,"cpu_cores":1.0},{"t_s":0.5,"cpu_cores":1.0}]},
           "events":[{"t_s":0.7,"kind":"gc","label":"GC <pause>","duration_ms":12}]}]}"#;
         let results = Results::from_json(text).unwrap();
-        let kinds: Vec<String> = markers(&results.runs[0])
-            .into_iter()
-            .map(|e| e.kind)
-            .collect();
+        let kinds: Vec<String> = markers(&results.runs[0]).into_iter().map(|e| e.kind).collect();
         assert_eq!(kinds, vec!["warmup_end", "gc", "errors"]);
         let svg = render("t", &results.runs[0]);
         assert!(svg.contains("GC &lt;pause&gt; at 0.7 s, 12 ms"), "{svg}");
@@ -376,9 +317,7 @@ mod tests {
         let (events, caption) = drawn(&run);
         assert_eq!(events.len(), 100);
         assert!(events.iter().all(|e| e.stopped == Some(true)));
-        assert!(caption
-            .unwrap()
-            .contains("only the 100 stop-the-world pauses"));
+        assert!(caption.unwrap().contains("only the 100 stop-the-world pauses"));
         let svg = render("t", &run);
         assert_eq!(svg.matches(r#"data-kind="gc""#).count(), 100);
     }
@@ -387,37 +326,24 @@ mod tests {
     fn too_many_stop_the_world_events_are_merged_into_bands() {
         let run = many_events(1);
         let (events, caption) = drawn(&run);
-        assert!(
-            events.len() <= MAX_DRAWN_EVENTS && events.len() >= 100,
-            "{}",
-            events.len()
-        );
+        assert!(events.len() <= MAX_DRAWN_EVENTS && events.len() >= 100, "{}", events.len());
         assert!(caption.unwrap().contains("merged"));
         let held: usize = events
             .iter()
-            .map(
-                |e| match e.label.as_deref().and_then(|l| l.split_once(" pauses, ")) {
-                    Some((n, _)) => n.parse::<usize>().unwrap(),
-                    None => 1,
-                },
-            )
+            .map(|e| match e.label.as_deref().and_then(|l| l.split_once(" pauses, ")) {
+                Some((n, _)) => n.parse::<usize>().unwrap(),
+                None => 1,
+            })
             .sum();
         assert_eq!(held, 1000, "every pause is in one band");
         let last = events.last().unwrap();
-        assert!(
-            (last.t_s + last.duration_ms.unwrap() / 1000.0 - (999.0 * 0.004 + 0.0005)).abs() < 1e-9
-        );
+        assert!((last.t_s + last.duration_ms.unwrap() / 1000.0 - (999.0 * 0.004 + 0.0005)).abs() < 1e-9);
     }
 
     #[test]
     fn a_few_events_are_drawn_as_they_are() {
         let run = Run {
-            events: vec![Event {
-                t_s: 1.0,
-                kind: "gc".into(),
-                stopped: Some(false),
-                ..Event::default()
-            }],
+            events: vec![Event { t_s: 1.0, kind: "gc".into(), stopped: Some(false), ..Event::default() }],
             ..Run::default()
         };
         let (events, caption) = drawn(&run);

@@ -140,7 +140,14 @@ fn run_server(serve: &Serve, commands: &mpsc::Receiver<Command>, gone: &AtomicBo
 
 /// Follows the controller's commands until `finish` (returns true: report)
 /// or `stop`, a closed stdin or a failure (false); the exit code first.
-fn drive(server: &mut LocalServer, serve: &Serve, port: u16, commands: &mpsc::Receiver<Command>, gone: &AtomicBool, out: &mut dyn Write) -> (i32, bool) {
+fn drive(
+    server: &mut LocalServer,
+    serve: &Serve,
+    port: u16,
+    commands: &mpsc::Receiver<Command>,
+    gone: &AtomicBool,
+    out: &mut dyn Write,
+) -> (i32, bool) {
     if !send(out, &Event::Started { port, pgid: server.local_pid().unwrap_or(0) }) {
         return (2, false);
     }
@@ -216,15 +223,33 @@ mod tests {
 
     #[test]
     fn prepare_builds_and_asks_the_version_there() {
-        let request = Request { version: VERSION, action: Action::Prepare { app: app("name = \"a\"\nrun = \"x\"\nbuild = \"true\"\nversion = \"echo 9.9-test\"\n"), build: true } };
+        let request = Request {
+            version: VERSION,
+            action: Action::Prepare {
+                app: app("name = \"a\"\nrun = \"x\"\nbuild = \"true\"\nversion = \"echo 9.9-test\"\n"),
+                build: true,
+            },
+        };
         let (code, events) = session(&request);
         assert_eq!(code, 0);
         assert!(matches!(&events[0], Event::Hello(h) if h.cores > 0));
-        assert!(matches!(&events[1], Event::Prepared { runtime_version, .. } if runtime_version == "9.9-test"), "{events:?}");
-        let missing = Request { version: VERSION, action: Action::Prepare { app: app("name = \"a\"\nrun = \"x\"\nrequires = [\"no-such-tool-xyz\"]\n"), build: true } };
+        assert!(
+            matches!(&events[1], Event::Prepared { runtime_version, .. } if runtime_version == "9.9-test"),
+            "{events:?}"
+        );
+        let missing = Request {
+            version: VERSION,
+            action: Action::Prepare {
+                app: app("name = \"a\"\nrun = \"x\"\nrequires = [\"no-such-tool-xyz\"]\n"),
+                build: true,
+            },
+        };
         let (code, events) = session(&missing);
         assert_eq!(code, 2);
-        assert!(matches!(&events[1], Event::Failed { reason } if reason.contains("no-such-tool-xyz not found on PATH")), "{events:?}");
+        assert!(
+            matches!(&events[1], Event::Failed { reason } if reason.contains("no-such-tool-xyz not found on PATH")),
+            "{events:?}"
+        );
     }
 
     #[test]
@@ -242,9 +267,13 @@ mod tests {
         };
         let (code, events) = session(&Request { version: VERSION, action: Action::Serve(serve) });
         assert_eq!(code, 2);
-        let kinds: Vec<String> = events.iter().map(|e| protocol::encode(e).split('"').nth(3).unwrap_or("").to_string()).collect();
+        let kinds: Vec<String> =
+            events.iter().map(|e| protocol::encode(e).split('"').nth(3).unwrap_or("").to_string()).collect();
         assert_eq!(kinds, ["hello", "started", "failed", "stopped"], "{events:?}");
-        assert!(matches!(&events[2], Event::Failed { reason } if reason.starts_with("boom crashed during start (exit status: 4): agent-boom")), "{events:?}");
+        assert!(
+            matches!(&events[2], Event::Failed { reason } if reason.starts_with("boom crashed during start (exit status: 4): agent-boom")),
+            "{events:?}"
+        );
         assert!(matches!(&events[3], Event::Stopped { log } if log.contains("agent-boom")));
     }
 
@@ -252,7 +281,10 @@ mod tests {
     fn another_protocol_version_or_garbage_is_refused() {
         let (code, events) = session(&Request { version: VERSION + 1, action: Action::Describe });
         assert_eq!(code, 2);
-        assert!(matches!(&events[1], Event::Failed { reason } if reason.contains("same stampede version")), "{events:?}");
+        assert!(
+            matches!(&events[1], Event::Failed { reason } if reason.contains("same stampede version")),
+            "{events:?}"
+        );
         let mut out = Vec::new();
         assert_eq!(run(BufReader::new(&b"hello there\n"[..]), &mut out), 2);
         assert!(String::from_utf8(out).unwrap().contains("not a stampede agent message"));

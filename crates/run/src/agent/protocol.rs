@@ -89,21 +89,36 @@ pub enum Command {
 pub enum Event {
     /// Always the first line.
     Hello(Host),
-    Prepared { build_time_ms: f64, runtime_version: String },
+    Prepared {
+        build_time_ms: f64,
+        runtime_version: String,
+    },
     /// The server was started; its process group is `pgid`.
-    Started { port: u16, pgid: i32 },
+    Started {
+        port: u16,
+        pgid: i32,
+    },
     Ready(Readiness),
     /// The answer to `measure`: the host's CLOCK_MONOTONIC at the mark, so
     /// the controller can put the host's event times on its own clock.
-    Measuring { mono_ns: u64 },
+    Measuring {
+        mono_ns: u64,
+    },
     /// The server exited by itself (once, when first seen).
-    Exited { status: String, tail: String },
+    Exited {
+        status: String,
+        tail: String,
+    },
     /// The probe's figures and the runtime events, after `finish`.
     Report(Box<Finished>),
     /// The server and its whole process tree are gone; the last of its log.
-    Stopped { log: String },
+    Stopped {
+        log: String,
+    },
     /// The request failed; for `serve` the run is invalid for this reason.
-    Failed { reason: String },
+    Failed {
+        reason: String,
+    },
 }
 
 /// Facts about the server's host.
@@ -144,7 +159,8 @@ mod tests {
     use super::*;
 
     fn app() -> App {
-        let manifest: Manifest = toml::from_str("name = \"py\"\nrun = \"exec python3 s.py\"\nbuild = \"true\"\n").unwrap();
+        let manifest: Manifest =
+            toml::from_str("name = \"py\"\nrun = \"exec python3 s.py\"\nbuild = \"true\"\n").unwrap();
         App { manifest, dir: "/srv/apps/py".into() }
     }
 
@@ -172,7 +188,8 @@ mod tests {
         for cmd in [Command::Warmup, Command::Measure, Command::Finish, Command::Stop] {
             assert_eq!(decode::<Command>(&encode(&cmd)).unwrap(), cmd);
         }
-        let mut finished = Finished { crashed: Some("exit status: 3".into()), tail: "boom".into(), ..Default::default() };
+        let mut finished =
+            Finished { crashed: Some("exit status: 3".into()), tail: "boom".into(), ..Default::default() };
         finished.report.server.cpu_cores_avg = 0.5;
         finished.report.server.rss_max_mib = 12.0;
         let events = [

@@ -69,12 +69,17 @@ impl ServerHost {
     pub fn connect(hosts: &Hosts, exe: &Path, grace: Duration) -> Result<ServerHost, ServerHostError> {
         let host = hosts.server.clone().unwrap_or_default();
         let fail = |e: HostError| ServerHostError { host: host.clone(), reason: e.to_string() };
-        let mut ssh = Ssh { config: hosts.ssh_config.clone(), connect_timeout: CONNECT_TIMEOUT, remote_path: hosts.remote_path.clone().unwrap_or_else(|| "stampede".into()) };
+        let mut ssh = Ssh {
+            config: hosts.ssh_config.clone(),
+            connect_timeout: CONNECT_TIMEOUT,
+            remote_path: hosts.remote_path.clone().unwrap_or_else(|| "stampede".into()),
+        };
         if hosts.copy_binary {
             ssh.remote_path = copy::ensure(&ssh, &host, exe).map_err(fail)?;
         }
         let offset = clock::measure(&ssh, &host).map_err(fail)?;
-        let (mut session, facts) = Session::open(&ssh, &host, &Request { version: VERSION, action: Action::Describe }).map_err(fail)?;
+        let (mut session, facts) =
+            Session::open(&ssh, &host, &Request { version: VERSION, action: Action::Describe }).map_err(fail)?;
         session.close(Duration::from_secs(2));
         let record = ServerHostRecord {
             host: host.clone(),
@@ -94,7 +99,12 @@ impl ServerHost {
     }
 
     /// Checks the app's tools, runs its build and asks its version there.
-    pub fn prepare(&self, app: &Manifest, build: bool, interrupted: &dyn Fn() -> bool) -> Result<Prepared, PrepareError> {
+    pub fn prepare(
+        &self,
+        app: &Manifest,
+        build: bool,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<Prepared, PrepareError> {
         let remote = |reason: String| PrepareError::Remote { host: self.host().to_string(), reason };
         let request = Request { version: VERSION, action: Action::Prepare { app: app_spec(app), build } };
         let (mut session, _) = Session::open(&self.ssh, self.host(), &request).map_err(|e| remote(e.to_string()))?;
@@ -105,11 +115,15 @@ impl ServerHost {
                 return Err(PrepareError::Interrupted);
             }
             match session.next(Duration::from_millis(100)) {
-                Next::Event(Event::Prepared { build_time_ms, runtime_version }) => return Ok(Prepared { build_time_ms, runtime_version }),
+                Next::Event(Event::Prepared { build_time_ms, runtime_version }) => {
+                    return Ok(Prepared { build_time_ms, runtime_version })
+                }
                 Next::Event(Event::Failed { reason }) => return Err(remote(reason)),
                 Next::Event(_) => {}
                 Next::Gone => return Err(remote(format!("the stampede agent died ({})", session.died()))),
-                Next::Quiet if Instant::now() > deadline => return Err(remote("the build did not finish in 15 minutes".into())),
+                Next::Quiet if Instant::now() > deadline => {
+                    return Err(remote("the build did not finish in 15 minutes".into()))
+                }
                 Next::Quiet => {}
             }
         }
@@ -129,12 +143,26 @@ impl ServerHost {
             ready: launch.ready.clone(),
         };
         let request = Request { version: VERSION, action: Action::Serve(serve) };
-        let (session, _) = Session::open(&self.ssh, self.host(), &request).map_err(|e| Failure::Host(format!("hosts.server {}: {e}", self.host())))?;
-        let mut server = RemoteServer { host: self, session, port: 0, exited: None, log: launch.log.to_path_buf(), finished: false, start_timeout, mono_offset: None };
+        let (session, _) = Session::open(&self.ssh, self.host(), &request)
+            .map_err(|e| Failure::Host(format!("hosts.server {}: {e}", self.host())))?;
+        let mut server = RemoteServer {
+            host: self,
+            session,
+            port: 0,
+            exited: None,
+            log: launch.log.to_path_buf(),
+            finished: false,
+            start_timeout,
+            mono_offset: None,
+        };
         let deadline = Instant::now() + CONNECT_TIMEOUT;
         loop {
             if Instant::now() > deadline {
-                return Err(Failure::Run(format!("the agent on {} did not start the server within {} s", self.host(), CONNECT_TIMEOUT.as_secs())));
+                return Err(Failure::Run(format!(
+                    "the agent on {} did not start the server within {} s",
+                    self.host(),
+                    CONNECT_TIMEOUT.as_secs()
+                )));
             }
             match server.poll(Duration::from_millis(100)) {
                 Next::Event(Event::Started { port, .. }) => {
@@ -235,7 +263,9 @@ impl RemoteServer<'_> {
         if let Some(pgid) = self.session.pgid {
             match stop_group(&self.host.ssh, self.host.host(), pgid, self.host.grace) {
                 Ok(()) => line.push_str("; the server there was stopped over a new ssh session"),
-                Err(e) => line.push_str(&format!("; the server there could not be stopped ({e}): stop process group {pgid} by hand")),
+                Err(e) => line.push_str(&format!(
+                    "; the server there could not be stopped ({e}): stop process group {pgid} by hand"
+                )),
             }
         }
         self.finished = true;
@@ -260,7 +290,12 @@ impl Served for RemoteServer<'_> {
                 Next::Event(Event::Failed { reason }) => return Err(Failure::Run(reason)),
                 Next::Event(_) => {}
                 Next::Gone => return Err(Failure::Host(self.lost())),
-                Next::Quiet if Instant::now() > deadline => return Err(Failure::Run(format!("the agent on {} did not report readiness in time", self.host.host()))),
+                Next::Quiet if Instant::now() > deadline => {
+                    return Err(Failure::Run(format!(
+                        "the agent on {} did not report readiness in time",
+                        self.host.host()
+                    )))
+                }
                 Next::Quiet => {}
             }
         }
@@ -370,7 +405,8 @@ mod tests {
             stopped: true,
             error_ns: 50_000,
         };
-        let mut finished = Finished { events: vec![event], measured_start_mono_ns: Some(1_000_000_000), ..Default::default() };
+        let mut finished =
+            Finished { events: vec![event], measured_start_mono_ns: Some(1_000_000_000), ..Default::default() };
         offset.translate(&mut finished);
         assert_eq!(finished.measured_start_mono_ns, Some(0));
         let e = &finished.events[0];

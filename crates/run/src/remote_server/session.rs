@@ -47,7 +47,9 @@ impl Session {
         // ssh dies with `stampede run`: the agent then sees its stdin close
         // and stops the server there.
         stampede_probe::lifeline::die_with_parent(&mut cmd);
-        let mut child = cmd.spawn().map_err(|e| HostError::Connect(format!("cannot start ssh: {e}; is openssh-client installed?")))?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| HostError::Connect(format!("cannot start ssh: {e}; is openssh-client installed?")))?;
         let mut stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let mut err_pipe = child.stderr.take().expect("piped");
@@ -89,7 +91,9 @@ impl Session {
         loop {
             match session.next(Duration::from_millis(100)) {
                 Next::Event(Event::Hello(host)) => return Ok((session, host)),
-                Next::Event(other) => return Err(HostError::BadResult(format!("the agent greeted with {:?}", protocol::encode(&other)))),
+                Next::Event(other) => {
+                    return Err(HostError::BadResult(format!("the agent greeted with {:?}", protocol::encode(&other))))
+                }
                 Next::Gone => return Err(session.refused(&ssh.remote_path)),
                 Next::Quiet if Instant::now() > deadline => {
                     session.kill();
@@ -137,7 +141,9 @@ impl Session {
         match code {
             Some(255) => HostError::Connect(format!("ssh exited 255: {err}")),
             Some(126) | Some(127) => HostError::Missing { path: path.to_string(), detail: err },
-            _ => HostError::Remote(format!("`{path} agent` did not start ({err}); run the same stampede version there, or set copy_binary = true")),
+            _ => HostError::Remote(format!(
+                "`{path} agent` did not start ({err}); run the same stampede version there, or set copy_binary = true"
+            )),
         }
     }
 
@@ -221,11 +227,19 @@ mod tests {
     #[test]
     fn the_stop_script_ends_a_group_that_ignores_term() {
         // A group whose leader ignores SIGTERM: only the SIGKILL after the grace ends it.
-        let mut child = std::process::Command::new("sh").args(["-c", "trap '' TERM; sleep 30 & wait"]).process_group(0).spawn().unwrap();
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "trap '' TERM; sleep 30 & wait"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
         let pgid = child.id() as i32;
         std::thread::sleep(Duration::from_millis(100));
         let started = Instant::now();
-        let status = std::process::Command::new("sh").arg("-c").arg(stop_script(pgid, Duration::from_millis(300))).status().unwrap();
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(stop_script(pgid, Duration::from_millis(300)))
+            .status()
+            .unwrap();
         assert!(status.success());
         assert!(started.elapsed() >= Duration::from_millis(250), "SIGKILL came before the grace period");
         let _ = child.wait();
@@ -237,6 +251,11 @@ mod tests {
         }
         assert_ne!(unsafe { libc::kill(-pgid, 0) }, 0, "the group survived");
         // A group that is already gone: nothing to do, still success.
-        assert!(std::process::Command::new("sh").arg("-c").arg(stop_script(pgid, Duration::from_millis(300))).status().unwrap().success());
+        assert!(std::process::Command::new("sh")
+            .arg("-c")
+            .arg(stop_script(pgid, Duration::from_millis(300)))
+            .status()
+            .unwrap()
+            .success());
     }
 }
