@@ -310,8 +310,11 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     }
 }
 
+/// Request headers, in the order given.
+type Headers = Vec<(String, String)>;
+
 /// The request the flags describe: method, headers and body.
-fn request(args: &Args) -> anyhow::Result<(String, Vec<(String, String)>, Vec<u8>)> {
+fn request(args: &Args) -> anyhow::Result<(String, Headers, Vec<u8>)> {
     let method = args.method.to_ascii_uppercase();
     stampede_load::config::check_method(&args.method).map_err(anyhow::Error::msg)?;
     let mut headers = Vec::new();
