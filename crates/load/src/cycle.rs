@@ -14,8 +14,8 @@ use crate::mix::Picker;
 use crate::pacer::Pacer;
 use crate::recorder::{ErrorKind, Recorder};
 use crate::response::Done;
+use crate::share::{Output, Share};
 use crate::transport::Transport;
-use crate::worker::{Output, Share};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 

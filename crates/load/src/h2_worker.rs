@@ -20,7 +20,7 @@ use crate::error::LoadError;
 use crate::h2_conn::{Connector, OpenError};
 use crate::pacer::{Pacer, Timer};
 use crate::recorder::{ErrorKind, Recorder};
-use crate::worker::{Output, Share};
+use crate::share::{Output, Share};
 use bytes::Bytes;
 use std::cell::{Cell, RefCell, RefMut};
 use std::collections::VecDeque;

@@ -27,6 +27,7 @@ pub mod response;
 pub mod result;
 mod runner;
 mod rusage;
+mod share;
 pub mod target;
 pub mod targets_file;
 pub mod text;

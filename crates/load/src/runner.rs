@@ -11,10 +11,11 @@ use crate::result::{
     TargetResult, TlsStats, Tool, SCHEMA,
 };
 use crate::rusage;
+use crate::share::{Output, Share};
 use crate::timeline::Timeline;
 use crate::tls::{TlsOptions, TlsShared, TlsStream};
 use crate::uring_worker::UringWorker;
-use crate::worker::{Output, Share, Worker};
+use crate::worker::Worker;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};

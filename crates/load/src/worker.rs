@@ -21,40 +21,15 @@ use crate::config::LoadConfig;
 use crate::conn::State;
 use crate::cycle::{Core, Cycle};
 use crate::pacer::Timer;
-use crate::recorder::{ErrorKind, Recorder, Slow};
+use crate::recorder::{ErrorKind, Recorder};
+use crate::share::{Output, Share};
 use crate::transport::Transport;
 use mio::{Events, Poll, Token};
 use std::io;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const TIMER: Token = Token(usize::MAX);
 const READ_BUF: usize = 64 * 1024;
-
-/// This thread's share of the run.
-pub struct Share {
-    pub index: usize,
-    pub connections: usize,
-    pub max_connections: usize,
-    /// Requests this thread may send (`-n`), or unlimited.
-    pub quota: Option<u64>,
-    /// This thread's requests per second (open loop).
-    pub rate: Option<f64>,
-    pub start: Instant,
-    pub measure_from: Instant,
-    /// The end of the measured phase (`-d`), or none (`-n`).
-    pub end: Option<Instant>,
-}
-
-pub struct Output {
-    pub recorder: Recorder,
-    pub slow: Vec<Slow>,
-    pub finished: Instant,
-    pub max_lag_ns: u64,
-    /// Time during which every connection was busy and due requests waited.
-    pub starved: Duration,
-    /// Share of the thread's life it spent on or waiting for a CPU (0..1).
-    pub busy: f64,
-}
 
 pub struct Worker<'a, T: Transport> {
     core: Core<'a, T>,
