@@ -44,3 +44,17 @@ measure() {
 p_stampede() { grep -E 'requests in' | awk '{print $1}'; }
 p_wrk()      { grep -E 'requests in' | awk '{print $1}'; }
 p_h2load()   { grep -E '^requests:' | awk '{print $8}'; }
+
+# nginx on 127.0.0.1:PORT answering every path with a 13-byte "Hello, World!",
+# the server the generator benches measure against.
+serve_hello() {
+  { nginx_head; cat <<EOF
+  server {
+    listen 127.0.0.1:$1;
+    location / { default_type text/plain; return 200 "Hello, World!"; }
+  }
+}
+EOF
+  } >"$WORK/nginx.conf"
+  start_nginx "http://127.0.0.1:$1/"
+}

@@ -31,15 +31,7 @@ STAMPEDE=${STAMPEDE:-target/release/stampede}
 [ -x "$STAMPEDE" ] || cargo build --release -q -p stampede
 
 . bench/lib.sh
-{ nginx_head; cat <<EOF
-  server {
-    listen 127.0.0.1:$PORT;
-    location / { default_type text/plain; return 200 "Hello, World!"; }
-  }
-}
-EOF
-} >"$WORK/nginx.conf"
-start_nginx "$URL"
+serve_hello "$PORT"
 
 
 p_oha() { python3 -c 'import json,sys; t=sys.stdin.read(); r=json.loads(t[t.index("{"):t.rindex("}")+1]); print(sum(r["statusCodeDistribution"].values()))'; }

@@ -28,15 +28,7 @@ STAMPEDE=${STAMPEDE:-target/release/stampede}
 [ -x "$STAMPEDE" ] || cargo build --release -q -p stampede
 
 . bench/lib.sh
-{ nginx_head; cat <<EOF
-  server {
-    listen 127.0.0.1:$PORT;
-    location / { default_type text/plain; return 200 "Hello, World!"; }
-  }
-}
-EOF
-} >"$WORK/nginx.conf"
-start_nginx "$BASE/"
+serve_hello "$PORT"
 
 cat >"$WORK/targets.txt" <<EOF
 GET $BASE/api/count/35 weight=3

@@ -9,7 +9,7 @@ mod support_run;
 use std::process::Command;
 use std::time::Duration;
 
-use support_run::{text, wait_for, wait_output, Scratch};
+use support_run::{text, wait_for, Scratch};
 
 #[test]
 fn sigkill_of_run_mid_load_leaves_no_process_of_the_app() {
@@ -48,10 +48,7 @@ fn a_server_child_that_called_setsid_is_stopped_with_the_server() {
         "apps = [\"{}\"]\ncheck = false\n[[profiles]]\npath = \"/plaintext\"\nconnections = 2\nduration = \"1s\"\nwarmup = \"0s\"\n",
         app.display()
     ));
-    let out = wait_output(
-        s.spawn_run(&[scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]),
-        Duration::from_secs(120),
-    );
+    let out = s.run(&[scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     // The stop waits for every descendant; the deadline only allows for the

@@ -6,9 +6,7 @@
 
 mod support_run;
 
-use std::time::Duration;
-
-use support_run::{assert_nothing_left, text, wait_output, Scratch};
+use support_run::{assert_nothing_left, text, Scratch};
 
 #[test]
 fn an_app_name_with_dot_dot_is_refused_and_writes_nothing_outside_out() {
@@ -68,10 +66,7 @@ fn a_profile_named_like_a_path_runs_and_its_log_stays_in_logs() {
         "apps = [\"{}\"]\ncheck = false\n[[profiles]]\nname = \"api/v1\"\npath = \"/plaintext\"\nconnections = 2\nduration = \"1s\"\nwarmup = \"0s\"\n",
         app.display()
     ));
-    let out = wait_output(
-        s.spawn_run(&[scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]),
-        Duration::from_secs(120),
-    );
+    let out = s.run(&[scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let doc = s.results().unwrap();
