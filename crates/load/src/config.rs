@@ -76,13 +76,22 @@ pub fn check_method(method: &str) -> Result<(), String> {
 /// `--header`: a name that is an HTTP token and a value without CR, LF, NUL
 /// or other control characters (which would end or split the header).
 pub fn check_header(name: &str, value: &str) -> Result<(), String> {
+    match header_problem(name, value) {
+        Some(why) => Err(format!("--header {name:?}: {why}")),
+        None => Ok(()),
+    }
+}
+
+/// What is wrong with a request header, if anything: the one rule for `-H`
+/// and for the headers of a targets file.
+pub fn header_problem(name: &str, value: &str) -> Option<&'static str> {
     if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
-        return Err(format!("--header {name:?}: the name must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~)"));
+        return Some("the name must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~)");
     }
     if http::HeaderValue::from_bytes(value.as_bytes()).is_err() {
-        return Err(format!("--header {name:?}: the value must not contain CR, LF, NUL or other control characters"));
+        return Some("the value must not contain CR, LF, NUL or other control characters");
     }
-    Ok(())
+    None
 }
 
 /// When the measured phase ends.

@@ -170,9 +170,10 @@ impl<'a, T: Transport> Core<'a, T> {
     /// Where the bytes of the first `n` requests of connection `i`'s batch end.
     #[inline]
     fn request_end(&self, i: usize, n: usize) -> usize {
+        // Without a mix `reqs` is empty: every request is `request_len` long.
         match self.conns[i].reqs.get(n.wrapping_sub(1)) {
-            Some(&(_, end)) if self.picker.is_some() => end as usize,
-            _ => n * self.request_len,
+            Some(&(_, end)) => end as usize,
+            None => n * self.request_len,
         }
     }
 

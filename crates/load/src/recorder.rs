@@ -41,6 +41,12 @@ impl ErrorKind {
     }
 }
 
+/// A response outside 2xx/3xx: a bad response (docs/results.md).
+#[inline]
+fn bad_status(status: u16) -> bool {
+    !(200..400).contains(&status)
+}
+
 /// One request of the slow log, on the monotonic clock of the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Slow {
@@ -139,17 +145,17 @@ impl Recorder {
         self
     }
 
-    /// Target `t`'s share of a response `response` recorded.
+    /// Target `t`'s share of a response that `response` recorded.
     #[inline]
     pub fn target_response(&mut self, t: usize, latency_ns: u64, status: u16) {
         if let Some(s) = self.targets.get_mut(t) {
             s.requests += 1;
             s.latency.saturating_record(latency_ns);
-            s.errors.status += !(200..400).contains(&status) as u64;
+            s.errors.status += bad_status(status) as u64;
         }
     }
 
-    /// Target `t`'s share of an error `error` counted.
+    /// Target `t`'s share of an error that `error` counted.
     pub fn target_error(&mut self, t: usize, kind: ErrorKind) {
         if let Some(s) = self.targets.get_mut(t) {
             kind.count_in(&mut s.errors);
@@ -161,8 +167,6 @@ impl Recorder {
         now >= self.measure_from && self.measure_until.is_none_or(|u| now < u)
     }
 
-    /// A response ended at `end`; `intended` is when it should have been sent
-    /// (equal to `start` in closed-loop mode).
     /// When a request's outcome counts: in open loop by its intended send
     /// time, so that the requests of the measured schedule are the ones
     /// counted, however late they end; in closed loop by when it ended.
@@ -190,7 +194,9 @@ impl Recorder {
         }
     }
 
-    /// Records a response; its latency when it was in the measured period.
+    /// A response ended at `end`; `intended` is when it should have been sent
+    /// (equal to `start` in closed-loop mode). Returns its latency when it
+    /// was in the measured period.
     #[inline]
     pub fn response(&mut self, intended: Instant, start: Instant, end: Instant, status: u16, conn: u32) -> Option<u64> {
         let at = self.counted_at(intended, end);
@@ -205,7 +211,7 @@ impl Recorder {
         }
         self.requests += 1;
         self.status[(status as usize).min(999)] += 1;
-        let bad = !(200..400).contains(&status);
+        let bad = bad_status(status);
         if bad {
             self.errors.status += 1;
         }

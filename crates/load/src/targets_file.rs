@@ -59,11 +59,14 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Vec<Parsed>, String
                     .map_err(|e| at(format!("body file {}: {e}", file.trim())))?;
         } else if let Some(text) = l.strip_prefix("body ") {
             current.spec.body = text.as_bytes().to_vec();
-        } else if let Some((name, value)) = l.split_once(':').filter(|(n, _)| is_token(n)) {
-            if value.contains(['\r', '\0']) {
-                return Err(at(format!("header {name}: control characters in the value")));
+        } else if let Some((name, value)) =
+            l.split_once(':').filter(|(n, _)| http::HeaderName::from_bytes(n.as_bytes()).is_ok())
+        {
+            let value = value.trim();
+            if let Some(why) = crate::config::header_problem(name, value) {
+                return Err(at(format!("header {name}: {why}")));
             }
-            current.spec.headers.push((name.to_string(), value.trim().to_string()));
+            current.spec.headers.push((name.to_string(), value.to_string()));
         } else {
             return Err(at(format!(
                 "{l:?} is not a target (METHOD URL), a header (Name: value) or a body (body TEXT, body @FILE)"
@@ -107,10 +110,6 @@ fn target_line(l: &str) -> Result<Option<TargetSpec>, String> {
     }))
 }
 
-fn is_token(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,6 +141,7 @@ mod tests {
             ("GET http://h:1/ weight=0\n", "t:1: weight=0"),
             ("GET http://h:1/\nnonsense here\n", "t:2: \"nonsense here\" is not a target"),
             ("http://h:1/\n", "t:1: http://h:1/: a method comes first"),
+            ("GET http://h:1/\nX-A: a\u{1}b\n", "t:2: header X-A: the value must not contain"),
         ] {
             let err = parse(text, "t", dir).err().unwrap_or_default();
             assert!(err.starts_with(want), "{text:?}: {err}");
