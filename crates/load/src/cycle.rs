@@ -219,6 +219,12 @@ impl<'a, T: Transport> Core<'a, T> {
     }
 }
 
+/// The error number of a read or write on a socket the server reset or
+/// closed under it: both loops hand such a connection to `peer_closed`.
+pub fn peer_gone(errno: i32) -> bool {
+    matches!(errno, libc::ECONNRESET | libc::EPIPE)
+}
+
 fn idempotent(method: &str) -> bool {
     matches!(method, "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE")
 }

@@ -18,7 +18,7 @@
 
 use crate::config::LoadConfig;
 use crate::conn::State;
-use crate::cycle::{Core, Cycle};
+use crate::cycle::{peer_gone, Core, Cycle};
 use crate::recorder::{ErrorKind, Recorder};
 use crate::share::{Output, Share};
 use crate::uring_bufs::{self, BufRing, GROUP};
@@ -193,7 +193,7 @@ impl<'a> UringWorker<'a> {
                     self.received(i, unsafe { &*bytes }, now);
                 } else if res == 0 {
                     self.eof(i, now);
-                } else if res == -libc::ECONNRESET {
+                } else if peer_gone(-res) {
                     self.peer_closed(i, ErrorKind::Read, now);
                 } else if res != -libc::ENOBUFS {
                     self.fail(i, ErrorKind::Read, now);
@@ -229,7 +229,7 @@ impl<'a> UringWorker<'a> {
 
     fn on_sent(&mut self, i: usize, res: i32, now: Instant) {
         let State::Writing(off) = self.core.conns[i].state else { return };
-        if res == -libc::EPIPE || res == -libc::ECONNRESET {
+        if res < 0 && peer_gone(-res) {
             return self.peer_closed(i, ErrorKind::Write, now);
         }
         if res < 0 {

@@ -19,7 +19,7 @@
 
 use crate::config::LoadConfig;
 use crate::conn::State;
-use crate::cycle::{Core, Cycle};
+use crate::cycle::{peer_gone, Core, Cycle};
 use crate::pacer::Timer;
 use crate::recorder::{ErrorKind, Recorder};
 use crate::share::{Output, Share};
@@ -173,7 +173,9 @@ impl<'a, T: Transport> Worker<'a, T> {
                     return;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if peer_gone(&e) => return self.peer_closed(i, ErrorKind::Write, Instant::now()),
+                Err(e) if e.raw_os_error().is_some_and(peer_gone) => {
+                    return self.peer_closed(i, ErrorKind::Write, Instant::now())
+                }
                 Err(_) => {
                     self.fail(i, ErrorKind::Write, Instant::now());
                     return;
@@ -197,7 +199,7 @@ impl<'a, T: Transport> Worker<'a, T> {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if peer_gone(&e) => return self.peer_closed(i, ErrorKind::Read, now),
+                Err(e) if e.raw_os_error().is_some_and(peer_gone) => return self.peer_closed(i, ErrorKind::Read, now),
                 Err(_) => return self.fail(i, ErrorKind::Read, now),
             };
             if !self.received(i, &buf[..n], now) {
@@ -209,11 +211,6 @@ impl<'a, T: Transport> Worker<'a, T> {
             }
         }
     }
-}
-
-/// The server reset or closed the connection under a read or a write.
-pub fn peer_gone(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::ECONNRESET | libc::EPIPE))
 }
 
 impl<'a, T: Transport> Cycle<'a> for Worker<'a, T> {
