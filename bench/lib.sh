@@ -29,17 +29,45 @@ start_nginx() {
   exit 2
 }
 
-# Runs "$@" pinned to CPU 1; prints "<requests> <cpu seconds>". The CPU is
-# the child's user+sys from the shell's `times`, measured the same way for
-# every tool, so none is trusted to report its own cost. $1 is the function
-# that reads the request count from the tool's output.
+# Busy jiffies of core N since boot, from /proc/stat: user + nice + system +
+# irq + softirq (not idle, iowait or steal: time the core was not working
+# for anyone on this machine).
+core_busy() { awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+HZ=$(getconf CLK_TCK)
+
+# Percent of core N busy over half a second while the bench runs nothing:
+# a check that the core a generator is pinned to is not shared.
+core_idle_busy() {
+  local b; b=$(core_busy "$1"); sleep 0.5
+  awk -v a="$(core_busy "$1")" -v b="$b" -v hz="$HZ" 'BEGIN { printf "%.1f", (a - b) / hz / 0.5 * 100 }'
+}
+
+# Warns (on stderr) when core 1 is busy before a round: the figure of that
+# round would include someone else's work.
+check_quiet() {
+  local busy; busy=$(core_idle_busy 1)
+  if awk -v b="$busy" 'BEGIN { exit !(b > 5) }'; then
+    echo "warning: core 1 was ${busy}% busy with the bench idle; its rounds measure someone else's work too" >&2
+  fi
+}
+
+# Runs "$@" pinned to CPU 1; prints "<requests> <process CPU s> <core CPU s>".
+# The process CPU is the child's user+sys from the shell's `times`, measured
+# the same way for every tool, so none is trusted to report its own cost. The
+# core CPU is the busy time of CPU 1 over the run from /proc/stat, which also
+# counts the softirq work (loopback TCP) the kernel did on that core whether
+# or not it charged the process for it. $1 is the function that reads the
+# request count from the tool's output.
 measure() {
   local parse=$1; shift
+  local before; before=$(core_busy 1)
   local out; out=$( { taskset -c 1 "$@" 2>&1; times; } )
+  local after; after=$(core_busy 1)
   local cpu; cpu=$(echo "$out" | tail -1 | awk '{ split($1,u,"m"); split($2,s,"m"); sub("s","",u[2]); sub("s","",s[2]); print u[1]*60+u[2]+s[1]*60+s[2] }')
+  local core; core=$(awk -v a="$after" -v b="$before" -v hz="$HZ" 'BEGIN { print (a - b) / hz }')
   local reqs; reqs=$(echo "$out" | $parse)
   if [ -z "$reqs" ] || [ "$reqs" = 0 ]; then echo "$* failed:" >&2; echo "$out" | tail -5 >&2; reqs=0; fi
-  echo "$reqs $cpu"
+  echo "$reqs $cpu $core"
 }
 p_stampede() { grep -E 'requests in' | awk '{print $1}'; }
 p_wrk()      { grep -E 'requests in' | awk '{print $1}'; }

@@ -2,22 +2,32 @@
 # How much CPU does each load generator spend per request?
 #
 # Starts nginx (Debian's nginx-light, installed if missing) on 127.0.0.1 with
-# one worker pinned to CPU 0 answering a 13-byte body, then runs stampede,
-# wrk and, when installed, oha and h2load --h1 one after another, each pinned
-# to CPU 1 with 1 thread and 32 connections for the same duration. The CPU of
-# every generator is measured the same way, from outside (the shell's `times`
-# of the child), so no tool is trusted to report its own cost.
+# one worker pinned to CPU 0 answering a 13-byte body, then runs stampede
+# (io_uring and epoll), wrk and, when installed, oha and h2load --h1, each
+# pinned to CPU 1 with 1 thread, at each connection count, for the same
+# duration. Tools are interleaved round by round (round 1 of every tool, then
+# round 2, ...), so a machine that slows down mid-bench slows every tool.
 #
-#   bench/loadgen.sh [DURATION_S] [ROUNDS]     (defaults: 10 s, 1 round)
+# Each tool's cost is measured twice, from outside, so no tool is trusted to
+# report its own: the process's user+sys (`times` of the child) and the busy
+# time of the core it is pinned to (/proc/stat: user, nice, system, irq,
+# softirq), which also counts the loopback TCP work the kernel does in
+# softirq context on that core. docs/load.md says what each measure misses.
+# Before every round the bench checks that core 1 is idle and warns if not.
 #
-# With ROUNDS > 1 the tools are interleaved round by round and the table
-# shows the median of each tool's requests per CPU-second.
+#   bench/loadgen.sh [DURATION_S] [ROUNDS] [CONNECTIONS...]
+#       defaults: 5 s, 5 rounds, 32 connections; e.g. bench/loadgen.sh 5 5 32 256 1000
+#
+# The table shows per tool the median over rounds and the min-max, and the
+# ratio to wrk taken round by round (median and range).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DURATION=${1:-10}
-ROUNDS=${2:-1}
-CONNS=32
+DURATION=${1:-5}
+ROUNDS=${2:-5}
+shift $(( $# > 2 ? 2 : $# ))
+CONNS=("${@:-32}")
+[ ${#CONNS[@]} -eq 0 ] && CONNS=(32)
 PORT=${BENCH_PORT:-18480}
 URL="http://127.0.0.1:$PORT/"
 WORK=$(mktemp -d)
@@ -33,7 +43,6 @@ STAMPEDE=${STAMPEDE:-target/release/stampede}
 . bench/lib.sh
 serve_hello "$PORT"
 
-
 p_oha() { python3 -c 'import json,sys; t=sys.stdin.read(); r=json.loads(t[t.index("{"):t.rindex("}")+1]); print(sum(r["statusCodeDistribution"].values()))'; }
 
 # `stampede` is the default engine (io_uring where the kernel allows it);
@@ -43,33 +52,26 @@ need oha && TOOLS+=(oha)
 need h2load && TOOLS+=(h2load)
 
 run_tool() {
+  local c=$2
   case $1 in
-    stampede) measure p_stampede "$STAMPEDE" load -t 1 -c $CONNS -d "${DURATION}s" "$URL" ;;
-    stampede-epoll) measure p_stampede "$STAMPEDE" load --engine epoll -t 1 -c $CONNS -d "${DURATION}s" "$URL" ;;
-    wrk)      measure p_wrk wrk -t 1 -c $CONNS -d "${DURATION}s" "$URL" ;;
-    oha)      measure p_oha oha --no-tui --output-format json -c $CONNS -z "${DURATION}s" "$URL" ;;
-    h2load)   measure p_h2load h2load --h1 -t 1 -c $CONNS -D "$DURATION" "$URL" ;;
+    stampede) measure p_stampede "$STAMPEDE" load -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
+    stampede-epoll) measure p_stampede "$STAMPEDE" load --engine epoll -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
+    wrk)      measure p_wrk wrk -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
+    oha)      measure p_oha oha --no-tui --output-format json -c "$c" -z "${DURATION}s" "$URL" ;;
+    h2load)   measure p_h2load h2load --h1 -t 1 -c "$c" -D "$DURATION" "$URL" ;;
   esac
 }
 
-declare -A RESULTS
+echo "nginx 1 worker on CPU 0; each generator on CPU 1, 1 thread, ${DURATION}s per run, $ROUNDS interleaved round(s)"
+echo "$(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)"
+RECORDS="$WORK/records"
+: >"$RECORDS"
 for round in $(seq "$ROUNDS"); do
-  for tool in "${TOOLS[@]}"; do
-    RESULTS[$tool]+="$(run_tool "$tool")"$'\n'
+  for c in "${CONNS[@]}"; do
+    check_quiet
+    for tool in "${TOOLS[@]}"; do
+      echo "c=$c $tool $round $(run_tool "$tool" "$c") $DURATION" >>"$RECORDS"
+    done
   done
 done
-
-echo "nginx 1 worker on CPU 0; each generator on CPU 1, 1 thread, $CONNS connections, ${DURATION}s, $ROUNDS round(s); medians"
-printf '%-15s %12s %14s %18s %10s\n' tool "req/s" "loadgen CPU s" "req per CPU-s" "vs wrk"
-declare -A PER
-for tool in "${TOOLS[@]}"; do
-  read -r reqs cpu per < <(echo -n "${RESULTS[$tool]}" | awk -v d="$DURATION" 'NF==2 && $2>0 {print $1, $2, $1/$2}' | sort -k3 -g | awk '{a[NR]=$0} END{print a[int((NR+1)/2)]}')
-  PER[$tool]=$per
-  RESULTS[$tool]="$reqs $cpu"
-done
-for tool in "${TOOLS[@]}"; do
-  read -r reqs cpu <<<"${RESULTS[$tool]}"
-  awk -v t="$tool" -v r="$reqs" -v c="$cpu" -v p="${PER[$tool]}" -v w="${PER[wrk]}" -v d="$DURATION" \
-    'BEGIN{printf "%-15s %12.0f %14.2f %18.0f %9.2fx\n", t, r/d, c, p, p/w}'
-done
-awk -v s="${PER[stampede]}" -v w="${PER[wrk]}" 'BEGIN{printf "stampede/wrk requests per CPU-second: %.2f\n", s/w}'
+python3 bench/rounds.py wrk <"$RECORDS"

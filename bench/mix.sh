@@ -7,8 +7,9 @@
 # prepared requests); a weighted three-target file whose third target is
 # {rand:1..100000000} (too many combinations to prepare: written per
 # request). Rounds are interleaved; each figure is the median of the rounds
-# of requests per load-generator CPU-second (user+sys from the shell's
-# `times`), with min-max, and the ratio to the single URL. The issue's goal:
+# of requests per load-generator CPU-second (both measures of bench/lib.sh's
+# `measure`: the process's user+sys and its core's busy time), with min-max,
+# and the ratio to the single URL taken round by round. The issue's goal:
 # at most 5% fewer requests per CPU-second for a mix.
 #
 #   bench/mix.sh [DURATION_S] [ROUNDS]     (defaults: 5 s, 5 rounds)
@@ -48,19 +49,14 @@ run_variant() {
   esac
 }
 
-declare -A RESULTS
-for _ in $(seq "$ROUNDS"); do
+RECORDS="$WORK/records"
+: >"$RECORDS"
+for round in $(seq "$ROUNDS"); do
+  check_quiet
   for v in "${VARIANTS[@]}"; do
-    RESULTS[$v]+="$(run_variant "$v")"$'\n'
+    echo "mix $v $round $(run_variant "$v") $DURATION" >>"$RECORDS"
   done
 done
 
 echo "nginx 1 worker on CPU 0; stampede on CPU 1, 1 thread, $CONNS connections, ${DURATION}s, $ROUNDS round(s)"
-printf '%-14s %10s %24s %12s\n' variant "req/s" "req per CPU-s (min-max)" "vs single"
-single=$(echo -n "${RESULTS[single]}" | awk 'NF==2 && $2>0 {print $1/$2}' | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
-for v in "${VARIANTS[@]}"; do
-  # "<req/s> <req per CPU-s>" per round, sorted by the latter.
-  echo -n "${RESULTS[$v]}" | awk -v d="$DURATION" 'NF==2 && $2>0 {print $1/d, $1/$2}' | sort -k2 -g |
-    awk -v v="$v" -v s="$single" '{ rps[NR]=$1; per[NR]=$2 }
-      END { m=int((NR+1)/2); printf "%-14s %10.0f %10.0f (%.0f-%.0f) %11.3fx\n", v, rps[m], per[m], per[1], per[NR], per[m]/s }'
-done
+python3 bench/rounds.py single <"$RECORDS"

@@ -12,15 +12,18 @@
 #   h2-10      HTTP/2 over TLS (ALPN h2), 4 connections x 10 concurrent streams
 #   pipe-16    cleartext HTTP/1.1, 32 connections, 16 requests pipelined on each
 #
-# The CPU of every generator is measured the same way, from outside (the
-# shell's `times` of the child), so no tool is trusted to report its own cost.
-# oha cannot pipeline, so it has no pipe-16 entry.
+# The CPU of every generator is measured the same two ways, from outside, so
+# no tool is trusted to report its own cost (bench/lib.sh's `measure`: the
+# process's user+sys, and the busy time of its core from /proc/stat). Rounds
+# are interleaved; the table shows medians with min-max and the ratio to
+# h2load taken round by round. oha cannot pipeline: no pipe-16 entry.
 #
-#   bench/protocols.sh [DURATION_S]     (default: 5 s per tool and scenario)
+#   bench/protocols.sh [DURATION_S] [ROUNDS]     (defaults: 5 s, 5 rounds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${1:-5}
+ROUNDS=${2:-5}
 PORT_H1=${BENCH_PORT:-18490}
 PORT_TLS=$((PORT_H1 + 1))
 WORK=$(mktemp -d)
@@ -78,32 +81,20 @@ run() {
     h2-10/oha)         measure p_oha "$OHA" --no-tui --insecure --http2 -c 4 -p 10 -z "${D}s" "$TLS" ;;
     pipe-16/stampede)  measure p_stampede "$STAMPEDE" load -t 1 -c 32 --pipeline 16 -d "${D}s" "$H1" ;;
     pipe-16/h2load)    measure p_h2load h2load --h1 -t 1 -c 32 -m 16 -D "$D" "$H1" ;;
-    pipe-16/oha)       echo "- -" ;;
+    pipe-16/oha)       echo "- - -" ;;
   esac
 }
 
-echo "nginx $(nginx -v 2>&1 | sed 's/.*\///') 1 worker on CPU 0; each generator on CPU 1, 1 thread, ${D}s per run"
+echo "nginx $(nginx -v 2>&1 | sed 's/.*\///') 1 worker on CPU 0; each generator on CPU 1, 1 thread, ${D}s per run, $ROUNDS round(s)"
 echo "HTTP/1.1: 32 connections; HTTP/2: 4 connections x 10 streams; oha cannot pipeline"
-printf '%-9s %-9s %12s %10s %14s %14s\n' scenario tool "req/s" "CPU s" "req per CPU-s" "vs best peer"
-for scenario in https-h1 h2-10 pipe-16; do
-  declare -A PER=()
-  declare -A LINE=()
-  for tool in "${TOOLS[@]}"; do
-    read -r reqs cpu < <(run "$scenario" "$tool")
-    if [ "$reqs" = "-" ]; then LINE[$tool]="- - -"; continue; fi
-    PER[$tool]=$(awk -v r="$reqs" -v c="$cpu" 'BEGIN{ if (c > 0) printf "%.0f", r/c; else print 0 }')
-    LINE[$tool]="$(awk -v r="$reqs" -v d="$D" 'BEGIN{printf "%.0f", r/d}') $cpu ${PER[$tool]}"
+RECORDS="$WORK/records"
+: >"$RECORDS"
+for round in $(seq "$ROUNDS"); do
+  check_quiet
+  for scenario in https-h1 h2-10 pipe-16; do
+    for tool in "${TOOLS[@]}"; do
+      echo "$scenario $tool $round $(run "$scenario" "$tool") $D" >>"$RECORDS"
+    done
   done
-  best=0
-  for tool in "${TOOLS[@]}"; do
-    [ "$tool" = stampede ] && continue
-    [ -n "${PER[$tool]:-}" ] && [ "${PER[$tool]}" -gt "$best" ] && best=${PER[$tool]}
-  done
-  for tool in "${TOOLS[@]}"; do
-    read -r rps cpu per <<<"${LINE[$tool]}"
-    vs="-"
-    if [ "$tool" = stampede ] && [ "$best" -gt 0 ]; then vs=$(awk -v s="$per" -v b="$best" 'BEGIN{printf "%.2fx", s/b}'); fi
-    printf '%-9s %-9s %12s %10s %14s %14s\n' "$scenario" "$tool" "$rps" "$cpu" "$per" "$vs"
-  done
-  unset PER LINE
 done
+python3 bench/rounds.py h2load <"$RECORDS"
