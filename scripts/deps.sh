@@ -29,6 +29,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# The Python app's unit tests (make app-unit-tests) run on python3 itself and
+# import its database modules (asyncpg, jinja2).
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import asyncpg, jinja2' 2>/dev/null; then
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r "$(dirname "$0")/../apps/python/requirements.txt"
+fi
 for tool in cargo go node python3 java mvn; do
   command -v "$tool" >/dev/null 2>&1 || echo "deps: warning: $tool is not on PATH; its app will be skipped" >&2
 done
