@@ -87,6 +87,8 @@ class DatabaseTest(unittest.TestCase):
             (1, "fortune: No such file or directory"),
             (11, "<script>alert(\"x & 'y'\");</script>"),
             (4, "A bad random number generator"),
+            (13, "\U0001F600 (U+1F600, a surrogate pair in UTF-16)"),
+            (14, "\uFF01 (U+FF01, above every surrogate)"),
         ])
         self.assertTrue(page.startswith(
             "<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>"
@@ -95,8 +97,9 @@ class DatabaseTest(unittest.TestCase):
         self.assertNotIn("<script>", page)
         self.assertIn("&lt;script&gt;alert(&#34;x &amp; &#39;y&#39;&#34;);&lt;/script&gt;", page)
         ids = [row.split("<")[0] for row in page.split("<tr><td>")[1:]]
-        # '<' sorts before capitals, capitals before lower case, ASCII before kana.
-        self.assertEqual(ids, ["11", "4", "0", "1", "12"])
+        # '<' sorts before capitals, capitals before lower case, ASCII before
+        # kana, U+FF01 before U+1F600 (code-point order, not UTF-16's).
+        self.assertEqual(ids, ["11", "4", "0", "1", "12", "14", "13"])
         self.assertIn("<td>フレームワークのベンチマーク</td>", page)
 
     def test_an_id_drawn_twice_is_written_once_with_its_last_number(self):
