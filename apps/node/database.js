@@ -101,7 +101,6 @@ class Database {
       return worlds;
     });
   }
-
 }
 
 async function readWorlds(client, count) {
