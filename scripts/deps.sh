@@ -29,6 +29,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# The Python and Node apps' unit tests (make app-unit-tests) import their
+# database modules: asyncpg and jinja2 on python3 itself, pg in node_modules.
+apps="$(dirname "$0")/../apps"
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import asyncpg, jinja2' 2>/dev/null; then
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r "$apps/python/requirements.txt"
+fi
+if command -v npm >/dev/null 2>&1 && [ ! -d "$apps/node/node_modules/pg" ]; then
+  (cd "$apps/node" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)
+fi
 for tool in cargo go node python3 java mvn; do
   command -v "$tool" >/dev/null 2>&1 || echo "deps: warning: $tool is not on PATH; its app will be skipped" >&2
 done

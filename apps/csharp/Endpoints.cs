@@ -2,15 +2,23 @@
 // Path integers arrive as plain string route values and go through PathInt,
 // so a malformed or out-of-range integer answers 400 while an empty or extra
 // segment finds no route and answers 404. /sleep awaits Task.Delay, so no
-// thread-pool thread waits.
+// thread-pool thread waits; the database endpoints await Npgsql (Database.cs)
+// and answer 503 when the database is unset or unreachable.
 namespace Stampede.AspNetCore;
 
 internal static class Endpoints
 {
     private const string Hello = "Hello, World!";
 
-    public static void MapContract(this WebApplication app)
+    public static void MapContract(this WebApplication app, Database database)
     {
+        app.MapGet("/db", () => WithDatabase(async () => Results.Json((await database.ReadWorlds(1))[0])));
+        app.MapGet("/queries", (HttpRequest request) => WithDatabase(async () =>
+            Results.Json(await database.ReadWorlds(Worlds.QueryCount(FirstQueries(request))))));
+        app.MapGet("/updates", (HttpRequest request) => WithDatabase(async () =>
+            Results.Json(await database.UpdateWorlds(Worlds.QueryCount(FirstQueries(request))))));
+        app.MapGet("/fortunes", () => WithDatabase(async () =>
+            Results.Text(Fortunes.Render(await database.ReadFortunes()), "text/html; charset=utf-8")));
         app.MapGet("/plaintext", () => Results.Text(Hello, "text/plain"));
         app.MapGet("/json", () => Results.Json(new Greeting(Hello)));
         app.MapGet("/values/{id}", (string id) =>
@@ -39,6 +47,24 @@ internal static class Endpoints
             await Task.Delay(delay);
             return Results.Json(new Slept(delay));
         });
+    }
+
+    private static string? FirstQueries(HttpRequest request)
+    {
+        var values = request.Query["queries"];
+        return values.Count > 0 ? values[0] : null;
+    }
+
+    private static async Task<IResult> WithDatabase(Func<Task<IResult>> answer)
+    {
+        try
+        {
+            return await answer();
+        }
+        catch (DatabaseUnavailable e)
+        {
+            return Results.Text(e.Message + "\n", "text/plain", statusCode: StatusCodes.Status503ServiceUnavailable);
+        }
     }
 
     private static IResult WithInt(string segment, int max, Func<int, IResult> answer) =>

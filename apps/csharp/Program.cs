@@ -5,15 +5,18 @@
 // 2 seconds so the process ends within the contract's 5.
 //
 // How to run: `dotnet publish -c Release -o out && PORT=9009 dotnet out/app.dll`
-// (see app.toml for the GC and spin knobs).
+// (see app.toml for the GC, spin and db_pool knobs; DATABASE_URL and
+// DATABASE_POOL_SIZE feed the database endpoints, see Database.cs).
 using System.Net;
 using Stampede.AspNetCore;
 
 Settings settings;
+Database database;
 try
 {
     settings = Settings.FromEnvironment();
     settings.ApplyToThreadPool();
+    database = Database.FromEnvironment();
 }
 catch (ArgumentException e)
 {
@@ -29,7 +32,7 @@ builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = TimeSpan.
 var app = builder.Build();
 // Gives routing's bodiless 404 and 405 answers a Content-Type and a body.
 app.UseStatusCodePages("text/plain", "Status code: {0}");
-app.MapContract();
+app.MapContract(database);
 app.Lifetime.ApplicationStarted.Register(() => Console.WriteLine(
     $"aspnetcore: listening on {string.Join(", ", app.Urls)} (thread pool: {settings.ThreadsLabel})"));
 

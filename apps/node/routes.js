@@ -1,14 +1,18 @@
 // Maps a request path to its answer, per apps/CONTRACT.md: the routing table,
 // the strict reading of path integers, and the headers every response must
-// carry. server.js only wires this handler to node:http.
+// carry. server.js only wires this handler to node:http. The database
+// endpoints' work is in database.js and fortunes.js.
 'use strict';
 
 const { setTimeout: sleep } = require('node:timers/promises');
 const { xorshift, lockedXorshift, countText, fibText, allocate } = require('./work');
+const { Database, Unavailable, queryCount } = require('./database');
+const { renderFortunes } = require('./fortunes');
 
 const SERVER = 'node';
 const TEXT = 'text/plain; charset=utf-8';
 const JSON_TYPE = 'application/json';
+const HTML = 'text/html; charset=utf-8';
 const HELLO = 'Hello, World!';
 
 // Each answer is { status, type, body }; the body is a string.
@@ -58,9 +62,29 @@ function withInteger(endpoint, text) {
   return value === null ? BAD_REQUEST : endpoint.run(value);
 }
 
-// The answer for a path (query string already removed). An empty segment
-// such as /values/ or an extra one such as /values/5/6 is an unknown path.
-function route(path) {
+const db = new Database(process.env);
+
+// The database endpoints: each maps the query string to an answer.
+const DATABASE = {
+  '/db': async () => json((await db.randomWorlds(1))[0]),
+  '/queries': async (search) => json(await db.randomWorlds(queryCount(search))),
+  '/fortunes': async () => ok(HTML, renderFortunes(await db.fortunes())),
+  '/updates': async (search) => json(await db.updateWorlds(queryCount(search))),
+};
+
+async function withDatabase(endpoint, search) {
+  try {
+    return await endpoint(search);
+  } catch (err) {
+    if (err instanceof Unavailable) return { status: 503, type: TEXT, body: err.message };
+    throw err;
+  }
+}
+
+// The answer for a path and its query string. An empty segment such as
+// /values/ or an extra one such as /values/5/6 is an unknown path.
+function route(path, search = '') {
+  if (Object.hasOwn(DATABASE, path)) return withDatabase(DATABASE[path], search);
   if (path === '/plaintext') return ok(TEXT, HELLO);
   if (path === '/json') return json({ message: HELLO });
   const segments = path.split('/');
@@ -94,8 +118,9 @@ async function handle(req, res) {
   }
   const query = req.url.indexOf('?');
   const path = query === -1 ? req.url : req.url.slice(0, query);
+  const search = query === -1 ? '' : req.url.slice(query + 1);
   try {
-    send(res, await route(path));
+    send(res, await route(path, search));
   } catch (err) {
     console.error(`node: ${req.method} ${req.url}: ${err.stack || err}`);
     if (!res.headersSent) send(res, { status: 500, type: TEXT, body: 'Internal Server Error' });

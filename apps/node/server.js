@@ -1,4 +1,4 @@
-// Stampede's Node.js reference server: node:http and nothing else, doing the
+// Stampede's Node.js reference server: node:http (and pg for the database), doing the
 // work in apps/CONTRACT.md so its numbers can be compared with other runtimes.
 // This file holds the process model: one process, or a node:cluster primary
 // with THREADS workers, and clean shutdown on SIGTERM. Routes are in
@@ -7,6 +7,8 @@
 // How to run:   PORT=9009 THREADS=2 node server.js
 // Environment:  PORT (default 9009); THREADS unset, empty or 1 runs one
 //               process, N > 1 forks N cluster workers sharing the port.
+//               DATABASE_URL and DATABASE_POOL_SIZE (default 8, shared among
+//               the workers), see database.js.
 'use strict';
 
 const cluster = require('node:cluster');
@@ -33,6 +35,7 @@ function positiveInteger(name, text, fallback) {
 
 const port = positiveInteger('PORT', process.env.PORT, 9009);
 const threads = positiveInteger('THREADS', process.env.THREADS, 1);
+positiveInteger('DATABASE_POOL_SIZE', process.env.DATABASE_POOL_SIZE, 8); // read by database.js
 
 // One HTTP server in this process. On SIGTERM it stops accepting, and
 // closeAllConnections() also drops idle keep-alive connections, which

@@ -6,7 +6,10 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { xorshift, lockedXorshift, countText, fibText, allocate } = require('./work');
+process.env.DATABASE_URL = ''; // the 503 test below needs no database
 const { pathInteger, route } = require('./routes');
+const { queryCount, planUpdates } = require('./database');
+const { renderFortunes } = require('./fortunes');
 
 const VECTORS = {
   0: '11400714819323198485',
@@ -79,4 +82,45 @@ test('routes answer 400 and 404 per the contract', async () => {
   assert.equal((await route('/api/count/100001')).status, 400);
   assert.equal((await route('/api/fib/abc')).status, 400);
   assert.equal((await route('/sleep/0')).body, '{"slept_ms":0}');
+});
+
+test('query count is clamped to 1 through 500', () => {
+  const cases = {
+    '': 1, 'queries=': 1, 'queries=foo': 1, 'queries=3x': 1, 'queries=-4': 1, 'queries=0': 1,
+    'queries=3': 3, 'queries=007': 7, 'queries=500': 500, 'queries=501': 500,
+    ['queries=' + '9'.repeat(30)]: 500, 'other=9&queries=20': 20, 'myqueries=20': 1,
+  };
+  for (const [search, expected] of Object.entries(cases)) assert.equal(queryCount(search), expected, search);
+});
+
+test('fortunes are escaped, sorted and joined by the added one', () => {
+  const page = renderFortunes([
+    { id: 12, message: 'フレームワークのベンチマーク' },
+    { id: 1, message: 'fortune: No such file or directory' },
+    { id: 11, message: '<script>alert("x & \'y\'");</script>' },
+    { id: 4, message: 'A bad random number generator' },
+    { id: 13, message: '\u{1F600} (U+1F600, a surrogate pair in UTF-16)' },
+    { id: 14, message: '\uFF01 (U+FF01, above every surrogate)' },
+  ]);
+  assert.ok(page.startsWith('<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table><tr><th>id</th><th>message</th></tr>'));
+  assert.ok(page.endsWith('</table></body></html>'));
+  assert.ok(!page.includes('<script>'));
+  assert.ok(page.includes('&lt;script&gt;alert(&quot;x &amp; &#39;y&#39;&quot;);&lt;/script&gt;'));
+  const ids = page.split('<tr><td>').slice(1).map((row) => row.split('<')[0]);
+  // '<' sorts before capitals, capitals before lower case, ASCII before kana,
+  // and U+FF01 before U+1F600, which UTF-16 code-unit order would reverse.
+  assert.deepEqual(ids, ['11', '4', '0', '1', '12', '14', '13']);
+  assert.ok(page.includes('<td>フレームワークのベンチマーク</td>'));
+});
+
+test('an id drawn twice is written once with its last number', () => {
+  const worlds = [{ id: 9, randomNumber: 1 }, { id: 2, randomNumber: 1 }, { id: 9, randomNumber: 1 }];
+  assert.deepEqual(planUpdates(worlds, [10, 20, 30]), { ids: [2, 9], numbers: [20, 30] });
+  assert.deepEqual(worlds.map((w) => w.randomNumber), [30, 20, 30]);
+});
+
+test('database endpoints answer 503 without a database', async () => {
+  for (const path of ['/db', '/queries', '/fortunes', '/updates']) {
+    assert.equal((await route(path, 'queries=3')).status, 503, path);
+  }
 });

@@ -3,19 +3,21 @@
 A plain ASGI callable, the interface uvicorn serves, doing the work in
 apps/CONTRACT.md. uvicorn itself adds the Server and Date headers to every
 response, including 400 and 404. server.py starts uvicorn; the work is in
-work.py.
+work.py, the database endpoints' in database.py.
 """
 
 import asyncio
 import json
 
 import collector
+import database
 import work
 
 collector.configure()
 
 TEXT = b"text/plain; charset=utf-8"
 JSON = b"application/json"
+HTML = b"text/html; charset=utf-8"
 HELLO = "Hello, World!"
 
 
@@ -26,6 +28,28 @@ def as_json(value) -> tuple[int, bytes, bytes]:
 BAD_REQUEST = (400, TEXT, b"Bad Request")
 NOT_FOUND = (404, TEXT, b"Not Found")
 METHOD_NOT_ALLOWED = (405, TEXT, b"Method Not Allowed")
+
+DB = database.Database()
+
+
+async def fortunes(_query: bytes):
+    return 200, HTML, (await DB.fortunes()).encode()
+
+
+async def db_row(_query: bytes):
+    return as_json((await DB.random_worlds(1))[0])
+
+
+async def queries(query: bytes):
+    return as_json(await DB.random_worlds(database.query_count(query)))
+
+
+async def updates(query: bytes):
+    return as_json(await DB.update_worlds(database.query_count(query)))
+
+
+# The database endpoints: path -> handler of the query string.
+DATABASE = {"/db": db_row, "/queries": queries, "/fortunes": fortunes, "/updates": updates}
 
 
 def path_integer(text: str, maximum: int) -> int | None:
@@ -71,8 +95,13 @@ API = {
 }
 
 
-async def route(path: str) -> tuple[int, bytes, bytes]:
+async def route(path: str, query: bytes = b"") -> tuple[int, bytes, bytes]:
     """The answer for a path. An empty or extra segment is an unknown path."""
+    if path in DATABASE:
+        try:
+            return await DATABASE[path](query)
+        except database.Unavailable as e:
+            return 503, TEXT, str(e).encode()
     if path == "/plaintext":
         return 200, TEXT, HELLO.encode()
     if path == "/json":
@@ -97,7 +126,7 @@ async def app(scope, receive, send):
     assert scope["type"] == "http", "server.py turns lifespan and websockets off"
     # Only GET is in the contract; uvicorn answers HEAD without the body.
     if scope["method"] in ("GET", "HEAD"):
-        status, content_type, body = await route(scope["path"])
+        status, content_type, body = await route(scope["path"], scope["query_string"])
     else:
         status, content_type, body = METHOD_NOT_ALLOWED
     headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode())]

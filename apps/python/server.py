@@ -8,7 +8,8 @@ Environment:  PORT (default 9009); THREADS = uvicorn worker processes (unset
               or empty: 1, served in this process); UVICORN_LOOP (uvloop or
               asyncio) and UVICORN_HTTP (httptools or h11), the names
               uvicorn's own command line reads; PY_GC and STAMPEDE_GC_LOG,
-              see collector.py.
+              see collector.py. DATABASE_URL and DATABASE_POOL_SIZE (default
+              8, shared among the workers), see database.py.
 
 SIGTERM is uvicorn's: it stops accepting, closes idle keep-alive
 connections, waits for requests in flight up to GRACEFUL_SHUTDOWN_S, then
@@ -51,6 +52,7 @@ def choice(name: str) -> str:
 
 def main() -> None:
     collector.gc_mode()
+    positive_integer("DATABASE_POOL_SIZE", 8)  # read by database.py; fail here, not per request
     uvicorn.run(
         "app:app",
         app_dir=os.path.dirname(os.path.abspath(__file__)),

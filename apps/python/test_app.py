@@ -5,9 +5,12 @@ and rules in apps/CONTRACT.md, runnable without uvicorn or a server:
 """
 
 import asyncio
+import os
 import unittest
+from unittest import mock
 
 import app
+import database
 import work
 
 VECTORS = {
@@ -65,6 +68,49 @@ class RouteTest(unittest.TestCase):
         self.assertEqual(answer("/api/count/100001")[0], 400)
         self.assertEqual(answer("/api/fib/abc")[0], 400)
         self.assertEqual(answer("/sleep/0")[2], b'{"slept_ms":0}')
+
+
+class DatabaseTest(unittest.TestCase):
+    def test_query_count_is_clamped_to_1_through_500(self):
+        cases = {
+            b"": 1, b"queries=": 1, b"queries=foo": 1, b"queries=3x": 1, b"queries=1_0": 1,
+            b"queries=-4": 1, b"queries=0": 1, b"queries=3": 3, b"queries=007": 7,
+            b"queries=500": 500, b"queries=501": 500, b"queries=" + b"9" * 30: 500,
+            b"other=9&queries=20": 20, b"myqueries=20": 1,
+        }
+        for query, expected in cases.items():
+            self.assertEqual(database.query_count(query), expected, query)
+
+    def test_fortunes_are_escaped_sorted_and_joined_by_the_added_one(self):
+        page = database.render_fortunes([
+            (12, "フレームワークのベンチマーク"),
+            (1, "fortune: No such file or directory"),
+            (11, "<script>alert(\"x & 'y'\");</script>"),
+            (4, "A bad random number generator"),
+            (13, "\U0001F600 (U+1F600, a surrogate pair in UTF-16)"),
+            (14, "\uFF01 (U+FF01, above every surrogate)"),
+        ])
+        self.assertTrue(page.startswith(
+            "<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>"
+            "<tr><th>id</th><th>message</th></tr>"))
+        self.assertTrue(page.endswith("</table></body></html>"))
+        self.assertNotIn("<script>", page)
+        self.assertIn("&lt;script&gt;alert(&#34;x &amp; &#39;y&#39;&#34;);&lt;/script&gt;", page)
+        ids = [row.split("<")[0] for row in page.split("<tr><td>")[1:]]
+        # '<' sorts before capitals, capitals before lower case, ASCII before
+        # kana, U+FF01 before U+1F600 (code-point order, not UTF-16's).
+        self.assertEqual(ids, ["11", "4", "0", "1", "12", "14", "13"])
+        self.assertIn("<td>フレームワークのベンチマーク</td>", page)
+
+    def test_an_id_drawn_twice_is_written_once_with_its_last_number(self):
+        worlds = [{"id": 9, "randomNumber": 1}, {"id": 2, "randomNumber": 1}, {"id": 9, "randomNumber": 1}]
+        self.assertEqual(database.plan_updates(worlds, [10, 20, 30]), ([2, 9], [20, 30]))
+        self.assertEqual([w["randomNumber"] for w in worlds], [30, 20, 30])
+
+    def test_database_endpoints_answer_503_without_a_database(self):
+        with mock.patch.dict(os.environ, {"DATABASE_URL": ""}):
+            for path in ["/db", "/queries", "/fortunes", "/updates"]:
+                self.assertEqual(answer(path)[0], 503, path)
 
 
 if __name__ == "__main__":

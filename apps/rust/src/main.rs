@@ -15,13 +15,19 @@
 //! Environment: `PORT` (default 9009), `THREADS` (tokio worker threads; unset or
 //! empty keeps tokio's default of one per CPU) and `TOKIO_FLAVOR` (`multi`, the
 //! default, or `current` for a single-threaded runtime, which ignores THREADS).
+//! `DATABASE_URL` (e.g. `postgres://benchmarkdbuser:benchmarkdbpass@127.0.0.1:5432/hello_world`)
+//! and `DATABASE_POOL_SIZE` (default 8) feed the database endpoints; without a
+//! URL the server still runs and those endpoints answer 503.
 
+mod database;
+mod fortunes;
 mod routes;
 mod server;
 mod work;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use tokio::net::TcpListener;
 use tokio::runtime::{Builder, Runtime};
@@ -49,13 +55,17 @@ fn run() -> Result<(), String> {
         std::env::var("TOKIO_FLAVOR").ok().as_deref(),
         std::env::var("THREADS").ok().as_deref(),
     )?;
+    let db = database::Database::from_env(
+        std::env::var("DATABASE_URL").ok().as_deref(),
+        std::env::var("DATABASE_POOL_SIZE").ok().as_deref(),
+    )?;
     let runtime = build_runtime(&flavor)?;
     runtime.block_on(async {
         let addr = SocketAddr::from(([0, 0, 0, 0], port));
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|e| format!("cannot listen on {addr} (set PORT to a free port): {e}"))?;
-        server::serve(listener)
+        server::serve(listener, Arc::new(db))
             .await
             .map_err(|e| format!("serving on {addr}: {e}"))
     })

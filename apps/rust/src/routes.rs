@@ -2,10 +2,11 @@
 //! answer: JSON serialised with serde_json on every request (the sequence
 //! endpoints answer plain text, as the original API does), a `Server` header
 //! and a `Content-Type` on every response, 400 for a bad path integer and 404
-//! for an unknown path. hyper adds `Date` and `Content-Length` itself.
+//! for an unknown path. hyper adds `Date` and `Content-Length` itself. The
+//! four database endpoints answer 503 when the database cannot be reached.
 
 use std::convert::Infallible;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -15,11 +16,13 @@ use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE, SERVER};
 use hyper::{Method, Request, Response, StatusCode};
 use serde::Serialize;
 
-use crate::work;
+use crate::database::{query_count, Database, DbError};
+use crate::{fortunes, work};
 
 const SERVER_NAME: HeaderValue = HeaderValue::from_static("hyper");
 const TEXT_PLAIN: HeaderValue = HeaderValue::from_static("text/plain");
 const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
+const TEXT_HTML: HeaderValue = HeaderValue::from_static("text/html; charset=utf-8");
 
 /// The one process-wide lock `/lock` holds while it computes.
 static HOT_LOCK: Mutex<()> = Mutex::new(());
@@ -68,18 +71,41 @@ struct Slept {
 }
 
 /// hyper's service function: every request gets an answer, never an error.
-pub async fn respond(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+pub async fn respond(
+    db: Arc<Database>,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     if req.method() != Method::GET && req.method() != Method::HEAD {
         let mut resp = text(StatusCode::METHOD_NOT_ALLOWED, "only GET is served\n");
         resp.headers_mut()
             .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
         return Ok(resp);
     }
-    Ok(route(req.uri().path()).await)
+    Ok(route(&db, req.uri().path(), req.uri().query()).await)
 }
 
-async fn route(path: &str) -> Response<Full<Bytes>> {
+async fn route(db: &Database, path: &str, query: Option<&str>) -> Response<Full<Bytes>> {
     match path {
+        "/db" => return answer(db.random_world().await, |world| json(&world)),
+        "/queries" => {
+            return answer(db.random_worlds(query_count(query)).await, |worlds| {
+                json(&worlds)
+            })
+        }
+        "/updates" => {
+            return answer(db.update_worlds(query_count(query)).await, |worlds| {
+                json(&worlds)
+            })
+        }
+        "/fortunes" => {
+            return answer(db.fortunes().await, |rows| match fortunes::render(rows) {
+                Ok(page) => build(StatusCode::OK, TEXT_HTML, page.into()),
+                Err(_) => text(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "cannot render fortunes\n",
+                ),
+            })
+        }
         "/plaintext" => return text(StatusCode::OK, "Hello, World!"),
         "/json" => {
             return json(&Message {
@@ -136,6 +162,17 @@ fn lookup(path: &str) -> Option<(Endpoint, &str, u64)> {
     })
 }
 
+/// A database result's response, or 503 naming why the database failed.
+fn answer<T>(
+    result: Result<T, DbError>,
+    ok: impl FnOnce(T) -> Response<Full<Bytes>>,
+) -> Response<Full<Bytes>> {
+    match result {
+        Ok(value) => ok(value),
+        Err(e) => text(StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n")),
+    }
+}
+
 fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
     build(status, TEXT_PLAIN, body.into())
 }
@@ -165,7 +202,12 @@ mod tests {
     use http_body_util::BodyExt;
 
     async fn get(path: &str) -> (StatusCode, String, String) {
-        let resp = route(path).await;
+        let resp = route(
+            &Database::none(),
+            path.split('?').next().unwrap(),
+            path.split_once('?').map(|(_, q)| q),
+        )
+        .await;
         let status = resp.status();
         let ct = resp.headers()[CONTENT_TYPE].to_str().unwrap().to_owned();
         assert_eq!(resp.headers()[SERVER], "hyper", "{path}");
@@ -225,6 +267,18 @@ mod tests {
             "/plaintext/",
         ] {
             assert_eq!(get(path).await.0, StatusCode::NOT_FOUND, "{path}");
+        }
+    }
+
+    #[tokio::test]
+    async fn database_endpoints_answer_503_without_a_database() {
+        for path in [
+            "/db",
+            "/queries?queries=3",
+            "/fortunes",
+            "/updates?queries=5",
+        ] {
+            assert_eq!(get(path).await.0, StatusCode::SERVICE_UNAVAILABLE, "{path}");
         }
     }
 }

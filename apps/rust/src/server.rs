@@ -4,6 +4,7 @@
 //! finish for a bounded time, then returns so the process can exit.
 
 use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::server::conn::http1;
@@ -13,6 +14,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, SignalKind};
 
+use crate::database::Database;
 use crate::routes;
 
 /// How long requests in flight may run after SIGTERM; the contract requires
@@ -23,7 +25,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 /// loop does not spin while the condition lasts.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
-pub async fn serve(listener: TcpListener) -> io::Result<()> {
+pub async fn serve(listener: TcpListener, db: Arc<Database>) -> io::Result<()> {
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut http = http1::Builder::new();
@@ -36,7 +38,9 @@ pub async fn serve(listener: TcpListener) -> io::Result<()> {
                 Ok((stream, _peer)) => {
                     // Go's net/http and most servers disable Nagle's algorithm.
                     let _ = stream.set_nodelay(true);
-                    let conn = http.serve_connection(TokioIo::new(stream), service_fn(routes::respond));
+                    let db = db.clone();
+                    let service = service_fn(move |req| routes::respond(db.clone(), req));
+                    let conn = http.serve_connection(TokioIo::new(stream), service);
                     let conn = graceful.watch(conn);
                     tokio::spawn(async move {
                         // A client resetting its connection is routine under load.

@@ -1,10 +1,12 @@
 // Answers each request with the work apps/CONTRACT.md defines for its path.
 // Everything runs on the connection's event loop except /sleep, whose answer
-// is scheduled on that loop's timer so no thread waits; /lock holds the one
-// process-wide lock while it computes, blocking the event loop as a global
-// lock on a hot path would. While a /sleep is pending, later requests that
-// arrive pipelined on the same connection wait their turn, so responses keep
-// the order of their requests as HTTP/1.1 requires.
+// is scheduled on that loop's timer so no thread waits, and the database
+// endpoints, whose blocking JDBC work runs on Database's executor and whose
+// answer comes back to the loop; /lock holds the one process-wide lock while
+// it computes, blocking the event loop as a global lock on a hot path would.
+// While an answer is pending, later requests that arrive pipelined on the
+// same connection wait their turn, so responses keep the order of their
+// requests as HTTP/1.1 requires.
 package stampede.netty;
 
 import io.netty.channel.ChannelHandlerContext;
@@ -14,22 +16,29 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.AsciiString;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 final class ContractHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     private static final byte[] HELLO = "Hello, World!".getBytes(StandardCharsets.US_ASCII);
 
-    /** Requests pipelined behind a pending /sleep; touched only on this channel's event loop. */
+    /** Requests pipelined behind a pending answer; touched only on this channel's event loop. */
     private final ArrayDeque<FullHttpRequest> waiting = new ArrayDeque<>();
-    private boolean sleeping;
+    private boolean pending;
+    private final Database database;
+
+    ContractHandler(Database database) {
+        this.database = database;
+    }
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
-        if (sleeping) {
+        if (pending) {
             waiting.add(request.retain());
             return;
         }
@@ -62,6 +71,14 @@ final class ContractHandler extends SimpleChannelInboundHandler<FullHttpRequest>
                 json(ctx, responder, new Bodies.Allocated(arg));
             }
             case SLEEP -> sleep(ctx, responder, arg);
+            case DB -> deferred(ctx, responder, Responder.APPLICATION_JSON,
+                    database.submit(c -> Bodies.json(Database.readWorlds(c, 1)[0])));
+            case QUERIES -> deferred(ctx, responder, Responder.APPLICATION_JSON,
+                    database.submit(c -> Bodies.json(Database.readWorlds(c, arg))));
+            case UPDATES -> deferred(ctx, responder, Responder.APPLICATION_JSON,
+                    database.submit(c -> Bodies.json(Database.updateWorlds(c, arg))));
+            case FORTUNES -> deferred(ctx, responder, Responder.TEXT_HTML, database.submit(
+                    c -> Fortunes.render(Database.readFortunes(c)).getBytes(StandardCharsets.UTF_8)));
             case BAD_INTEGER -> responder.sendError(ctx, HttpResponseStatus.BAD_REQUEST);
             case NOT_FOUND -> responder.sendError(ctx, HttpResponseStatus.NOT_FOUND);
         }
@@ -69,21 +86,50 @@ final class ContractHandler extends SimpleChannelInboundHandler<FullHttpRequest>
 
     /** Answers after {@code ms} on the event loop's timer, holding back pipelined requests. */
     private void sleep(ChannelHandlerContext ctx, Responder responder, int ms) {
-        sleeping = true;
-        ctx.channel().config().setAutoRead(false);
+        hold(ctx);
         ctx.executor().schedule(() -> {
             json(ctx, responder, new Bodies.Slept(ms));
-            sleeping = false;
-            ctx.channel().config().setAutoRead(true);
-            FullHttpRequest next;
-            while (!sleeping && (next = waiting.poll()) != null) {
-                try {
-                    respond(ctx, next);
-                } finally {
-                    next.release();
-                }
-            }
+            resume(ctx);
         }, ms, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Answers with the database's body once it is ready (503 if the database failed), on this
+     * channel's event loop, holding back pipelined requests meanwhile.
+     */
+    private void deferred(ChannelHandlerContext ctx, Responder responder, AsciiString contentType,
+            CompletableFuture<byte[]> body) {
+        hold(ctx);
+        body.whenComplete((bytes, error) -> ctx.executor().execute(() -> {
+            if (error == null) {
+                responder.send(ctx, HttpResponseStatus.OK, contentType, bytes);
+            } else {
+                String message = (error.getMessage() == null ? "database failed" : error.getMessage()) + "\n";
+                responder.send(ctx, HttpResponseStatus.SERVICE_UNAVAILABLE, Responder.TEXT_PLAIN,
+                        message.getBytes(StandardCharsets.UTF_8));
+            }
+            resume(ctx);
+        }));
+    }
+
+    /** Stops reading from the channel until {@link #resume} runs. */
+    private void hold(ChannelHandlerContext ctx) {
+        pending = true;
+        ctx.channel().config().setAutoRead(false);
+    }
+
+    /** Reads again and answers the requests that arrived pipelined meanwhile, in order. */
+    private void resume(ChannelHandlerContext ctx) {
+        pending = false;
+        ctx.channel().config().setAutoRead(true);
+        FullHttpRequest next;
+        while (!pending && (next = waiting.poll()) != null) {
+            try {
+                respond(ctx, next);
+            } finally {
+                next.release();
+            }
+        }
     }
 
     /** The sequence endpoints answer plain text, as the original API does. */

@@ -15,11 +15,17 @@ final class HttpInitializer extends ChannelInitializer<SocketChannel> {
     /** Contract requests are GETs without bodies; anything bigger gets Netty's 413. */
     private static final int MAX_CONTENT_BYTES = 64 * 1024;
 
+    private final Database database;
+
+    HttpInitializer(Database database) {
+        this.database = database;
+    }
+
     @Override
     protected void initChannel(SocketChannel channel) {
         ChannelPipeline pipeline = channel.pipeline();
         pipeline.addLast("codec", new HttpServerCodec());
         pipeline.addLast("aggregator", new HttpObjectAggregator(MAX_CONTENT_BYTES));
-        pipeline.addLast("contract", new ContractHandler());
+        pipeline.addLast("contract", new ContractHandler(database));
     }
 }

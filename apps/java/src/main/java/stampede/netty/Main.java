@@ -5,7 +5,8 @@
 // contract's 5 seconds.
 //
 // How to run: `mvn -q -B -DskipTests package && PORT=9009 java -jar target/app.jar`
-// (see app.toml for the GC and heap knobs).
+// (see app.toml for the GC, heap and db_pool knobs; DATABASE_URL and
+// DATABASE_POOL_SIZE feed the database endpoints, see Database.java).
 package stampede.netty;
 
 import io.netty.bootstrap.ServerBootstrap;
@@ -22,8 +23,10 @@ public final class Main {
 
     public static void main(String[] args) throws InterruptedException {
         Settings settings;
+        Database database;
         try {
             settings = Settings.fromEnv();
+            database = new Database(Database.targetFrom(System.getenv()));
         } catch (IllegalArgumentException e) {
             System.err.println("netty: error: " + e.getMessage());
             System.exit(2);
@@ -37,7 +40,7 @@ public final class Main {
             Channel listener = new ServerBootstrap()
                     .group(boss, workers)
                     .channel(NioServerSocketChannel.class)
-                    .childHandler(new HttpInitializer())
+                    .childHandler(new HttpInitializer(database))
                     .bind(new InetSocketAddress("0.0.0.0", settings.port()))
                     .sync()
                     .channel();

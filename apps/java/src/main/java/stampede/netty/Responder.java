@@ -2,7 +2,8 @@
 // Date, Content-Type, Content-Length) and HTTP/1.1 keep-alive semantics:
 // the connection stays open unless the request asked to close it (or is an
 // HTTP/1.0 request without keep-alive), in which case it is closed once the
-// response is written. Used both inline and from /sleep's scheduled task.
+// response is written. Used both inline and from /sleep's and the database's
+// deferred answers.
 package stampede.netty;
 
 import io.netty.buffer.Unpooled;
@@ -23,6 +24,7 @@ final class Responder {
     static final AsciiString SERVER = AsciiString.cached("netty");
     static final AsciiString TEXT_PLAIN = AsciiString.cached("text/plain");
     static final AsciiString APPLICATION_JSON = AsciiString.cached("application/json");
+    static final AsciiString TEXT_HTML = AsciiString.cached("text/html; charset=utf-8");
     private static final AsciiString ALLOWED_METHODS = AsciiString.cached("GET, HEAD");
 
     private final HttpVersion version;

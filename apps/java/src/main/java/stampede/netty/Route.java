@@ -19,6 +19,10 @@ record Route(Endpoint endpoint, int arg) {
         LOCK("/lock/", 10_000_000),
         ALLOC("/alloc/", 65_536),
         SLEEP("/sleep/", 10_000),
+        DB("/db", 0),
+        QUERIES("/queries", 0),
+        FORTUNES("/fortunes", 0),
+        UPDATES("/updates", 0),
         /** No endpoint has this path: 404. */
         NOT_FOUND("", 0),
         /** The path names an endpoint but its integer is malformed or out of range: 400. */
@@ -42,16 +46,21 @@ record Route(Endpoint endpoint, int arg) {
     private static final Endpoint[] ROUTABLE = {
         Endpoint.PLAINTEXT, Endpoint.JSON, Endpoint.VALUES, Endpoint.COUNT, Endpoint.FIB,
         Endpoint.CPU, Endpoint.LOCK, Endpoint.ALLOC, Endpoint.SLEEP,
+        Endpoint.DB, Endpoint.QUERIES, Endpoint.FORTUNES, Endpoint.UPDATES,
     };
 
-    /** Routes a request target; the query string, if any, is ignored. */
+    /**
+     * Routes a request target; the query string is ignored, except by /queries and /updates,
+     * whose integer is the row count it asks for.
+     */
     static Route of(String uri) {
         int query = uri.indexOf('?');
         String path = query < 0 ? uri : uri.substring(0, query);
         for (Endpoint endpoint : ROUTABLE) {
             if (!endpoint.takesInteger()) {
                 if (path.equals(endpoint.path)) {
-                    return new Route(endpoint, 0);
+                    boolean counted = endpoint == Endpoint.QUERIES || endpoint == Endpoint.UPDATES;
+                    return new Route(endpoint, counted ? Worlds.queryCount(uri) : 0);
                 }
             } else if (path.startsWith(endpoint.path)) {
                 String segment = path.substring(endpoint.path.length());
