@@ -36,3 +36,5 @@ app-unit-tests:
 	cd apps/go && go test ./...
 	node --test apps/node/
 	cd apps/python && python3 -m unittest -q
+	cd apps/rust && $(CARGO) test --release -q
+	cd apps/java && mvn -q -B test
