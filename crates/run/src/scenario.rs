@@ -448,4 +448,58 @@ mod tests {
         let err = parse(SMALL, &["pinning.server=zero"]).unwrap_err().to_string();
         assert!(err.contains("pinning.server"), "{err}");
     }
+
+    #[test]
+    fn a_profile_takes_the_whole_load_spec_with_files_beside_the_scenario() {
+        let dir = std::env::temp_dir().join(format!("stampede-profile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("item.json"), b"{}").unwrap();
+        std::fs::write(dir.join("mix.txt"), "GET /a\nPOST /b weight=2\nbody @item.json\n").unwrap();
+        let text = "apps = [\"go\"]\n[[profiles]]\nname = \"write\"\npath = \"/items\"\nmethod = \"POST\"\nbody = \"@item.json\"\nheaders = [\"X-A: 1\"]\nhttp2 = true\nstreams = 4\n[[profiles]]\nname = \"mix\"\ntargets = \"mix.txt\"\norder = \"random\"\nseed = 3\n";
+        let s = Scenario::parse(text, &dir.join("s.toml"), &[]).unwrap();
+        let write = s.profiles[0].phase_spec(&s.dir, "http://127.0.0.1:9", Duration::from_secs(1)).unwrap();
+        assert_eq!(write.urls, ["http://127.0.0.1:9/items"]);
+        assert_eq!((write.method.as_str(), write.http2, write.streams), ("POST", true, 4));
+        assert_eq!(write.body, Some(stampede_schema::spec::Body::Bytes(b"{}".to_vec())));
+        let mix = s.profiles[1].phase_spec(&s.dir, "http://127.0.0.1:9", Duration::from_secs(1)).unwrap();
+        assert_eq!(
+            mix.mix.iter().map(|t| t.url.as_str()).collect::<Vec<_>>(),
+            ["http://127.0.0.1:9/a", "http://127.0.0.1:9/b"]
+        );
+        assert_eq!(mix.mix[1].body, Some(stampede_schema::spec::Body::Bytes(b"{}".to_vec())));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn profile_mistakes_name_the_profile_and_the_field() {
+        let base = "apps = [\"go\"]\n[[profiles]]\nname = \"p\"\npath = \"/x\"\n";
+        for (extra, want) in [
+            ("methd = \"POST\"", "profile \"p\": methd: unknown field"),
+            ("timeout = \"soon\"", "profile \"p\": timeout: \"soon\" is not a duration"),
+            ("engine = \"kqueue\"", "profile \"p\": engine: unknown variant"),
+            ("body = \"@missing.json\"", "profiles[0].body: body @missing.json"),
+            ("streams = 4", "profiles[0].streams: streams needs HTTP/2"),
+            ("threads = 64\nconnections = 2", "profiles[0].threads: threads (64) must not exceed connections"),
+            ("requests = 10", "profiles[0].requests: "),
+            ("targets = \"none.txt\"", "profiles[0].targets: targets "),
+            ("urls = [\"http://10.0.0.1/\"]", "profiles[0].urls: "),
+        ] {
+            let err = parse(&format!("{base}{extra}\n"), &[]).unwrap_err().to_string();
+            assert!(err.contains(want), "{extra}: {err}");
+        }
+    }
+
+    #[test]
+    fn every_scenario_file_of_the_repository_loads() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                Scenario::load(&path, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                seen += 1;
+            }
+        }
+        assert!(seen >= 4, "found {seen} scenario files in {}", dir.display());
+    }
 }

@@ -40,6 +40,12 @@ Examples:
   stampede load --targets mix.txt --order random --seed 7 -d 30s
       Targets with their own method, headers, body and weight from a file
       (docs/load.md, Request mixes); the same seed repeats the same choices.
+  stampede load --print-spec -c 8 -m POST --body-file item.json URL > load.json
+      Save the load as a spec document (every option, as JSON) without
+      sending anything...
+  stampede load --spec load.json --json
+      ...and replay exactly that load later (--spec - reads stdin; fields in
+      docs/load.md, The load spec).
   stampede load --json URL > result.json
       One stampede.load/1 JSON object on stdout (see docs/results.md).
   stampede load --hosts me@load1,me@load2 -c 64 -d 30s http://10.0.0.9:8080/json
@@ -483,4 +489,62 @@ pub(super) fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
         signal_hook::flag::register(sig, flag.clone()).context("cannot install the Ctrl-C handler")?;
     }
     Ok(flag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Args as _;
+
+    /// Flags of `stampede load` that are not part of the load: how to run
+    /// it (output, capacity search, load hosts, a host's start). Every other
+    /// flag must be a field of the load spec.
+    const NOT_THE_LOAD: [&str; 15] = [
+        "spec",
+        "print_spec",
+        "json",
+        "find_max",
+        "slo",
+        "hosts",
+        "copy_binary",
+        "remote_path",
+        "ssh_config",
+        "on_host_failure",
+        "max_clock_offset",
+        "connect_timeout",
+        "start_at",
+        "exit_on_stdin_eof",
+        "help",
+    ];
+
+    #[test]
+    fn every_flag_is_a_field_of_the_load_spec_or_named_as_not_the_load() {
+        let fields = serde_json::to_value(LoadSpec {
+            urls: vec!["u".into()],
+            headers: vec!["h: v".into()],
+            body: Some(Body::Bytes(b"b".to_vec())),
+            targets: Some("t".into()),
+            seed: Some(1),
+            max_connections: Some(1),
+            duration: Some(Duration::from_secs(1)),
+            requests: Some(1),
+            rate: Some(1.0),
+            ca: Some("c".into()),
+            alpn: vec!["h2".into()],
+            hdr_log: Some("l".into()),
+            ..LoadSpec::default()
+        })
+        .unwrap();
+        let cmd = Args::augment_args(clap::Command::new("load"));
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            // --body-file is the spec's body, as "@FILE".
+            let field = if id == "body_file" { "body" } else { id };
+            assert!(
+                fields.get(field).is_some() || NOT_THE_LOAD.contains(&id),
+                "--{id} is neither a LoadSpec field nor in NOT_THE_LOAD: add it to the spec (and Args::spec) so \
+                 profiles and load hosts get it too"
+            );
+        }
+    }
 }
