@@ -182,6 +182,9 @@ fn as_field(message: String) -> (String, String) {
         rest = &after[end..];
     }
     out.push_str(rest);
+    // The spec's own messages about its files start with the field (`body @x: …`, `mix[0]: …`).
+    let leading = out.split(|c: char| !c.is_ascii_lowercase()).next().unwrap_or("");
+    let field = field.or_else(|| ["urls", "body", "mix", "targets"].contains(&leading).then(|| leading.to_string()));
     (field.unwrap_or_default(), out)
 }
 
