@@ -8,6 +8,7 @@
 //! namespaces) the namespace test prints a visible SKIP line.
 
 mod common;
+mod support_hostile;
 mod support_hosts;
 mod support_run;
 
@@ -126,10 +127,12 @@ fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
         );
     }
 
+    a_targets_file_its_order_and_seed_reach_the_hosts(&net);
+
     // 2. Host b's stampede is killed mid-run; with `continue`, a partial result from a.
     let url = server.url("/killed-host");
     let child = controller(&net, &["-c", "4", "-d", "3s", "--on-host-failure", "continue"], &url).spawn().unwrap();
-    kill_mid_run(&net, &server, "/killed-host");
+    kill_mid_run(&net, &server);
     let (code, v, stderr) = finish(child, Duration::from_secs(40));
     let b = &net.load_hosts[1];
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
@@ -144,7 +147,7 @@ fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
     // 3. Same with the default `stop`: exit 2, the other host stopped, what it measured still printed.
     let url = server.url("/stop-on-failure");
     let child = controller(&net, &["-c", "4", "-d", "20s"], &url).spawn().unwrap();
-    let killed_at = kill_mid_run(&net, &server, "/stop-on-failure");
+    let killed_at = kill_mid_run(&net, &server);
     let (code, v, stderr) = finish(child, Duration::from_secs(40));
     assert_eq!(code, Some(2), "stderr:\n{stderr}");
     assert!(killed_at.elapsed() < Duration::from_secs(12), "host a was not stopped when b died");
@@ -241,14 +244,13 @@ fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
     );
 }
 
-/// Waits for host b's remote `stampede load` of `path` to be under way, then
-/// kills it; returns when.
-fn kill_mid_run(net: &Net, server: &TestServer, path: &str) -> Instant {
+/// Waits for host b's remote `stampede load` (its load spec on stdin, so
+/// found by its controls) to be under way, then kills it; returns when.
+fn kill_mid_run(net: &Net, server: &TestServer) -> Instant {
     let ns = net.ns_id(&net.load_ns[1]);
-    let url = server.url(path);
     let start = Instant::now();
     let pid = loop {
-        if let Some(&pid) = processes_in(ns, &["load", "--exit-on-stdin-eof", &url]).first() {
+        if let Some(&pid) = processes_in(ns, &["load", "--exit-on-stdin-eof", "--spec"]).first() {
             break pid;
         }
         assert!(start.elapsed() < Duration::from_secs(20), "host b's stampede load never started");
@@ -291,6 +293,73 @@ fn an_unreachable_host_is_one_line_and_exit_2() {
         errors[0]
     );
     assert!(errors[0].contains("Connection refused"), "{}", errors[0]);
+}
+
+/// Regression: `--targets` was refused with `--hosts`, and `--order` and
+/// `--seed` never reached the hosts. The targets file and its binary body
+/// are read here and travel in each host's spec; the hosts need no files.
+fn a_targets_file_its_order_and_seed_reach_the_hosts(net: &Net) {
+    let server = support_hostile::Hostile::start_on(net.server_listener(), support_hostile::Trick::None);
+    let dir = std::env::temp_dir().join(format!("stampede-hosts-targets-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let blob: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+    std::fs::write(dir.join("blob.bin"), &blob).unwrap();
+    let targets = dir.join("mix.txt");
+    let text = format!("POST {}\nX-K: v\n@blob.bin\nGET {}\n", server.url("/t/a"), server.url("/t/b/{rand:1..1000}"));
+    std::fs::write(&targets, text).unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["load", "--json", "--hosts", &net.load_hosts.join(",")])
+        .arg("--ssh-config")
+        .arg(&net.ssh_config)
+        .args(["--remote-path", BIN, "--order", "random", "--seed", "5", "-n", "400", "-c", "2", "--targets"])
+        .arg(&targets)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let (code, v, stderr) = finish(cmd.spawn().unwrap(), Duration::from_secs(40));
+    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    assert_eq!(v["requests"], 400);
+    assert_eq!(v["mix"]["order"], "random");
+    assert_eq!(v["mix"]["seed"], 5, "host 0 keeps the run's seed");
+    for h in v["hosts"].as_array().unwrap() {
+        assert_eq!(h["requests"], 200, "{h}");
+    }
+    let log = server.log();
+    let posts: Vec<_> = log.iter().filter(|r| r.method == "POST").collect();
+    assert!(!posts.is_empty() && posts.len() < 400, "random order sent {} POSTs of 400", posts.len());
+    for p in &posts {
+        assert_eq!((p.path.as_str(), p.header("x-k")), ("/t/a", Some("v")));
+        assert_eq!(p.body, blob, "the binary body arrived whole");
+    }
+    assert!(log.iter().filter(|r| r.method == "GET").all(|r| r.path.starts_with("/t/b/")));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// What a load host is sent: `--spec -` then a stdin kept open; closing it
+/// ends the run with its result.
+#[test]
+fn a_spec_on_stdin_then_its_close_run_and_end_a_host() {
+    use std::io::Write;
+    let server = TestServer::start(Mode::Ok);
+    let mut child = Command::new(BIN)
+        .args(["load", "--json", "--exit-on-stdin-eof", "--spec", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let spec = serde_json::json!({ "urls": [server.url("/")], "connections": 1, "duration": "60s" });
+    writeln!(child.stdin.as_mut().unwrap(), "{spec}").unwrap();
+    let start = Instant::now();
+    while server.requests.load(std::sync::atomic::Ordering::Relaxed) < 100 {
+        assert!(start.elapsed() < Duration::from_secs(20), "the run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(child.stdin.take());
+    let (code, v, stderr) = finish(child, Duration::from_secs(15));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(v["interrupted"], true);
+    assert_eq!(v["connections"], 1);
 }
 
 #[test]

@@ -59,7 +59,7 @@ fn huge_counts_are_refused_instead_of_aborting() {
 
 #[test]
 fn files_read_whole_have_a_cap_so_dev_zero_is_refused() {
-    refused(&["load", "--body-file", "/dev/zero", &url()], &["--body-file", "/dev/zero", "64 MiB"]);
+    refused(&["load", "--body-file", "/dev/zero", &url()], &["body", "/dev/zero", "64 MiB"]);
     refused(&["report", "/dev/zero"], &["/dev/zero", "512 MiB"]);
     refused(&["compare", "/dev/zero", "/dev/zero"], &["/dev/zero", "512 MiB"]);
     refused(&["explain", "/dev/zero"], &["/dev/zero", "512 MiB"]);

@@ -103,25 +103,7 @@ pub enum Stop {
     Requests(u64),
 }
 
-/// Which event loop drives cleartext HTTP/1.1 connections.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engine {
-    /// io_uring where the kernel allows it, epoll otherwise.
-    Auto,
-    /// Edge-triggered epoll through `mio`: one `send` and one `recv` per request.
-    Epoll,
-    /// io_uring: sends and multishot receives of a batch in one system call.
-    IoUring,
-}
-
-/// How intended send times are spaced in open-loop mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Arrival {
-    /// Evenly spaced, like wrk2.
-    Uniform,
-    /// Exponentially distributed gaps (a Poisson process), like independent users.
-    Poisson,
-}
+pub use stampede_schema::spec::{Arrival, Engine};
 
 #[derive(Debug, Clone)]
 pub struct LoadConfig {

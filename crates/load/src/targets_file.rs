@@ -15,7 +15,9 @@
 //! A line `METHOD URL [weight=N]` starts a target; `Name: value` lines add
 //! headers to it; `body TEXT` gives its body inline and `body @FILE` (or a
 //! bare `@FILE`, as vegeta writes it) from a file, relative to the targets
-//! file. Every mistake is reported with the file and line.
+//! file. In a scenario, where `stampede run` picks the server's address, a
+//! URL may be a path (`GET /api/fib/{1..100}`). Every mistake is reported
+//! with the file and line.
 
 use crate::mix::TargetSpec;
 use std::path::Path;
@@ -84,7 +86,7 @@ fn target_line(l: &str) -> Result<Option<TargetSpec>, String> {
     let mut words = l.split_whitespace();
     let (Some(first), second) = (words.next(), words.next()) else { return Ok(None) };
     let (method, url) = match second {
-        Some(url) if url.contains("://") => (first, url),
+        Some(url) if url.contains("://") || url.starts_with('/') => (first, url),
         _ if first.contains("://") => return Err(format!("{first}: a method comes first, e.g. GET {first}")),
         _ => return Ok(None),
     };

@@ -1,8 +1,9 @@
 //! The controller's side of a multi-host run: prepare every host in parallel
 //! (copy the binary if asked, measure its clock), agree a start instant a
-//! little in the future, start `stampede load` on every host over ssh with
-//! its share and that instant translated into the host's clock, collect each
-//! host's JSON, and merge. A remote run ends by itself if its ssh session's
+//! little in the future, start `stampede load --spec -` on every host over
+//! ssh with that instant translated into the host's clock, write the host's
+//! load spec (its share of the load, its seed) on the session's stdin,
+//! collect each host's JSON, and merge. A remote run ends by itself if its ssh session's
 //! stdin closes, so closing stdin is how the controller stops them all (on
 //! Ctrl-C, on a host failure with `stop`, or past the deadline) and still
 //! gets what each measured.
@@ -13,6 +14,9 @@ use crate::merge::{merge, HostResult};
 use crate::share::{self, Total};
 use crate::ssh::{last_line, Ssh};
 use stampede_load::LoadResult;
+use stampede_schema::LoadSpec;
+use std::io::Write;
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::{ChildStdin, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,10 +33,10 @@ pub struct Plan {
     pub max_clock_offset: Duration,
     /// `--on-host-failure continue`: go on without a failed host.
     pub continue_on_failure: bool,
-    pub total: Total,
-    pub threads: u64,
-    /// The other `stampede load` arguments, passed unchanged (the URL last).
-    pub args: Vec<String>,
+    /// The whole load, its files already read into it (`stampede_load::spec::inline`)
+    /// and its seed fixed: each host gets it with its share and its seed
+    /// ([`LoadSpec::host_seed`]).
+    pub spec: LoadSpec,
     /// Warmup plus duration, for the deadline; `None` for a request count.
     pub run_length: Option<Duration>,
     /// Time from the agreed instant being chosen to it arriving, beyond the
@@ -120,23 +124,39 @@ pub fn format_instant(unix_ns: i128) -> String {
     format!("{}.{:09}", unix_ns.div_euclid(1_000_000_000), unix_ns.rem_euclid(1_000_000_000))
 }
 
-/// The `stampede load` arguments of one host.
-fn host_args(plan: &Plan, share: &share::Share, start_remote_ns: i128) -> Vec<String> {
+/// The `stampede load` arguments of every host: the run's controls only,
+/// the load itself comes as a spec on stdin ([`host_spec`]).
+fn host_args(start_remote_ns: i128) -> Vec<String> {
     let mut a: Vec<String> = ["load", "--json", "--exit-on-stdin-eof", "--start-at"].map(String::from).into();
     a.push(format_instant(start_remote_ns));
-    a.extend(["--connections".into(), share.connections.to_string()]);
-    a.extend(["--threads".into(), plan.threads.min(share.connections).to_string()]);
-    if let Some(m) = share.max_connections {
-        a.extend(["--max-connections".into(), m.to_string()]);
-    }
-    if let Some(r) = share.rate {
-        a.extend(["--rate".into(), format!("{r}")]);
-    }
-    if let Some(n) = share.requests {
-        a.extend(["--requests".into(), n.to_string()]);
-    }
-    a.extend(plan.args.iter().cloned());
+    a.extend(["--spec".into(), "-".into()]);
     a
+}
+
+/// The load spec of host `index`: its share of the load and its own seed.
+fn host_spec(plan: &Plan, share: &share::Share, index: usize) -> LoadSpec {
+    let mut spec = plan.spec.clone();
+    spec.connections = share.connections;
+    spec.threads = plan.spec.threads.min(share.connections);
+    spec.max_connections = share.max_connections;
+    spec.rate = share.rate;
+    spec.requests = share.requests;
+    spec.seed = plan.spec.seed.map(|seed| LoadSpec::host_seed(seed, index));
+    spec
+}
+
+/// Writes a host's spec (one JSON line) on its ssh session's stdin from a
+/// thread, through a duplicate of the pipe: a host that does not read does
+/// not hold up the others, and dropping the original still ends the run
+/// once the spec is written.
+fn send_spec(stdin: &ChildStdin, spec: &LoadSpec) -> std::io::Result<()> {
+    let mut pipe = std::fs::File::from(stdin.as_fd().try_clone_to_owned()?);
+    let mut line = serde_json::to_vec(spec).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    std::thread::spawn(move || {
+        let _ = pipe.write_all(&line);
+    });
+    Ok(())
 }
 
 struct Running {
@@ -147,7 +167,7 @@ struct Running {
 
 /// Runs the load on the ready hosts and collects their results.
 fn load(plan: &Plan, ready: &[Ready]) -> (Vec<HostResult>, Vec<HostFailure>) {
-    let shares = match share::split(&plan.total, ready.len()) {
+    let shares = match share::split(&Total::of(&plan.spec), ready.len()) {
         Ok(s) => s,
         Err(e) => {
             return (
@@ -166,10 +186,15 @@ fn load(plan: &Plan, ready: &[Ready]) -> (Vec<HostResult>, Vec<HostFailure>) {
     for (i, (r, share)) in ready.iter().zip(&shares).enumerate() {
         let mut ssh = plan.ssh.clone();
         ssh.remote_path = r.path.clone();
-        let mut cmd = ssh.stampede(&r.host, &host_args(plan, share, start_ns + i128::from(r.offset.offset_ns)));
+        let mut cmd = ssh.stampede(&r.host, &host_args(start_ns + i128::from(r.offset.offset_ns)));
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         match cmd.spawn() {
             Ok(mut child) => {
+                if let Some(stdin) = &child.stdin {
+                    if let Err(e) = send_spec(stdin, &host_spec(plan, share, i)) {
+                        failures.push(failure(&r.host, &HostError::Connect(format!("cannot send the load spec: {e}"))));
+                    }
+                }
                 running.push(Running { pid: child.id(), stdin: child.stdin.take(), done: false });
                 let tx = tx.clone();
                 std::thread::spawn(move || {
@@ -277,25 +302,34 @@ mod tests {
     }
 
     #[test]
-    fn each_host_gets_its_share_and_the_start() {
+    fn each_host_gets_its_share_its_seed_and_the_start() {
+        let spec = LoadSpec {
+            urls: vec!["http://x/".into()],
+            connections: 3,
+            threads: 2,
+            rate: Some(1000.0),
+            seed: Some(7),
+            duration: Some(Duration::from_secs(2)),
+            ..LoadSpec::default()
+        };
         let plan = Plan {
             hosts: vec!["a".into(), "b".into()],
             ssh: Ssh { config: None, connect_timeout: Duration::from_secs(5), remote_path: "stampede".into() },
             copy_binary: None,
             max_clock_offset: Duration::from_millis(100),
             continue_on_failure: false,
-            total: Total { connections: 3, max_connections: None, rate: Some(1000.0), requests: None },
-            threads: 2,
-            args: vec!["--duration".into(), "2s".into(), "http://x/".into()],
+            spec: spec.clone(),
             run_length: Some(Duration::from_secs(2)),
             start_margin: Duration::from_secs(2),
             interrupt: Arc::new(AtomicBool::new(false)),
         };
-        let shares = share::split(&plan.total, 2).unwrap();
-        let a = host_args(&plan, &shares[1], 2_000_000_000);
+        let shares = share::split(&Total::of(&plan.spec), 2).unwrap();
         assert_eq!(
-            a.join(" "),
-            "load --json --exit-on-stdin-eof --start-at 2.000000000 --connections 1 --threads 1 --rate 500 --duration 2s http://x/"
+            host_args(2_000_000_000).join(" "),
+            "load --json --exit-on-stdin-eof --start-at 2.000000000 --spec -"
         );
+        let second = host_spec(&plan, &shares[1], 1);
+        assert_eq!(second, LoadSpec { connections: 1, threads: 1, rate: Some(500.0), seed: Some(8), ..spec.clone() });
+        assert_eq!(host_spec(&plan, &shares[0], 0).seed, Some(7));
     }
 }

@@ -20,6 +20,18 @@ pub struct Total {
     pub requests: Option<u64>,
 }
 
+impl Total {
+    /// The parts of `spec` that are split among the hosts.
+    pub fn of(spec: &stampede_schema::LoadSpec) -> Total {
+        Total {
+            connections: spec.connections,
+            max_connections: spec.max_connections,
+            rate: spec.rate,
+            requests: spec.requests,
+        }
+    }
+}
+
 fn part(total: u64, hosts: usize, index: usize) -> u64 {
     let h = hosts as u64;
     total / h + u64::from((index as u64) < total % h)

@@ -176,11 +176,11 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         (Some(h), None) => h.base_url(port),
         _ => base_url.clone(),
     };
-    let url = format!("{load_base}{}", spec.profile.path);
     let phase = |duration: Duration| LoadPhase {
         exe: ctx.exe,
-        url: url.clone(),
+        base_url: load_base.clone(),
         profile: spec.profile,
+        dir: &s.dir,
         duration,
         cpus: loadgen_cpus,
         hosts,
@@ -191,9 +191,9 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     };
 
     server.mark_warmup();
-    if !spec.profile.warmup.is_zero() {
+    if !spec.profile.spec.warmup.is_zero() {
         (ctx.phase)("warming up");
-        match phase(spec.profile.warmup).run(|pid| server.set_loadgen(pid), &|| interrupted() || !server.alive()) {
+        match phase(spec.profile.spec.warmup).run(|pid| server.set_loadgen(pid), &|| interrupted() || !server.alive()) {
             Ok(doc) => record.warmup = Some(doc),
             // Stopped because the server's host was lost: finish says how.
             Err(LoadError::Interrupted) if !interrupted() => {
@@ -216,7 +216,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         .filter(|_| ctx.profiling)
         .map(|pid| crate::profiling::start(pid as u32, s.cpu_profile_frequency));
     server.mark_measured_start();
-    let load = phase(spec.profile.duration).run(|pid| server.set_loadgen(pid), &|| interrupted() || !server.alive());
+    let load = phase(spec.profile.duration()).run(|pid| server.set_loadgen(pid), &|| interrupted() || !server.alive());
     if let Some(recorder) = recorder {
         (ctx.phase)("reading the profile");
         let title = format!("{} [{}] {} #{}", spec.app.name, spec.combo.label(), spec.profile.name, spec.iteration);

@@ -1,6 +1,7 @@
 //! Runs the load generator as a subprocess of the same binary
-//! (`stampede load … --json`), under `taskset` when pinned, and reads back the
-//! `stampede.load/1` document it prints. The run can be interrupted (Ctrl-C):
+//! (`stampede load --spec - --json`, the phase's load spec written on its
+//! stdin, never a command line rebuilt by hand), under `taskset` when
+//! pinned, and reads back the `stampede.load/1` document it prints. The run can be interrupted (Ctrl-C):
 //! the subprocess is killed and the phase reported as interrupted.
 
 use std::io::Read;
@@ -8,10 +9,9 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use crate::duration;
 use crate::pinning;
 use crate::scenario::Profile;
-use stampede_schema::LoadResult;
+use stampede_schema::{LoadResult, LoadSpec};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -21,6 +21,8 @@ pub enum LoadError {
     Failed { code: i32, stderr: String },
     #[error("the load generator printed no stampede.load/1 JSON: {0}")]
     BadJson(String),
+    #[error("the load spec: {0}")]
+    Spec(String),
     #[error("interrupted")]
     Interrupted,
 }
@@ -28,8 +30,11 @@ pub enum LoadError {
 /// One load phase.
 pub struct LoadPhase<'a> {
     pub exe: &'a Path,
-    pub url: String,
+    /// The server as the load generator reaches it, e.g. `http://127.0.0.1:8080`.
+    pub base_url: String,
     pub profile: &'a Profile,
+    /// The scenario file's directory (the profile's files are relative to it).
+    pub dir: &'a Path,
     pub duration: Duration,
     pub cpus: Option<&'a str>,
     /// Send the load from these hosts (`[hosts] load`).
@@ -37,44 +42,40 @@ pub struct LoadPhase<'a> {
 }
 
 impl LoadPhase<'_> {
+    /// The generator's arguments: where the load goes from, never what it is.
     pub fn args(&self) -> Vec<String> {
-        let p = self.profile;
-        let mut args = vec![
-            "load".to_string(),
-            self.url.clone(),
-            "-c".into(),
-            p.connections.to_string(),
-            "-t".into(),
-            p.threads.to_string(),
-            "-d".into(),
-            duration::format(self.duration),
-            "--warmup".into(),
-            "0s".into(),
-        ];
-        if let Some(rate) = p.rate {
-            args.extend(["--rate".into(), rate.to_string()]);
-        }
-        if let Some(n) = p.slow_log {
-            args.extend(["--slow-log".into(), n.to_string()]);
-        }
+        let mut args: Vec<String> = ["load", "--spec", "-", "--json"].map(String::from).into();
         if let Some(hosts) = self.hosts {
             args.extend(hosts.load_args());
         }
-        args.push("--json".into());
         args
+    }
+
+    /// What the generator is sent: the profile's spec for this phase, every file read into it.
+    pub fn spec(&self) -> Result<LoadSpec, LoadError> {
+        self.profile.phase_spec(self.dir, &self.base_url, self.duration).map_err(LoadError::Spec)
     }
 
     /// Runs the phase; `on_spawn` gets the generator's pid (for the probe);
     /// `interrupted` is polled while it runs.
     pub fn run(&self, on_spawn: impl FnOnce(i32), interrupted: &dyn Fn() -> bool) -> Result<LoadResult, LoadError> {
+        let spec = serde_json::to_vec(&self.spec()?).map_err(|e| LoadError::Spec(e.to_string()))?;
         let exe = self.exe.to_string_lossy().into_owned();
         let mut cmd = pinning::command(self.cpus, &exe);
-        cmd.args(self.args()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.args(self.args()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         // A generator left running after a SIGKILL of `stampede run` would
         // go on loading a server that is gone (or another one on its port).
         stampede_probe::lifeline::die_with_parent(&mut cmd);
         let mut child = cmd.spawn().map_err(|source| LoadError::Spawn { exe: exe.clone(), source })?;
         on_spawn(child.id() as i32);
+        if let Some(mut stdin) = child.stdin.take() {
+            // From a thread: a spec larger than the pipe must not wait for
+            // a generator that is busy failing.
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let _ = stdin.write_all(&spec);
+            });
+        }
         let stdout = reader(&mut child, true);
         let stderr = reader(&mut child, false);
         let status = loop {
@@ -133,19 +134,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn arguments_follow_the_profile() {
-        let profile: Profile =
-            toml::from_str("path = \"/json\"\nconnections = 8\nthreads = 2\nrate = 500.0\nslow_log = 5\n").unwrap();
+    fn the_generator_gets_the_profile_as_a_spec_for_the_phase() {
+        let profile: Profile = toml::from_str(
+            "path = \"/json\"\nconnections = 8\nthreads = 2\nrate = 500.0\nslow_log = 5\nmethod = \"POST\"\nbody = \"{}\"\nhttp2 = true",
+        )
+        .unwrap();
         let phase = LoadPhase {
             exe: Path::new("stampede"),
-            url: "http://127.0.0.1:9/json".into(),
+            base_url: "http://127.0.0.1:9".into(),
             profile: &profile,
+            dir: Path::new(""),
             duration: Duration::from_secs(2),
             cpus: None,
             hosts: None,
         };
-        let args = phase.args().join(" ");
-        assert_eq!(args, "load http://127.0.0.1:9/json -c 8 -t 2 -d 2s --warmup 0s --rate 500 --slow-log 5 --json");
+        assert_eq!(phase.args().join(" "), "load --spec - --json");
+        let spec = phase.spec().unwrap();
+        let want = LoadSpec {
+            urls: vec!["http://127.0.0.1:9/json".into()],
+            method: "POST".into(),
+            body: Some(stampede_schema::spec::Body::Bytes(b"{}".to_vec())),
+            connections: 8,
+            threads: 2,
+            rate: Some(500.0),
+            slow_log: 5,
+            http2: true,
+            duration: Some(Duration::from_secs(2)),
+            ..LoadSpec::default()
+        };
+        assert_eq!(spec, want);
     }
 
     #[test]
@@ -160,8 +177,9 @@ mod tests {
         let profile: Profile = toml::from_str("path = \"/\"").unwrap();
         let phase = LoadPhase {
             exe: Path::new("/bin/false"),
-            url: "http://x/".into(),
+            base_url: "http://x".into(),
             profile: &profile,
+            dir: Path::new(""),
             duration: Duration::from_secs(1),
             cpus: None,
             hosts: None,

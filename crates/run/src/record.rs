@@ -107,7 +107,7 @@ impl RunRecord {
             app: app.to_string(),
             knobs: knobs.clone(),
             profile: profile.name.clone(),
-            path: profile.path.clone(),
+            path: profile.path_label(),
             iteration,
             valid: false,
             invalid_reason: Some(reason),

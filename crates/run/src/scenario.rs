@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::duration::serde_text;
-use stampede_load::config::limits;
+use stampede_schema::LoadSpec;
 
 /// The most iterations a scenario may ask for.
 pub const MAX_ITERATIONS: u32 = 10_000;
@@ -62,29 +62,130 @@ pub struct Scenario {
     /// Load from other machines over ssh (docs/hosts.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<Hosts>,
+    /// The scenario file's directory: profiles' files are relative to it.
+    #[serde(skip)]
+    pub dir: PathBuf,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One load profile: a name and a whole load spec (`stampede load`'s
+/// options, docs/load.md "The load spec"), its URLs paths on the server
+/// `stampede run` starts. Files it names (`targets`, `body = "@FILE"`) are
+/// relative to the scenario file. Profiles measure for `duration` (default
+/// 5s) after `warmup` (default 1s), each a separate phase.
+#[derive(Debug, Clone, Serialize)]
 pub struct Profile {
     /// Defaults to the path without its slashes (`/values/5` → `values-5`).
-    #[serde(default)]
     pub name: String,
-    pub path: String,
-    #[serde(default = "defaults::connections")]
-    pub connections: u32,
-    #[serde(default = "defaults::threads")]
-    pub threads: u32,
-    #[serde(default = "defaults::duration", with = "serde_text")]
-    pub duration: Duration,
-    #[serde(default = "defaults::warmup", with = "serde_text")]
-    pub warmup: Duration,
-    /// Requests per second (open loop); absent means closed loop.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate: Option<f64>,
-    /// Keep the N slowest requests (`stampede load --slow-log`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slow_log: Option<u32>,
+    /// The one path to load (or the spec's `urls`, several paths).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(flatten)]
+    pub spec: LoadSpec,
+}
+
+impl<'de> Deserialize<'de> for Profile {
+    /// `name` and `path` are the profile's; every other field is the spec's,
+    /// read with its unknown fields refused and named.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Profile, D::Error> {
+        use serde::de::Error;
+        let mut table = toml::Table::deserialize(d)?;
+        let text = |table: &mut toml::Table, key: &str| match table.remove(key) {
+            None => Ok(None),
+            Some(toml::Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(D::Error::custom(format!("{key}: expected a string, found {}", other.type_str()))),
+        };
+        let name = text(&mut table, "name")?.unwrap_or_default();
+        let path = text(&mut table, "path")?;
+        let label = match (&name, &path) {
+            (n, _) if !n.is_empty() => format!("profile {n:?}: "),
+            (_, Some(p)) => format!("profile {p:?}: "),
+            _ => "profile: ".into(),
+        };
+        table.entry("duration").or_insert_with(|| defaults::duration().into());
+        table.entry("warmup").or_insert_with(|| defaults::warmup().into());
+        let spec: LoadSpec = serde_path_to_error::deserialize(toml::Value::Table(table))
+            .map_err(|e| D::Error::custom(format!("{label}{}: {}", e.path(), e.inner())))?;
+        Ok(Profile { name, path, spec })
+    }
+}
+
+impl Profile {
+    /// What the profile loads, for records and tables: its path, its URLs,
+    /// or its targets.
+    pub fn path_label(&self) -> String {
+        match (&self.path, self.spec.urls.is_empty()) {
+            (Some(p), _) => p.clone(),
+            (None, false) => self.spec.urls.join(" "),
+            (None, true) => "mix".into(),
+        }
+    }
+
+    /// The measured phase's duration.
+    pub fn duration(&self) -> Duration {
+        self.spec.duration.unwrap_or(defaults::DURATION)
+    }
+
+    /// The spec of one phase `duration` long, against the server at
+    /// `base_url`, with every file (relative to `dir`) read into it.
+    pub fn phase_spec(&self, dir: &Path, base_url: &str, duration: Duration) -> Result<LoadSpec, String> {
+        let mut spec = self.spec.clone();
+        spec.urls.splice(0..0, self.path.iter().cloned());
+        spec.duration = Some(duration);
+        spec.warmup = Duration::ZERO;
+        stampede_load::spec::inline(&spec, dir, Some(base_url))
+    }
+
+    /// Checks the profile as `stampede load` would check its spec, naming the field.
+    fn validate(&self, dir: &Path) -> Result<(), (String, String)> {
+        let paths = self.path.iter().map(|p| ("path", p)).chain(self.spec.urls.iter().map(|u| ("urls", u)));
+        let paths = paths.chain(self.spec.mix.iter().map(|t| ("mix", &t.url)));
+        for (field, p) in paths {
+            if !p.starts_with('/') {
+                return Err((
+                    field.into(),
+                    format!("{p:?} must start with / (e.g. /plaintext): stampede run picks the server's address"),
+                ));
+            }
+        }
+        if self.path.is_some() && !self.spec.urls.is_empty() {
+            return Err(("urls".into(), "give path or urls, not both".into()));
+        }
+        if self.spec.requests.is_some() {
+            return Err(("requests".into(), "stampede run measures for a duration; use duration".into()));
+        }
+        if self.spec.hdr_log.is_some() {
+            return Err(("hdr_log".into(), "not in a scenario: every phase would write the same file".into()));
+        }
+        let spec = self.phase_spec(dir, "http://127.0.0.1:1", self.duration()).map_err(as_field)?;
+        stampede_load::spec::config(&LoadSpec { warmup: self.spec.warmup, ..spec }, dir).map_err(as_field)?;
+        Ok(())
+    }
+}
+
+/// An error of the load spec, its `--flag`s written as the profile's fields
+/// (`--max-lag` → `max_lag`), and the first one as the field it is about.
+fn as_field(message: String) -> (String, String) {
+    let mut field = None;
+    let mut out = String::new();
+    let mut rest = message.as_str();
+    while let Some(at) = rest.find("--") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let end = after.find(|c: char| !(c.is_ascii_lowercase() || c == '-')).unwrap_or(after.len());
+        let name = match &after[..end] {
+            "header" => "headers".to_string(),
+            "body-file" => "body".to_string(),
+            other => other.replace('-', "_"),
+        };
+        field.get_or_insert_with(|| name.clone());
+        out.push_str(&name);
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    // The spec's own messages about its files start with the field (`body @x: …`, `mix[0]: …`).
+    let leading = out.split(|c: char| !c.is_ascii_lowercase()).next().unwrap_or("");
+    let field = field.or_else(|| ["urls", "body", "mix", "targets"].contains(&leading).then(|| leading.to_string()));
+    (field.unwrap_or_default(), out)
 }
 
 /// The knob matrix: `threads` sets the contract's THREADS, `env` raw
@@ -131,17 +232,14 @@ mod defaults {
     pub fn yes() -> bool {
         true
     }
-    pub fn connections() -> u32 {
-        32
+    /// A profile's `duration` when it gives none (`stampede load`: 10s).
+    pub const DURATION: Duration = Duration::from_secs(5);
+    pub fn duration() -> String {
+        "5s".into()
     }
-    pub fn threads() -> u32 {
-        1
-    }
-    pub fn duration() -> Duration {
-        Duration::from_secs(5)
-    }
-    pub fn warmup() -> Duration {
-        Duration::from_secs(1)
+    /// A profile's `warmup` when it gives none (`stampede load`: 0s).
+    pub fn warmup() -> String {
+        "1s".into()
     }
 }
 
@@ -167,6 +265,7 @@ impl Scenario {
                 parse_error(format!("{message} (after the --set overrides)"))
             }
         })?;
+        scenario.dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         if scenario.name.is_empty() {
             scenario.name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
         }
@@ -198,40 +297,18 @@ impl Scenario {
         }
         let mut names = Vec::new();
         for (i, profile) in self.profiles.iter_mut().enumerate() {
-            let at = |f: &str| format!("profiles[{i}].{f}");
-            if !profile.path.starts_with('/') {
-                return Err(field(&at("path"), &format!("{:?} must start with / (e.g. /plaintext)", profile.path)));
-            }
-            // The same ranges as `stampede load`'s flags, so a profile fails
-            // here, naming its field, and not in the load generator mid-run.
-            if !(1..=limits::MAX_CONNECTIONS).contains(&(profile.connections as usize)) {
-                return Err(field(&at("connections"), &format!("must be between 1 and {}", limits::MAX_CONNECTIONS)));
-            }
-            if !(1..=limits::MAX_THREADS).contains(&(profile.threads as usize)) {
-                return Err(field(&at("threads"), &format!("must be between 1 and {}", limits::MAX_THREADS)));
-            }
-            if profile.threads > profile.connections {
-                return Err(field(&at("threads"), "must not exceed connections: each thread needs a connection"));
-            }
-            if profile.duration.is_zero() {
-                return Err(field(&at("duration"), "must be longer than 0s"));
-            }
-            if let Some(rate) = profile.rate {
-                if !(rate > 0.0 && rate <= limits::MAX_RATE_PER_S) {
-                    return Err(field(
-                        &at("rate"),
-                        &format!(
-                            "must be a positive number of requests per second, at most {}",
-                            limits::MAX_RATE_PER_S
-                        ),
-                    ));
-                }
-            }
-            if profile.slow_log.is_some_and(|n| n as usize > limits::MAX_SLOW_LOG) {
-                return Err(field(&at("slow_log"), &format!("must be at most {}", limits::MAX_SLOW_LOG)));
-            }
+            let at = |f: &str| match f {
+                "" => format!("profiles[{i}]"),
+                f => format!("profiles[{i}].{f}"),
+            };
+            // The same checks as `stampede load`'s, so a profile fails here,
+            // naming its field, and not in the load generator mid-run.
+            profile.validate(&self.dir).map_err(|(f, reason)| field(&at(&f), &reason))?;
             if profile.name.is_empty() {
-                profile.name = profile_name(&profile.path);
+                profile.name = match (&profile.path, profile.spec.urls.first()) {
+                    (Some(p), _) | (None, Some(p)) => profile_name(p),
+                    (None, None) => format!("mix-{}", i + 1),
+                };
             }
             if profile.name.chars().any(char::is_control) {
                 return Err(field(
@@ -312,10 +389,10 @@ mod tests {
         assert_eq!(s.name, "small");
         assert_eq!(s.iterations, 2);
         assert_eq!(s.profiles[0].name, "plaintext");
-        assert_eq!(s.profiles[0].duration, Duration::from_secs(2));
-        assert_eq!(s.profiles[0].warmup, Duration::from_secs(1));
+        assert_eq!(s.profiles[0].duration(), Duration::from_secs(2));
+        assert_eq!(s.profiles[0].spec.warmup, Duration::from_secs(1));
         assert_eq!(s.profiles[1].name, "values-5");
-        assert_eq!(s.profiles[1].connections, 8);
+        assert_eq!(s.profiles[1].spec.connections, 8);
         assert_eq!(s.matrix.threads, vec![Text("1".into()), Text("2".into())]);
         assert_eq!(s.matrix.knobs["gc"].len(), 2);
         assert_eq!(s.matrix.env["GODEBUG"][1].as_str(), "madvdontneed=1");
@@ -331,7 +408,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.iterations, 1);
-        assert!(s.profiles.iter().all(|p| p.duration == Duration::from_millis(500)));
+        assert!(s.profiles.iter().all(|p| p.duration() == Duration::from_millis(500)));
         assert_eq!(s.apps, vec!["go".to_string()]);
         assert_eq!(s.matrix.threads, vec![Text("4".into())]);
         assert_eq!(s.pinning.server.as_ref().unwrap().as_str(), "1");
@@ -373,5 +450,59 @@ mod tests {
         assert!(err.contains("iterations"), "{err}");
         let err = parse(SMALL, &["pinning.server=zero"]).unwrap_err().to_string();
         assert!(err.contains("pinning.server"), "{err}");
+    }
+
+    #[test]
+    fn a_profile_takes_the_whole_load_spec_with_files_beside_the_scenario() {
+        let dir = std::env::temp_dir().join(format!("stampede-profile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("item.json"), b"{}").unwrap();
+        std::fs::write(dir.join("mix.txt"), "GET /a\nPOST /b weight=2\nbody @item.json\n").unwrap();
+        let text = "apps = [\"go\"]\n[[profiles]]\nname = \"write\"\npath = \"/items\"\nmethod = \"POST\"\nbody = \"@item.json\"\nheaders = [\"X-A: 1\"]\nhttp2 = true\nstreams = 4\n[[profiles]]\nname = \"mix\"\ntargets = \"mix.txt\"\norder = \"random\"\nseed = 3\n";
+        let s = Scenario::parse(text, &dir.join("s.toml"), &[]).unwrap();
+        let write = s.profiles[0].phase_spec(&s.dir, "http://127.0.0.1:9", Duration::from_secs(1)).unwrap();
+        assert_eq!(write.urls, ["http://127.0.0.1:9/items"]);
+        assert_eq!((write.method.as_str(), write.http2, write.streams), ("POST", true, 4));
+        assert_eq!(write.body, Some(stampede_schema::spec::Body::Bytes(b"{}".to_vec())));
+        let mix = s.profiles[1].phase_spec(&s.dir, "http://127.0.0.1:9", Duration::from_secs(1)).unwrap();
+        assert_eq!(
+            mix.mix.iter().map(|t| t.url.as_str()).collect::<Vec<_>>(),
+            ["http://127.0.0.1:9/a", "http://127.0.0.1:9/b"]
+        );
+        assert_eq!(mix.mix[1].body, Some(stampede_schema::spec::Body::Bytes(b"{}".to_vec())));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn profile_mistakes_name_the_profile_and_the_field() {
+        let base = "apps = [\"go\"]\n[[profiles]]\nname = \"p\"\npath = \"/x\"\n";
+        for (extra, want) in [
+            ("methd = \"POST\"", "profile \"p\": methd: unknown field"),
+            ("timeout = \"soon\"", "profile \"p\": timeout: \"soon\" is not a duration"),
+            ("engine = \"kqueue\"", "profile \"p\": engine: unknown variant"),
+            ("body = \"@missing.json\"", "profiles[0].body: body @missing.json"),
+            ("streams = 4", "profiles[0].streams: streams needs HTTP/2"),
+            ("threads = 64\nconnections = 2", "profiles[0].threads: threads (64) must not exceed connections"),
+            ("requests = 10", "profiles[0].requests: "),
+            ("targets = \"none.txt\"", "profiles[0].targets: targets "),
+            ("urls = [\"http://10.0.0.1/\"]", "profiles[0].urls: "),
+        ] {
+            let err = parse(&format!("{base}{extra}\n"), &[]).unwrap_err().to_string();
+            assert!(err.contains(want), "{extra}: {err}");
+        }
+    }
+
+    #[test]
+    fn every_scenario_file_of_the_repository_loads() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                Scenario::load(&path, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                seen += 1;
+            }
+        }
+        assert!(seen >= 4, "found {seen} scenario files in {}", dir.display());
     }
 }

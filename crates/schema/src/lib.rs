@@ -20,6 +20,9 @@ mod lenient;
 pub mod load;
 pub mod mix;
 pub mod profile;
+pub mod spec;
+pub mod units;
 
 pub use errors::{ErrorCategory, Errors};
 pub use load::LoadResult;
+pub use spec::LoadSpec;

@@ -7,35 +7,36 @@ use super::load::{Args, OnHostFailure};
 use stampede_load::{text, LoadConfig, Stop};
 use stampede_remote::share::{self, Total};
 use stampede_remote::{Plan, Ssh};
-use stampede_schema::LoadResult;
+use stampede_schema::{LoadResult, LoadSpec};
 use std::fmt::Write;
+use std::path::Path;
 use std::time::Duration;
 
-/// `stampede load --hosts …`: the flags of `stampede load`, sent from other machines.
+/// `stampede load --hosts …`: the load spec of the flags (or `--spec`), sent to other machines.
 pub fn run_args(args: Args) -> anyhow::Result<i32> {
-    let mut cfg = super::load::config(&args)?;
+    let (spec, dir) = args.spec()?;
+    let mut cfg = stampede_load::spec::config(&spec, &dir).map_err(anyhow::Error::msg)?;
     cfg.interrupt = super::load::interrupt_flag()?;
-    run(&args, &cfg)
+    run(&args, &spec, &dir, &cfg)
 }
 
-pub fn run(args: &Args, cfg: &LoadConfig) -> anyhow::Result<i32> {
+/// Sends `spec` (checked as `cfg`) from the hosts of `args`: its files are
+/// read here and travel inside it, and its seed is fixed here so every
+/// host's seed derives from one printed value.
+pub fn run(args: &Args, spec: &LoadSpec, dir: &Path, cfg: &LoadConfig) -> anyhow::Result<i32> {
     let hosts: Vec<String> = args.hosts.iter().map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).collect();
     if let Some(bad) = hosts.iter().find(|h| h.starts_with('-') || h.contains(char::is_whitespace)) {
         anyhow::bail!("--hosts {bad:?} is not a host; use user@host or a Host name from your ssh config");
     }
-    if args.targets.is_some() {
-        anyhow::bail!("--targets cannot be sent to --hosts yet; give the URLs (templates allowed) on the command line");
-    }
     if let Some(cfg_file) = args.ssh_config.as_ref().filter(|p| !p.is_file()) {
         anyhow::bail!("--ssh-config {}: no such file", cfg_file.display());
     }
-    let total = Total {
-        connections: args.connections,
-        max_connections: args.max_connections,
-        rate: args.rate,
-        requests: args.requests,
-    };
-    share::split(&total, hosts.len()).map_err(anyhow::Error::msg)?;
+    if spec.hdr_log.is_some() {
+        anyhow::bail!("--hdr-log cannot be used with --hosts: each host would write its own file there");
+    }
+    let mut sent = stampede_load::spec::inline(spec, dir, None).map_err(anyhow::Error::msg)?;
+    sent.seed = Some(spec.seed.unwrap_or_else(stampede_load::spec::clock_seed));
+    share::split(&Total::of(&sent), hosts.len()).map_err(anyhow::Error::msg)?;
     let copy_binary = match args.copy_binary {
         true => {
             Some(std::env::current_exe().map_err(|e| anyhow::anyhow!("--copy-binary: cannot find this binary: {e}"))?)
@@ -52,9 +53,7 @@ pub fn run(args: &Args, cfg: &LoadConfig) -> anyhow::Result<i32> {
         copy_binary,
         max_clock_offset: args.max_clock_offset,
         continue_on_failure: args.on_host_failure == OnHostFailure::Continue,
-        total,
-        threads: args.threads,
-        args: forwarded(args, cfg)?,
+        spec: sent,
         run_length: match cfg.stop {
             Stop::Duration(d) => Some(d + cfg.warmup),
             Stop::Requests(_) => None,
@@ -89,61 +88,6 @@ pub fn run(args: &Args, cfg: &LoadConfig) -> anyhow::Result<i32> {
         (true, true, false) => 2,
         _ => 0,
     })
-}
-
-/// The `stampede load` flags every host gets unchanged (the URL last); the
-/// split ones (connections, rate, requests) are added per host.
-fn forwarded(args: &Args, cfg: &LoadConfig) -> anyhow::Result<Vec<String>> {
-    let us = |d: Duration| format!("{}us", d.as_micros());
-    let mut a: Vec<String> = Vec::new();
-    let mut flag = |name: &str, value: String| {
-        a.push(name.to_string());
-        a.push(value);
-    };
-    if let Stop::Duration(d) = cfg.stop {
-        flag("--duration", us(d));
-        flag("--warmup", us(cfg.warmup));
-    }
-    flag("--method", cfg.method.clone());
-    for (name, value) in &cfg.headers {
-        flag("--header", format!("{name}: {value}"));
-    }
-    if !cfg.body.is_empty() {
-        let body = String::from_utf8(cfg.body.clone()).map_err(|_| {
-            anyhow::anyhow!("--body-file: with --hosts the body is sent on the command line and must be UTF-8 text")
-        })?;
-        flag("--body", body);
-    }
-    flag("--timeout", us(cfg.timeout));
-    if cfg.rate.is_some() {
-        flag(
-            "--arrival",
-            if matches!(cfg.arrival, stampede_load::Arrival::Poisson) { "poisson" } else { "uniform" }.into(),
-        );
-    }
-    flag("--max-lag", us(cfg.max_lag));
-    flag("--slow-log", cfg.slow_log.to_string());
-    flag("--pipeline", cfg.pipeline.to_string());
-    flag("--streams", cfg.streams.to_string());
-    match cfg.engine {
-        stampede_load::Engine::Auto => {}
-        stampede_load::Engine::Epoll => flag("--engine", "epoll".into()),
-        stampede_load::Engine::IoUring => flag("--engine", "io-uring".into()),
-    }
-    if let Some(ca) = &args.ca {
-        flag("--ca", ca.display().to_string());
-    }
-    if !args.alpn.is_empty() {
-        flag("--alpn", args.alpn.join(","));
-    }
-    if args.http2 {
-        a.push("--http2".into());
-    }
-    if args.insecure {
-        a.push("--insecure".into());
-    }
-    a.extend(args.urls.iter().cloned());
-    Ok(a)
 }
 
 /// One row per host: where each host's share went and what it cost.

@@ -3,9 +3,10 @@
 //! is the `stampede-load` crate.
 
 use anyhow::Context;
-use stampede_load::config::limits;
 use stampede_load::units::{parse_count, parse_duration, parse_whole};
-use stampede_load::{text, Arrival, Engine, LoadConfig, Stop, Target};
+use stampede_load::{text, LoadConfig, Stop};
+use stampede_schema::spec::{Arrival, Body, Engine, LoadSpec, Order};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -39,6 +40,12 @@ Examples:
   stampede load --targets mix.txt --order random --seed 7 -d 30s
       Targets with their own method, headers, body and weight from a file
       (docs/load.md, Request mixes); the same seed repeats the same choices.
+  stampede load --print-spec -c 8 -m POST --body-file item.json URL > load.json
+      Save the load as a spec document (every option, as JSON) without
+      sending anything...
+  stampede load --spec load.json --json
+      ...and replay exactly that load later (--spec - reads stdin; fields in
+      docs/load.md, The load spec).
   stampede load --json URL > result.json
       One stampede.load/1 JSON object on stdout (see docs/results.md).
   stampede load --hosts me@load1,me@load2 -c 64 -d 30s http://10.0.0.9:8080/json
@@ -53,88 +60,98 @@ Exit status: 0 the run completed (errors during it are counted, not fatal),
 --on-host-failure stop) a load host failed.";
 
 #[derive(clap::Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = EXAMPLES, group(clap::ArgGroup::new("spec_flags").multiple(true)))]
 pub struct Args {
+    /// Read the whole load (every option above the "Load hosts" ones) from a
+    /// JSON spec document, or stdin with -; see docs/load.md, "The load spec"
+    #[arg(long, value_name = "FILE", conflicts_with = "spec_flags", help_heading = "Load spec")]
+    pub spec: Option<PathBuf>,
+
+    /// Print the load spec these flags (or --spec) describe as JSON and exit
+    /// without sending anything: save it, then replay it with --spec FILE
+    #[arg(long, help_heading = "Load spec")]
+    pub print_spec: bool,
+
     /// Target URL(s), e.g. http://127.0.0.1:9009/plaintext; several (same
     /// scheme, host and port) make a mix, and a path may hold templates:
     /// {1..100} counts, {rand:1..10000} is random, {a|b|c} picks one
-    #[arg(value_name = "URL", required_unless_present = "targets")]
+    #[arg(group = "spec_flags", value_name = "URL", required_unless_present_any = ["targets", "spec", "print_spec"])]
     pub urls: Vec<String>,
 
     /// Read targets (method, URL template, headers, body, weight) from FILE, or
     /// stdin with -; the format is in docs/load.md
-    #[arg(long, value_name = "FILE", help_heading = "Request mix")]
+    #[arg(group = "spec_flags", long, value_name = "FILE", help_heading = "Request mix")]
     pub targets: Option<std::path::PathBuf>,
 
     /// With several targets: round-robin (weights honoured in every window)
     /// or random (in proportion to the weights)
-    #[arg(long, value_enum, default_value = "round-robin", help_heading = "Request mix")]
+    #[arg(group = "spec_flags", long, value_enum, default_value = "round-robin", help_heading = "Request mix")]
     pub order: OrderArg,
 
     /// Seed of every random choice (random order, {rand:…}, {a|b}); printed
     /// with the result, so a run can be repeated [default: from the clock]
-    #[arg(long, value_name = "N", value_parser = parse_whole, help_heading = "Request mix")]
+    #[arg(group = "spec_flags", long, value_name = "N", value_parser = parse_whole, help_heading = "Request mix")]
     pub seed: Option<u64>,
 
     /// Keep-alive connections to open (spread over the threads)
-    #[arg(short = 'c', long, default_value = "32", value_parser = positive)]
+    #[arg(group = "spec_flags", short = 'c', long, default_value = "32", value_parser = positive)]
     pub connections: u64,
 
     /// Load generator threads, one event loop each
-    #[arg(short = 't', long, default_value = "1", value_parser = positive)]
+    #[arg(group = "spec_flags", short = 't', long, default_value = "1", value_parser = positive)]
     pub threads: u64,
 
     /// How long to measure, e.g. 10s, 1m
-    #[arg(short = 'd', long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "requests")]
+    #[arg(group = "spec_flags", short = 'd', long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "requests")]
     pub duration: Option<Duration>,
 
     /// Send exactly this many requests, then stop (e.g. 10000, 50k)
-    #[arg(short = 'n', long, value_name = "N", value_parser = positive)]
+    #[arg(group = "spec_flags", short = 'n', long, value_name = "N", value_parser = positive)]
     pub requests: Option<u64>,
 
     /// HTTP method
-    #[arg(short = 'm', long, default_value = "GET")]
+    #[arg(group = "spec_flags", short = 'm', long, default_value = "GET")]
     pub method: String,
 
     /// Add a request header, "Name: value" (repeatable)
-    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    #[arg(group = "spec_flags", short = 'H', long = "header", value_name = "HEADER")]
     pub headers: Vec<String>,
 
     /// Request body
-    #[arg(long, conflicts_with = "body_file")]
+    #[arg(group = "spec_flags", long, conflicts_with = "body_file")]
     pub body: Option<String>,
 
     /// Read the request body from a file
-    #[arg(long, value_name = "PATH")]
+    #[arg(group = "spec_flags", long, value_name = "PATH")]
     pub body_file: Option<std::path::PathBuf>,
 
     /// A request with no response after this long counts as a timeout and its connection is reopened
-    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration)]
+    #[arg(group = "spec_flags", long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration)]
     pub timeout: Duration,
 
     /// Run this long before measuring; those requests are sent but not recorded
-    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration, conflicts_with = "requests")]
+    #[arg(group = "spec_flags", long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration, conflicts_with = "requests")]
     pub warmup: Duration,
 
     /// Open loop: send this many requests per second in total (e.g. 500, 20k) on a schedule,
     /// measuring latency from each request's intended send time
-    #[arg(short = 'R', long, value_name = "RATE", value_parser = parse_rate)]
+    #[arg(group = "spec_flags", short = 'R', long, value_name = "RATE", value_parser = parse_rate)]
     pub rate: Option<f64>,
 
     /// Open loop: spacing of intended send times
-    #[arg(long, value_enum, default_value = "uniform", requires = "rate")]
+    #[arg(group = "spec_flags", long, value_enum, default_value = "uniform", requires = "rate")]
     pub arrival: ArrivalArg,
 
     /// Open loop: let connections grow to this many when all are busy (default: --connections)
-    #[arg(long, value_name = "N", value_parser = positive, requires = "rate")]
+    #[arg(group = "spec_flags", long, value_name = "N", value_parser = positive, requires = "rate")]
     pub max_connections: Option<u64>,
 
     /// Open loop: a p99 send delay caused by the generator above this marks the run saturated
-    #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = parse_duration)]
+    #[arg(group = "spec_flags", long, value_name = "DURATION", default_value = "1ms", value_parser = parse_duration)]
     pub max_lag: Duration,
 
     /// Keep the N slowest requests with their timestamps (JSON: slow_requests)
-    #[arg(long, value_name = "N", default_value = "0", value_parser = parse_whole)]
+    #[arg(group = "spec_flags", long, value_name = "N", default_value = "0", value_parser = parse_whole)]
     pub slow_log: u64,
 
     /// Search for the highest rate that meets --slo (open-loop steps of --duration each)
@@ -151,39 +168,39 @@ pub struct Args {
 
     /// Write each second's latency histogram to FILE as an HdrHistogram interval
     /// log (HistogramLogProcessor and every HdrHistogram library read it)
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["hosts", "find_max"])]
+    #[arg(group = "spec_flags", long, value_name = "FILE", conflicts_with_all = ["hosts", "find_max"])]
     pub hdr_log: Option<std::path::PathBuf>,
 
     /// HTTP/1.1: write N requests back to back per connection, then read their
     /// responses in order (closed loop only)
-    #[arg(long, value_name = "N", default_value = "1", value_parser = positive)]
+    #[arg(group = "spec_flags", long, value_name = "N", default_value = "1", value_parser = positive)]
     pub pipeline: u64,
 
     /// Speak HTTP/2: ALPN h2 on https://, prior knowledge (h2c) on http://
-    #[arg(long)]
+    #[arg(group = "spec_flags", long)]
     pub http2: bool,
 
     /// HTTP/2: concurrent streams per connection
-    #[arg(long, value_name = "N", default_value = "1", value_parser = positive)]
+    #[arg(group = "spec_flags", long, value_name = "N", default_value = "1", value_parser = positive)]
     pub streams: u64,
 
     /// https://: accept any server certificate (self-signed test servers)
-    #[arg(short = 'k', long, conflicts_with = "ca")]
+    #[arg(group = "spec_flags", short = 'k', long, conflicts_with = "ca")]
     pub insecure: bool,
 
     /// https://: trust the CA certificates in this PEM file instead of the system's
-    #[arg(long, value_name = "FILE")]
+    #[arg(group = "spec_flags", long, value_name = "FILE")]
     pub ca: Option<std::path::PathBuf>,
 
     /// https://: protocols to offer by ALPN, most preferred first (h2, http/1.1);
     /// the run speaks the one the server picks
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    #[arg(group = "spec_flags", long, value_name = "LIST", value_delimiter = ',')]
     pub alpn: Vec<String>,
 
     /// Event loop for cleartext HTTP/1.1: io-uring (sends and receives of a
     /// batch in one system call), epoll, or auto (io-uring where the kernel
     /// allows it). HTTPS and HTTP/2 have their own loops.
-    #[arg(long, value_enum, default_value = "auto")]
+    #[arg(group = "spec_flags", long, value_enum, default_value = "auto")]
     pub engine: EngineArg,
 
     /// Run the load from these hosts over ssh, e.g. me@load1,me@load2 (repeatable);
@@ -310,89 +327,87 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Request headers, in the order given.
-type Headers = Vec<(String, String)>;
-
-/// The request the flags describe: method, headers and body.
-fn request(args: &Args) -> anyhow::Result<(String, Headers, Vec<u8>)> {
-    let method = args.method.to_ascii_uppercase();
-    stampede_load::config::check_method(&args.method).map_err(anyhow::Error::msg)?;
-    let mut headers = Vec::new();
-    for h in &args.headers {
-        let (name, value) = h
-            .split_once(':')
-            .filter(|(n, _)| !n.trim().is_empty() && !n.contains(char::is_whitespace))
-            .ok_or_else(|| anyhow::anyhow!("--header {h:?} must look like \"Name: value\""))?;
-        let (name, value) = (name.trim(), value.trim());
-        stampede_load::config::check_header(name, value).map_err(anyhow::Error::msg)?;
-        headers.push((name.to_string(), value.to_string()));
+impl Args {
+    /// The load spec these flags describe (`--spec`: the document's), and
+    /// the directory its relative paths start from.
+    pub fn spec(&self) -> anyhow::Result<(LoadSpec, PathBuf)> {
+        if let Some(path) = &self.spec {
+            return read_spec(path);
+        }
+        let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let spec = LoadSpec {
+            urls: self.urls.clone(),
+            method: self.method.clone(),
+            headers: self.headers.clone(),
+            body: match (&self.body, &self.body_file) {
+                (Some(text), _) => Some(Body::Bytes(text.clone().into_bytes())),
+                (None, Some(file)) => Some(Body::File(absolute(file))),
+                (None, None) => None,
+            },
+            targets: self.targets.as_deref().map(|t| if t.as_os_str() == "-" { t.to_path_buf() } else { absolute(t) }),
+            mix: Vec::new(),
+            order: match self.order {
+                OrderArg::RoundRobin => Order::RoundRobin,
+                OrderArg::Random => Order::Random,
+            },
+            seed: self.seed,
+            connections: self.connections,
+            max_connections: self.max_connections,
+            threads: self.threads,
+            duration: self.duration,
+            requests: self.requests,
+            warmup: self.warmup,
+            timeout: self.timeout,
+            rate: self.rate,
+            arrival: match self.arrival {
+                ArrivalArg::Uniform => Arrival::Uniform,
+                ArrivalArg::Poisson => Arrival::Poisson,
+            },
+            max_lag: self.max_lag,
+            slow_log: self.slow_log,
+            pipeline: self.pipeline,
+            http2: self.http2,
+            streams: self.streams,
+            insecure: self.insecure,
+            ca: self.ca.as_deref().map(absolute),
+            alpn: self.alpn.clone(),
+            engine: match self.engine {
+                EngineArg::Auto => Engine::Auto,
+                EngineArg::Epoll => Engine::Epoll,
+                EngineArg::IoUring => Engine::IoUring,
+            },
+            hdr_log: self.hdr_log.clone(),
+        };
+        Ok((spec, PathBuf::new()))
     }
-    let mut body = Vec::new();
-    if let Some(b) = &args.body {
-        body = b.clone().into_bytes();
-    }
-    if let Some(path) = &args.body_file {
-        body = limits::read_capped(path, limits::MAX_BODY_BYTES)
-            .map_err(|e| anyhow::anyhow!("--body-file {}: {e}", path.display()))?;
-    }
-    Ok((method, headers, body))
 }
 
-pub fn config(args: &Args) -> anyhow::Result<LoadConfig> {
-    let (method, headers, body) = request(args)?;
-    let mix = super::targets::mix(args, &method, &headers, &body)?;
-    let mut cfg = match mix {
-        Some((target, mix)) => {
-            let mut cfg = LoadConfig::new(target);
-            if mix.templates.iter().all(|t| t.spec.method == "HEAD") {
-                cfg.method = "HEAD".into();
-            }
-            cfg.mix = Some(Arc::new(mix));
-            cfg
-        }
-        None => {
-            let mut cfg = LoadConfig::new(Target::parse(&args.urls[0])?);
-            cfg.method = method;
-            cfg
-        }
-    };
-    cfg.headers = headers;
-    cfg.body = body;
-    cfg.hdr_log = args.hdr_log.clone();
-    cfg.connections = usize::try_from(args.connections).context("--connections is too large")?;
-    cfg.threads = usize::try_from(args.threads).context("--threads is too large")?;
-    cfg.max_connections = args.max_connections.map_or(cfg.connections, |m| m as usize).max(cfg.connections);
-    cfg.stop = match (args.requests, args.duration) {
-        (Some(n), _) => Stop::Requests(n),
-        (None, Some(d)) => Stop::Duration(d),
-        (None, None) => Stop::Duration(Duration::from_secs(10)),
-    };
-    cfg.timeout = args.timeout;
-    cfg.warmup = args.warmup;
-    cfg.rate = args.rate;
-    cfg.arrival = match args.arrival {
-        ArrivalArg::Uniform => Arrival::Uniform,
-        ArrivalArg::Poisson => Arrival::Poisson,
-    };
-    cfg.max_lag = args.max_lag;
-    cfg.slow_log = args.slow_log as usize;
-    cfg.pipeline = usize::try_from(args.pipeline).context("--pipeline is too large")?;
-    cfg.http2 = args.http2;
-    cfg.streams = usize::try_from(args.streams).context("--streams is too large")?;
-    cfg.tls.insecure = args.insecure;
-    cfg.tls.ca = args.ca.clone();
-    cfg.tls.alpn = args.alpn.iter().map(|p| p.trim().to_string()).collect();
-    cfg.engine = match args.engine {
-        EngineArg::Auto => Engine::Auto,
-        EngineArg::Epoll => Engine::Epoll,
-        EngineArg::IoUring => Engine::IoUring,
-    };
-    cfg.validate().map_err(anyhow::Error::msg)?;
-    Ok(cfg)
+/// `--spec FILE|-`: a spec document; relative paths in it start from its directory.
+fn read_spec(path: &Path) -> anyhow::Result<(LoadSpec, PathBuf)> {
+    if path.as_os_str() == "-" {
+        let spec = LoadSpec::read_json(std::io::stdin().lock()).map_err(|e| anyhow::anyhow!("--spec -: {e}"))?;
+        return Ok((spec, PathBuf::new()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| anyhow::anyhow!("--spec {}: cannot read: {e}", path.display()))?;
+    let spec = LoadSpec::read_json(std::io::BufReader::new(file))
+        .map_err(|e| anyhow::anyhow!("--spec {}: {e}", path.display()))?;
+    Ok((spec, path.parent().map(Path::to_path_buf).unwrap_or_default()))
+}
+
+/// The spec of the flags and its run configuration.
+pub fn config(args: &Args) -> anyhow::Result<(LoadSpec, LoadConfig)> {
+    let (spec, dir) = args.spec()?;
+    let cfg = stampede_load::spec::config(&spec, &dir).map_err(anyhow::Error::msg)?;
+    Ok((spec, cfg))
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
-    let mut cfg = config(&args)?;
+    if args.print_spec {
+        let (spec, _) = args.spec()?;
+        println!("{}", serde_json::to_string_pretty(&spec)?);
+        return Ok(0);
+    }
+    let (_, mut cfg) = config(&args)?;
     cfg.interrupt = interrupt_flag()?;
     if args.exit_on_stdin_eof {
         stop_on_stdin_eof(cfg.interrupt.clone());
@@ -474,4 +489,62 @@ pub(super) fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
         signal_hook::flag::register(sig, flag.clone()).context("cannot install the Ctrl-C handler")?;
     }
     Ok(flag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Args as _;
+
+    /// Flags of `stampede load` that are not part of the load: how to run
+    /// it (output, capacity search, load hosts, a host's start). Every other
+    /// flag must be a field of the load spec.
+    const NOT_THE_LOAD: [&str; 15] = [
+        "spec",
+        "print_spec",
+        "json",
+        "find_max",
+        "slo",
+        "hosts",
+        "copy_binary",
+        "remote_path",
+        "ssh_config",
+        "on_host_failure",
+        "max_clock_offset",
+        "connect_timeout",
+        "start_at",
+        "exit_on_stdin_eof",
+        "help",
+    ];
+
+    #[test]
+    fn every_flag_is_a_field_of_the_load_spec_or_named_as_not_the_load() {
+        let fields = serde_json::to_value(LoadSpec {
+            urls: vec!["u".into()],
+            headers: vec!["h: v".into()],
+            body: Some(Body::Bytes(b"b".to_vec())),
+            targets: Some("t".into()),
+            seed: Some(1),
+            max_connections: Some(1),
+            duration: Some(Duration::from_secs(1)),
+            requests: Some(1),
+            rate: Some(1.0),
+            ca: Some("c".into()),
+            alpn: vec!["h2".into()],
+            hdr_log: Some("l".into()),
+            ..LoadSpec::default()
+        })
+        .unwrap();
+        let cmd = Args::augment_args(clap::Command::new("load"));
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            // --body-file is the spec's body, as "@FILE".
+            let field = if id == "body_file" { "body" } else { id };
+            assert!(
+                fields.get(field).is_some() || NOT_THE_LOAD.contains(&id),
+                "--{id} is neither a LoadSpec field nor in NOT_THE_LOAD: add it to the spec (and Args::spec) so \
+                 profiles and load hosts get it too"
+            );
+        }
+    }
 }

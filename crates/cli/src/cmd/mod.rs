@@ -11,7 +11,6 @@ pub mod load;
 pub mod profile;
 pub mod report;
 pub mod run;
-pub mod targets;
 
 use clap::{Parser, Subcommand};
 

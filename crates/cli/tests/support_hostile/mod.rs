@@ -87,7 +87,11 @@ pub struct Hostile {
 
 impl Hostile {
     pub fn start(trick: Trick) -> Hostile {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the hostile server");
+        Hostile::start_on(TcpListener::bind("127.0.0.1:0").expect("bind the hostile server"), trick)
+    }
+
+    /// Serves on `listener` (e.g. one bound in another network namespace).
+    pub fn start_on(listener: TcpListener, trick: Trick) -> Hostile {
         let addr = listener.local_addr().unwrap();
         let seen = Arc::new(Seen::default());
         let stop = Arc::new(AtomicBool::new(false));

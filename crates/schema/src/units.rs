@@ -81,6 +81,60 @@ pub fn parse_whole(s: &str) -> Result<u64, String> {
     Ok(v as u64)
 }
 
+/// Formats a duration the way [`parse_duration`] reads it (`1s`, `500ms`,
+/// `1m30s`), so a document says a duration the way a person writes it.
+pub fn format_duration(d: Duration) -> String {
+    if d.is_zero() {
+        return "0s".into();
+    }
+    humantime::format_duration(d).to_string().replace(' ', "")
+}
+
+/// `#[serde(with = "stampede_schema::units::serde_text")]` for a `Duration`
+/// written as text (`"500ms"`) or a bare number of seconds.
+pub mod serde_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&super::format_duration(*d))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Text {
+            S(String),
+            N(f64),
+        }
+        match Text::deserialize(d).map_err(|_| {
+            serde::de::Error::custom("expected a duration such as \"500ms\", \"10s\" or a number of seconds")
+        })? {
+            Text::S(s) => super::parse_duration(&s).map_err(serde::de::Error::custom),
+            Text::N(n) => super::duration_from_secs(n).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// [`serde_text`] for an `Option<Duration>`.
+pub mod serde_text_opt {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => super::serde_text::serialize(d, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        #[derive(Deserialize)]
+        struct Text(#[serde(with = "super::serde_text")] Duration);
+        Ok(Option::<Text>::deserialize(d)?.map(|t| t.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,6 +152,13 @@ mod tests {
         assert_eq!(parse_whole("1.5M").unwrap(), 1_500_000);
         assert!(parse_whole("1.5").is_err());
         assert!(parse_count("x").is_err());
+    }
+
+    #[test]
+    fn formatted_durations_read_back() {
+        for d in [Duration::from_millis(500), Duration::from_secs(2), Duration::from_secs(90), Duration::ZERO] {
+            assert_eq!(parse_duration(&format_duration(d)).unwrap(), d);
+        }
     }
 
     #[test]
