@@ -16,6 +16,8 @@ need chromium chromium
 need strace strace
 need perf linux-perf
 need taskset util-linux
+# The live progress line of stampede load is tested on a real terminal.
+need tmux tmux
 # Multi-host load (tests/hosts.rs): the ssh client, an sshd the test starts in
 # its own network namespaces (the system's sshd service is never started), ip.
 need ssh openssh-client

@@ -149,6 +149,11 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
 
+    /// No live progress line (it is drawn on stderr only when stdout and
+    /// stderr are terminals)
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+
     /// Write each second's latency histogram to FILE as an HdrHistogram interval
     /// log (HistogramLogProcessor and every HdrHistogram library read it)
     #[arg(long, value_name = "FILE", conflicts_with_all = ["hosts", "find_max"])]
@@ -410,7 +415,11 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         };
         print!("{}", text::banner(&cfg.target.url, cfg.threads, cfg.connections, &what));
     }
-    let result = stampede_load::run(&cfg)?;
+    let progress = super::load_progress::LoadProgress::new(&cfg, args.quiet);
+    let show = |live: &stampede_load::progress::Live| progress.iter().for_each(|p| p.show(live));
+    let result = stampede_load::run_watched(&cfg, progress.as_ref().map(|_| &show as _));
+    progress.iter().for_each(|p| p.finish());
+    let result = result?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&result)?);
     } else {
