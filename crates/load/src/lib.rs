@@ -29,6 +29,7 @@ pub mod result;
 mod runner;
 mod rusage;
 mod share;
+pub mod stages;
 pub mod target;
 pub mod targets_file;
 pub mod text;

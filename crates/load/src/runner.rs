@@ -143,6 +143,9 @@ where
         Stop::Duration(d) => Some(measure_from.checked_add(d).ok_or_else(past_the_clock)?),
         Stop::Requests(_) => None,
     };
+    let stage_ends: Vec<Instant> = cfg.stages.as_ref().map_or_else(Vec::new, |s| {
+        s.segments().map(|(start, d, _, _)| measure_from + Duration::from_secs_f64(start + d)).collect()
+    });
     let threads = cfg.threads;
     let work = &work;
     let finished = AtomicBool::new(false);
@@ -163,7 +166,8 @@ where
                     end,
                 };
                 let rec = Recorder::new(measure_from, end, cfg.slow_log, timeline.clone(), cfg.rate.is_some())
-                    .with_targets(cfg.mix.as_ref().map_or(0, |m| m.len()));
+                    .with_targets(cfg.mix.as_ref().map_or(0, |m| m.len()))
+                    .with_stages(stage_ends.clone());
                 std::thread::Builder::new().name(format!("stampede-{index}")).spawn_scoped(s, move || work(share, rec))
             })
             .collect();
@@ -311,6 +315,9 @@ fn assemble(
                     latency_us: Percentiles::of(&s.latency),
                 })
                 .collect()
+        }),
+        stages: cfg.stages.as_ref().map_or_else(Vec::new, |s| {
+            s.results(rec.stages.iter().map(|t| (t.requests, t.errors, Percentiles::of(&t.latency))))
         }),
         open,
         multi_host: None,

@@ -20,6 +20,7 @@ mod lenient;
 pub mod load;
 pub mod mix;
 pub mod profile;
+pub mod stages;
 
 pub use errors::{ErrorCategory, Errors};
 pub use load::LoadResult;

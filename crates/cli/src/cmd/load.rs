@@ -39,6 +39,11 @@ Examples:
   stampede load --targets mix.txt --order random --seed 7 -d 30s
       Targets with their own method, headers, body and weight from a file
       (docs/load.md, Request mixes); the same seed repeats the same choices.
+  stampede load --stages 30s:1k,1m:5k,30s:0 -c 64 URL
+      Open loop ramped from 0 to 1,000 req/s over 30 s, on to 5,000 over a
+      minute, then down to 0: a line per stage (requests, rate, errors, tail).
+  stampede load --stages 10s:16,20s:16,10s:256 --ramp connections URL
+      Closed loop from 0 to 16 connections, held, then up to 256.
   stampede load --json URL > result.json
       One stampede.load/1 JSON object on stdout (see docs/results.md).
   stampede load --hosts me@load1,me@load2 -c 64 -d 30s http://10.0.0.9:8080/json
@@ -132,6 +137,17 @@ pub struct Args {
     /// Open loop: a p99 send delay caused by the generator above this marks the run saturated
     #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = parse_duration)]
     pub max_lag: Duration,
+
+    /// Ramp the load through stages DURATION:TARGET,…: the open-loop rate
+    /// (req/s) moves linearly from the previous stage's target (0 before the
+    /// first) to each stage's; with --ramp connections, the closed loop's
+    /// connections do. The run lasts as long as the stages together.
+    #[arg(long, value_name = "STAGES", conflicts_with_all = ["duration", "requests", "rate", "warmup", "find_max", "hosts"])]
+    pub stages: Option<String>,
+
+    /// What --stages ramps: the arrival rate (open loop) or the connections (closed loop)
+    #[arg(long, value_enum, default_value = "rate", requires = "stages")]
+    pub ramp: RampArg,
 
     /// Keep the N slowest requests with their timestamps (JSON: slow_requests)
     #[arg(long, value_name = "N", default_value = "0", value_parser = parse_whole)]
@@ -289,6 +305,12 @@ pub enum OrderArg {
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
+pub enum RampArg {
+    Rate,
+    Connections,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
 pub enum EngineArg {
     Auto,
     Epoll,
@@ -392,8 +414,31 @@ pub fn config(args: &Args) -> anyhow::Result<LoadConfig> {
         EngineArg::Epoll => Engine::Epoll,
         EngineArg::IoUring => Engine::IoUring,
     };
+    stages(args, &mut cfg)?;
     cfg.validate().map_err(anyhow::Error::msg)?;
     Ok(cfg)
+}
+
+/// `--stages`: the run lasts as long as they do, at their mean rate (open
+/// loop) or with their peak of connections open (closed loop).
+fn stages(args: &Args, cfg: &mut LoadConfig) -> anyhow::Result<()> {
+    use stampede_load::stages::{Ramp, Stages};
+    let Some(spec) = &args.stages else { return Ok(()) };
+    let ramp = match args.ramp {
+        RampArg::Rate => Ramp::Rate,
+        RampArg::Connections => Ramp::Connections,
+    };
+    let stages = Stages::parse(spec, ramp).map_err(anyhow::Error::msg)?;
+    cfg.stop = Stop::Duration(stages.total());
+    match ramp {
+        Ramp::Rate => cfg.rate = Some(stages.mean()),
+        Ramp::Connections => {
+            cfg.connections = stages.peak() as usize;
+            cfg.max_connections = cfg.connections;
+        }
+    }
+    cfg.stages = Some(stages);
+    Ok(())
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
