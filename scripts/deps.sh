@@ -31,6 +31,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# The OpenMetrics export is read back by the format's reference parser.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import prometheus_client' 2>/dev/null; then
+  echo "deps: installing prometheus_client (pip)" >&2
+  python3 -m pip install -q prometheus_client
+fi
 for tool in cargo go node python3 java mvn; do
   command -v "$tool" >/dev/null 2>&1 || echo "deps: warning: $tool is not on PATH; its app will be skipped" >&2
 done
