@@ -34,6 +34,8 @@ pub struct LoadPhase<'a> {
     pub cpus: Option<&'a str>,
     /// Send the load from these hosts (`[hosts] load`).
     pub hosts: Option<&'a crate::hosts::Hosts>,
+    /// Write the HdrHistogram interval log here (`--hdr-log`).
+    pub hdr_log: Option<std::path::PathBuf>,
 }
 
 impl LoadPhase<'_> {
@@ -60,6 +62,7 @@ impl LoadPhase<'_> {
         if let Some(hosts) = self.hosts {
             args.extend(hosts.load_args());
         }
+        args.extend(self.hdr_log.iter().flat_map(|p| ["--hdr-log".into(), p.to_string_lossy().into_owned()]));
         args.push("--json".into());
         args
     }
@@ -143,6 +146,7 @@ mod tests {
             duration: Duration::from_secs(2),
             cpus: None,
             hosts: None,
+            hdr_log: None,
         };
         let args = phase.args().join(" ");
         assert_eq!(args, "load http://127.0.0.1:9/json -c 8 -t 2 -d 2s --warmup 0s --rate 500 --slow-log 5 --json");
@@ -165,6 +169,7 @@ mod tests {
             duration: Duration::from_secs(1),
             cpus: None,
             hosts: None,
+            hdr_log: None,
         };
         let err = phase.run(|_| {}, &|| false).unwrap_err();
         assert!(matches!(err, LoadError::Failed { code: 1, .. }), "{err}");
