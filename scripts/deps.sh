@@ -16,6 +16,8 @@ need chromium chromium
 need strace strace
 need perf linux-perf
 need taskset util-linux
+# The live progress line of stampede load is tested on a real terminal.
+need tmux tmux
 # Multi-host load (tests/hosts.rs): the ssh client, an sshd the test starts in
 # its own network namespaces (the system's sshd service is never started), ip.
 need ssh openssh-client
@@ -37,6 +39,11 @@ if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import asyncpg, jinja2' 2
 fi
 if command -v npm >/dev/null 2>&1 && [ ! -d "$apps/node/node_modules/pg" ]; then
   (cd "$apps/node" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)
+fi
+# The OpenMetrics export is read back by the format's reference parser.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import prometheus_client' 2>/dev/null; then
+  echo "deps: installing prometheus_client (pip)" >&2
+  python3 -m pip install -q prometheus_client
 fi
 for tool in cargo go node python3 java mvn; do
   command -v "$tool" >/dev/null 2>&1 || echo "deps: warning: $tool is not on PATH; its app will be skipped" >&2

@@ -80,7 +80,7 @@ fn every_flag_reaches_the_spec_and_the_spec_replays_as_written() {
         "targets": targets, "order": "random", "seed": 7, "connections": 8, "max_connections": 16,
         "threads": 2, "requests": 1000, "warmup": "0s", "timeout": "2s", "rate": 2000.0,
         "arrival": "poisson", "max_lag": "3ms", "slow_log": 5, "pipeline": 1, "http2": true, "streams": 10,
-        "insecure": true, "alpn": ["h2", "http/1.1"], "engine": "io-uring", "hdr_log": "lat.hlog",
+        "insecure": true, "alpn": ["h2", "http/1.1"], "engine": "io-uring", "hdr_log": "lat.hlog", "ramp": "rate",
     });
     assert_eq!(spec, want);
     // The flags -k conflicts with, --duration, --warmup, --pipeline and --body-file.
@@ -159,4 +159,19 @@ fn a_bad_spec_document_names_the_field_and_exits_2() {
     let out = stampede(&["load", "--spec", "x.json", "-c", "3"], DEADLINE);
     assert_eq!(out.status.code(), Some(2), "--spec with a load flag is refused");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn stages_and_their_ramp_are_part_of_the_spec() {
+    let spec = printed(&["--stages", "2s:10,1s:0", "--ramp", "connections", "http://127.0.0.1:9/"]);
+    assert_eq!(spec["stages"], "2s:10,1s:0");
+    assert_eq!(spec["ramp"], "connections");
+    // A spec with stages and a duration is refused, naming both.
+    let dir = scratch("stages");
+    let file = dir.join("staged.json");
+    std::fs::write(&file, r#"{"urls": ["http://127.0.0.1:9/"], "stages": "1s:10", "duration": "5s"}"#).unwrap();
+    let out = stampede(&["load", "--spec", file.to_str().unwrap()], DEADLINE);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--stages") && err.contains("--duration"), "{err}");
 }

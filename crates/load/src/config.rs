@@ -142,6 +142,9 @@ pub struct LoadConfig {
     pub mix: Option<std::sync::Arc<crate::mix::Mix>>,
     /// Write the latency of each second as an HdrHistogram interval log here.
     pub hdr_log: Option<std::path::PathBuf>,
+    /// `--stages`: the rate (open loop; `rate` is then their mean) or the
+    /// connections (closed loop) ramp through these; `stop` is their total.
+    pub stages: Option<crate::stages::Stages>,
 }
 
 impl LoadConfig {
@@ -169,6 +172,7 @@ impl LoadConfig {
             tls: TlsOptions::default(),
             mix: None,
             hdr_log: None,
+            stages: None,
         }
     }
 
@@ -256,6 +260,15 @@ impl LoadConfig {
         }
         if self.pipeline > 1 && self.http2 {
             return Err("--pipeline is for HTTP/1.1; HTTP/2 sends concurrent requests with --streams".into());
+        }
+        if let Some(stages) = &self.stages {
+            use crate::stages::Ramp;
+            if stages.ramp == Ramp::Connections && (self.rate.is_some() || self.http2) {
+                return Err("--ramp connections is for a closed loop over HTTP/1.1: drop --rate or --http2".into());
+            }
+            if stages.ramp == Ramp::Rate && self.rate.is_none() {
+                return Err("--stages: a rate ramp needs the open loop (the stages' mean as its rate)".into());
+            }
         }
         if let Some(p) = self.tls.alpn.iter().find(|p| !matches!(p.as_str(), "h2" | "http/1.1")) {
             return Err(format!("--alpn {p:?}: stampede speaks h2 and http/1.1"));

@@ -15,6 +15,7 @@ use crate::pacer::Pacer;
 use crate::recorder::{ErrorKind, Recorder};
 use crate::response::Done;
 use crate::share::{Output, Share};
+use crate::stages::{Ramp, Stages};
 use crate::transport::Transport;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -44,14 +45,14 @@ pub struct Core<'a, T> {
     idempotent: bool,
     /// With a request mix: this thread's choice of target and expansion.
     pub picker: Option<Picker>,
+    /// Closed loop with `--stages`: connections ramp through these (all
+    /// threads' together); the ones beyond this thread's share wait idle.
+    ramp: Option<&'a Stages>,
 }
 
 impl<'a, T: Transport> Core<'a, T> {
     pub fn new(cfg: &'a LoadConfig, share: Share, rec: Recorder, request_len: usize) -> Core<'a, T> {
-        let pacer = share.rate.map(|rate| {
-            let phase = share.index as f64 / cfg.threads as f64;
-            Pacer::new(share.measure_from.min(share.start), rate, cfg.arrival, phase, share.index as u64 + 1)
-        });
+        let pacer = Pacer::for_share(cfg, &share);
         let head = cfg.is_head();
         let share_start = share.start;
         let share_index = share.index;
@@ -74,7 +75,19 @@ impl<'a, T: Transport> Core<'a, T> {
                 None => idempotent(&cfg.method),
             },
             picker: cfg.mix.clone().map(|mix| Picker::new(mix, share_index)),
+            ramp: cfg.stages.as_ref().filter(|s| s.ramp == Ramp::Connections),
         }
+    }
+
+    /// Closed loop with connection stages: whether connection `i` is beyond
+    /// this thread's share of the connections due at `now`, and waits.
+    fn parked(&self, i: usize, now: Instant) -> bool {
+        let Some(ramp) = self.ramp else { return false };
+        let t = now.saturating_duration_since(self.share.measure_from).as_secs_f64();
+        let total = ramp.value_at(t).round() as usize;
+        let threads = self.cfg.threads;
+        let mine = total / threads + usize::from(self.share.index < total % threads);
+        i >= mine
     }
 
     /// The housekeeping period: often enough to time requests out promptly.
@@ -295,7 +308,7 @@ pub trait Cycle<'a> {
         }
         if core.pacer.is_some() {
             core.idle.push(i as u32);
-        } else {
+        } else if !core.parked(i, now) {
             let t = self.send_time(now);
             self.send(i, t, t);
         }
@@ -487,6 +500,7 @@ pub trait Cycle<'a> {
             return;
         }
         let timeout = core.cfg.timeout;
+        let ramped = core.ramp.is_some();
         for i in 0..core.conns.len() {
             let c = &self.core().conns[i];
             let overdue = now.saturating_duration_since(c.start) > timeout;
@@ -495,6 +509,8 @@ pub trait Cycle<'a> {
                 State::Connecting if overdue => self.fail(i, ErrorKind::Connect, now),
                 State::Handshaking if overdue => self.fail(i, ErrorKind::Tls, now),
                 State::Backoff => self.open(i, now),
+                // A connection a ramp parked, now due.
+                State::Idle if ramped && c.retry == 0 => self.ready(i, now),
                 _ => {}
             }
         }

@@ -258,10 +258,7 @@ async fn drive(ctx: Rc<Ctx>, share: Share) -> Result<(), LoadError> {
     for id in 0..share.connections {
         tokio::task::spawn_local(connection(ctx.clone(), id as u32));
     }
-    if let Some(rate) = share.rate {
-        let phase = share.index as f64 / ctx.cfg.threads as f64;
-        let pacer =
-            Pacer::new(share.measure_from.min(share.start), rate, ctx.cfg.arrival, phase, share.index as u64 + 1);
+    if let Some(pacer) = Pacer::for_share(&ctx.cfg, &share) {
         // SAFETY: the Timer owns its timerfd for its whole life and always
         // returns that same descriptor, so it stays valid while registered.
         let timer = unsafe { AsyncFd::register_with_interest(Timer::unregistered()?, tokio::io::Interest::READABLE) }

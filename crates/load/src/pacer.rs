@@ -8,7 +8,11 @@
 //! requests per second, so the pacer arms a `timerfd` instead (microseconds,
 //! with the thread's timer slack lowered to match).
 
-use crate::config::Arrival;
+use crate::config::{Arrival, LoadConfig};
+use crate::share::Share;
+use crate::stages::Ramp;
+use crate::stages::Stages;
+use crate::units::MAX_DURATION;
 use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
 use rand::rngs::SmallRng;
@@ -24,6 +28,9 @@ pub struct Pacer {
     rng: SmallRng,
     issued: u64,
     next: Instant,
+    /// With `--stages`: this thread's ramped rate, from `origin`, and how
+    /// many requests are due so far (phase plus whole or random steps).
+    ramp: Option<(Stages, Instant, f64)>,
 }
 
 impl Pacer {
@@ -32,7 +39,21 @@ impl Pacer {
     pub fn new(start: Instant, rate: f64, arrival: Arrival, phase: f64, seed: u64) -> Pacer {
         let interval_ns = 1e9 / rate;
         let first = start + Duration::from_nanos((interval_ns * phase) as u64);
-        Pacer { first, interval_ns, arrival, rng: SmallRng::seed_from_u64(seed), issued: 0, next: first }
+        Pacer { first, interval_ns, arrival, rng: SmallRng::seed_from_u64(seed), issued: 0, next: first, ramp: None }
+    }
+
+    /// The pacer of a thread's share: its rate, or its share of the stages.
+    pub fn for_share(cfg: &LoadConfig, share: &Share) -> Option<Pacer> {
+        let rate = share.rate?;
+        let phase = share.index as f64 / cfg.threads as f64;
+        let start = share.measure_from.min(share.start);
+        let mut pacer = Pacer::new(start, rate, cfg.arrival, phase, share.index as u64 + 1);
+        if let Some(stages) = cfg.stages.as_ref().filter(|s| s.ramp == Ramp::Rate) {
+            let mine = stages.scaled(1.0 / cfg.threads as f64);
+            pacer.next = at(start, mine.time_of(phase));
+            pacer.ramp = Some((mine, start, phase));
+        }
+        Some(pacer)
     }
 
     #[inline]
@@ -45,6 +66,16 @@ impl Pacer {
     pub fn take(&mut self) -> Instant {
         let t = self.next;
         self.issued += 1;
+        if let Some((stages, origin, due)) = self.ramp.as_mut() {
+            // One request further along the rate's integral: a whole step,
+            // or an exponential one (a Poisson process of that rate).
+            *due += match self.arrival {
+                Arrival::Uniform => 1.0,
+                Arrival::Poisson => -self.rng.gen_range(f64::EPSILON..1.0).ln(),
+            };
+            self.next = at(*origin, stages.time_of(*due));
+            return t;
+        }
         self.next = match self.arrival {
             // From the counter, not by adding intervals: no drift over long runs.
             Arrival::Uniform => self.first + Duration::from_nanos((self.issued as f64 * self.interval_ns) as u64),
@@ -55,6 +86,11 @@ impl Pacer {
         };
         t
     }
+}
+
+/// `origin` plus `secs`; past the last stage, a day past it (the run ends first).
+fn at(origin: Instant, secs: Option<f64>) -> Instant {
+    origin + Duration::from_secs_f64(secs.unwrap_or(MAX_DURATION.as_secs_f64() + 86_400.0))
 }
 
 /// A one-shot CLOCK_MONOTONIC timer registered in the worker's poll.

@@ -89,13 +89,28 @@ pub struct Recorder {
     open_loop: bool,
     /// With a request mix: the same figures per target (empty otherwise).
     pub targets: Vec<TargetStats>,
+    /// With `--stages`: the same figures per stage, and when each stage ends.
+    pub stages: Vec<TargetStats>,
+    stage_ends: Vec<Instant>,
 }
 
-/// What one target of a mix got.
+/// What one target of a mix (or one stage) got.
 pub struct TargetStats {
     pub requests: u64,
     pub errors: Errors,
     pub latency: Histogram<u64>,
+}
+
+impl TargetStats {
+    fn new() -> TargetStats {
+        TargetStats { requests: 0, errors: Errors::default(), latency: new_histogram() }
+    }
+
+    fn add(&mut self, other: &TargetStats) {
+        self.requests += other.requests;
+        self.errors.add(&other.errors);
+        self.latency.add(&other.latency).expect("same histogram bounds");
+    }
 }
 
 struct Second {
@@ -135,13 +150,31 @@ impl Recorder {
             timeline,
             open_loop,
             targets: Vec::new(),
+            stages: Vec::new(),
+            stage_ends: Vec::new(),
         }
+    }
+
+    /// Keeps figures per stage, for stages ending at `ends`.
+    pub fn with_stages(mut self, ends: Vec<Instant>) -> Recorder {
+        self.stages = ends.iter().map(|_| TargetStats::new()).collect();
+        self.stage_ends = ends;
+        self
+    }
+
+    /// The stage an outcome counted at `at` belongs to, with stages.
+    #[inline]
+    fn stage(&mut self, at: Instant) -> Option<&mut TargetStats> {
+        if self.stages.is_empty() {
+            return None;
+        }
+        let i = self.stage_ends.partition_point(|&end| end <= at);
+        self.stages.get_mut(i)
     }
 
     /// Keeps figures per target for a mix of `n` targets.
     pub fn with_targets(mut self, n: usize) -> Recorder {
-        self.targets =
-            (0..n).map(|_| TargetStats { requests: 0, errors: Errors::default(), latency: new_histogram() }).collect();
+        self.targets = (0..n).map(|_| TargetStats::new()).collect();
         self
     }
 
@@ -215,6 +248,11 @@ impl Recorder {
         if bad {
             self.errors.status += 1;
         }
+        if let Some(s) = self.stage(at) {
+            s.requests += 1;
+            s.latency.saturating_record(latency_ns);
+            s.errors.status += bad as u64;
+        }
         self.tick(at);
         self.second.requests += 1;
         self.second.errors += bad as u64;
@@ -232,6 +270,9 @@ impl Recorder {
             return false;
         }
         kind.count_in(&mut self.errors);
+        if let Some(s) = self.stage(at) {
+            kind.count_in(&mut s.errors);
+        }
         self.tick(at);
         self.second.errors += 1;
         // A request that never got an answer is as slow as the run let it be:
@@ -303,10 +344,8 @@ impl Recorder {
         for (a, b) in self.status.iter_mut().zip(other.status.iter()) {
             *a += b;
         }
-        for (a, b) in self.targets.iter_mut().zip(&other.targets) {
-            a.requests += b.requests;
-            a.errors.add(&b.errors);
-            a.latency.add(&b.latency).expect("same histogram bounds");
+        for (a, b) in self.targets.iter_mut().zip(&other.targets).chain(self.stages.iter_mut().zip(&other.stages)) {
+            a.add(b);
         }
     }
 }

@@ -5,6 +5,7 @@
 
 use crate::config::{Engine, LoadConfig, Stop};
 use crate::error::LoadError;
+use crate::progress::{self, Watcher};
 use crate::recorder::{Recorder, Slow};
 use crate::result::{
     encode_histogram, spectrum, Http2Stats, LoadResult, Loadgen, MixStats, OpenLoop, Percentiles, SlowRequest,
@@ -16,7 +17,7 @@ use crate::timeline::Timeline;
 use crate::tls::{TlsOptions, TlsShared, TlsStream};
 use crate::uring_worker::UringWorker;
 use crate::worker::Worker;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -24,6 +25,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// the load starts (bad configuration, unreachable target); failures during
 /// the run are counted in the result.
 pub fn run(cfg: &LoadConfig) -> Result<LoadResult, LoadError> {
+    run_watched(cfg, None)
+}
+
+/// `run`, handing `watcher` a snapshot of the run about once a second.
+pub fn run_watched(cfg: &LoadConfig, watcher: Option<Watcher>) -> Result<LoadResult, LoadError> {
     cfg.validate().map_err(LoadError::Config)?;
     let timeout = cfg.timeout.min(Duration::from_secs(5));
     let tls = match cfg.target.tls {
@@ -57,18 +63,18 @@ pub fn run(cfg: &LoadConfig) -> Result<LoadResult, LoadError> {
         if !protocol.tls {
             crate::h2_worker::preflight(&shared, &cfg.target.url, timeout)?;
         }
-        return run_threads(cfg, protocol, |share, rec| crate::h2_worker::run(cfg, &shared, share, rec));
+        return run_threads(cfg, protocol, watcher, |share, rec| crate::h2_worker::run(cfg, &shared, share, rec));
     }
     let batch = cfg.encode_batch();
     match &tls {
-        Some(tls) => {
-            run_threads(cfg, protocol, |share, rec| Ok(Worker::<TlsStream>::new(cfg, &batch, tls, share, rec)?.run()))
-        }
+        Some(tls) => run_threads(cfg, protocol, watcher, |share, rec| {
+            Ok(Worker::<TlsStream>::new(cfg, &batch, tls, share, rec)?.run())
+        }),
         None if use_uring(cfg.engine)? => {
             protocol.engine = "io_uring";
-            run_threads(cfg, protocol, |share, rec| Ok(UringWorker::new(cfg, &batch, share, rec)?.run()))
+            run_threads(cfg, protocol, watcher, |share, rec| Ok(UringWorker::new(cfg, &batch, share, rec)?.run()))
         }
-        None => run_threads(cfg, protocol, |share, rec| {
+        None => run_threads(cfg, protocol, watcher, |share, rec| {
             Ok(Worker::<mio::net::TcpStream>::new(cfg, &batch, &(), share, rec)?.run())
         }),
     }
@@ -106,7 +112,12 @@ pub(crate) struct Protocol {
 
 /// Starts one thread per share of the run, each running `work`, and merges
 /// what they measured.
-fn run_threads<F>(cfg: &LoadConfig, protocol: Protocol, work: F) -> Result<LoadResult, LoadError>
+fn run_threads<F>(
+    cfg: &LoadConfig,
+    protocol: Protocol,
+    watcher: Option<Watcher>,
+    work: F,
+) -> Result<LoadResult, LoadError>
 where
     F: Fn(Share, Recorder) -> Result<Output, LoadError> + Sync,
 {
@@ -132,8 +143,12 @@ where
         Stop::Duration(d) => Some(measure_from.checked_add(d).ok_or_else(past_the_clock)?),
         Stop::Requests(_) => None,
     };
+    let stage_ends: Vec<Instant> = cfg.stages.as_ref().map_or_else(Vec::new, |s| {
+        s.segments().map(|(start, d, _, _)| measure_from + Duration::from_secs_f64(start + d)).collect()
+    });
     let threads = cfg.threads;
     let work = &work;
+    let finished = AtomicBool::new(false);
     let (outputs, usage_from) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|index| {
@@ -151,10 +166,20 @@ where
                     end,
                 };
                 let rec = Recorder::new(measure_from, end, cfg.slow_log, timeline.clone(), cfg.rate.is_some())
-                    .with_targets(cfg.mix.as_ref().map_or(0, |m| m.len()));
+                    .with_targets(cfg.mix.as_ref().map_or(0, |m| m.len()))
+                    .with_stages(stage_ends.clone());
                 std::thread::Builder::new().name(format!("stampede-{index}")).spawn_scoped(s, move || work(share, rec))
             })
             .collect();
+        let _stop_watching = progress::StopOnDrop(
+            &finished,
+            watcher.map(|w| {
+                let (timeline, finished) = (&timeline, &finished);
+                s.spawn(move || progress::watch(timeline, start, measure_from, Duration::from_secs(1), finished, w))
+                    .thread()
+                    .clone()
+            }),
+        );
         // The generator's own CPU is taken over the measured phase only.
         while Instant::now() < measure_from && !cfg.interrupt.load(Ordering::Relaxed) {
             std::thread::sleep(measure_from.saturating_duration_since(Instant::now()).min(Duration::from_millis(50)));
@@ -290,6 +315,9 @@ fn assemble(
                     latency_us: Percentiles::of(&s.latency),
                 })
                 .collect()
+        }),
+        stages: cfg.stages.as_ref().map_or_else(Vec::new, |s| {
+            s.results(rec.stages.iter().map(|t| (t.requests, t.errors, Percentiles::of(&t.latency))))
         }),
         open,
         multi_host: None,

@@ -7,6 +7,7 @@
 
 use crate::config::{check_header, check_method, limits, LoadConfig, Stop};
 use crate::mix::{self, TargetSpec};
+use crate::stages::{Ramp, Stages};
 use crate::target::Target;
 use crate::targets_file;
 use stampede_schema::spec::{Body, LoadSpec, TargetEntry};
@@ -188,8 +189,29 @@ pub fn config(spec: &LoadSpec, dir: &Path) -> Result<LoadConfig, String> {
     cfg.tls.ca = s.ca.clone();
     cfg.tls.alpn = s.alpn.iter().map(|p| p.trim().to_string()).collect();
     cfg.engine = s.engine;
+    stages(&s, &mut cfg)?;
     cfg.validate()?;
     Ok(cfg)
+}
+
+/// `stages`: the run lasts as long as they do, at their mean rate (open
+/// loop) or with their peak of connections open (closed loop).
+fn stages(s: &LoadSpec, cfg: &mut LoadConfig) -> Result<(), String> {
+    let Some(text) = &s.stages else { return Ok(()) };
+    if s.duration.is_some() || s.requests.is_some() || s.rate.is_some() || !s.warmup.is_zero() {
+        return Err("--stages sets the run's length and load: drop --duration, --requests, --rate and --warmup".into());
+    }
+    let stages = Stages::parse(text, s.ramp)?;
+    cfg.stop = Stop::Duration(stages.total());
+    match s.ramp {
+        Ramp::Rate => cfg.rate = Some(stages.mean()),
+        Ramp::Connections => {
+            cfg.connections = stages.peak() as usize;
+            cfg.max_connections = cfg.connections;
+        }
+    }
+    cfg.stages = Some(stages);
+    Ok(())
 }
 
 /// A seed for a run that was given none.

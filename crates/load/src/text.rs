@@ -107,6 +107,7 @@ pub fn render(r: &LoadResult) -> String {
             );
         }
     }
+    stages(&mut o, &r.stages);
     let g = &r.loadgen;
     let _ = writeln!(
         o,
@@ -124,6 +125,35 @@ pub fn render(r: &LoadResult) -> String {
         let _ = writeln!(o, "Interrupted: results cover the {:.2}s before Ctrl-C.", r.duration_s);
     }
     o
+}
+
+/// `--stages`: one line per stage, its target, what it got and its tail.
+fn stages(o: &mut String, stages: &[stampede_schema::stages::StageResult]) {
+    use stampede_schema::stages::Ramp;
+    if stages.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "Stages:");
+    for (i, s) in stages.iter().enumerate() {
+        let unit = match s.ramp {
+            Ramp::Rate => "req/s",
+            Ramp::Connections => "connections",
+        };
+        let _ = writeln!(
+            o,
+            "  {:>2}. {:>6.1}s {:>8.0} -> {:<8.0} {unit:<11} {:>9} requests {:>10.1} req/s  {:>5} errors  p50 {:>9}  p99 {:>9}  max {:>9}",
+            i + 1,
+            s.duration_s,
+            s.from,
+            s.to,
+            s.requests,
+            s.achieved_rate,
+            s.errors.total(),
+            dur(s.latency_us.p50),
+            dur(s.latency_us.p99),
+            dur(s.latency_us.max)
+        );
+    }
 }
 
 /// A duration given in microseconds, in wrk's style (`812.00us`, `1.25ms`, `2.00s`).

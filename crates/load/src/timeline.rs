@@ -34,6 +34,9 @@ struct Inner {
     /// Histograms of closed seconds, reset for reuse: a fresh one per second
     /// would make the allocator's footprint creep up over a long run.
     spare: Vec<Histogram<u64>>,
+    /// Everything handed over so far, for the live progress line.
+    requests: u64,
+    errors: u64,
 }
 
 impl Timeline {
@@ -51,6 +54,8 @@ impl Timeline {
 
     pub fn add(&self, second: u64, requests: u64, errors: u64, hist: &Histogram<u64>) {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        inner.requests += requests;
+        inner.errors += errors;
         if let Some(closed) = inner.closed.get_mut(&second) {
             // A thread that stalled for seconds reports late: keep its counts.
             closed.requests += requests;
@@ -75,6 +80,25 @@ impl Timeline {
             hist.reset();
             inner.spare.push(hist);
         }
+    }
+
+    /// The run so far, for a live display: requests and errors handed over
+    /// (each thread hands over a second when it moves past it), and the
+    /// newest second before `current` that has any.
+    pub fn so_far(&self, current: u64) -> (u64, u64, Option<SecondStats>) {
+        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let open = inner.open.range(..current).next_back().map(|(&t_s, (requests, errors, hist))| SecondStats {
+            t_s,
+            requests: *requests,
+            errors: *errors,
+            p99_us: p99_us(hist),
+        });
+        let closed = inner.closed.range(..current).next_back().map(|(_, s)| *s);
+        let newest = match (open, closed) {
+            (Some(o), Some(c)) => Some(if o.t_s > c.t_s { o } else { c }),
+            (o, c) => o.or(c),
+        };
+        (inner.requests, inner.errors, newest)
     }
 
     /// The whole timeline, one entry per second from 0 to `seconds - 1`
@@ -120,14 +144,21 @@ impl Timeline {
 
 impl Inner {
     fn close(&mut self, t_s: u64, requests: u64, errors: u64, hist: &Histogram<u64>) {
-        let p99_us = if hist.is_empty() { 0.0 } else { hist.value_at_quantile(0.99) as f64 / 1000.0 };
-        self.closed.insert(t_s, SecondStats { t_s, requests, errors, p99_us });
+        self.closed.insert(t_s, SecondStats { t_s, requests, errors, p99_us: p99_us(hist) });
         if self.keep {
             let mut bytes = Vec::new();
             if V2DeflateSerializer::new().serialize(hist, &mut bytes).is_ok() {
                 self.kept.insert(t_s, bytes);
             }
         }
+    }
+}
+
+fn p99_us(hist: &Histogram<u64>) -> f64 {
+    if hist.is_empty() {
+        0.0
+    } else {
+        hist.value_at_quantile(0.99) as f64 / 1000.0
     }
 }
 
@@ -148,5 +179,25 @@ mod tests {
         assert_eq!((tl[0].requests, tl[0].errors), (2, 1));
         assert_eq!(tl[1].requests, 0);
         assert!((tl[2].p99_us - 2000.0).abs() < 20.0);
+    }
+
+    #[test]
+    fn so_far_counts_everything_and_shows_the_newest_second_before_the_current_one() {
+        let t = Timeline::default();
+        let mut h = Timeline::new_second_histogram();
+        h.record(3_000_000).unwrap();
+        t.add(0, 5, 1, &h);
+        t.add(1, 7, 0, &h);
+        t.add(2, 2, 0, &h);
+        let (requests, errors, newest) = t.so_far(2);
+        assert_eq!((requests, errors), (14, 1));
+        let newest = newest.unwrap();
+        assert_eq!((newest.t_s, newest.requests), (1, 7));
+        assert!((newest.p99_us - 3000.0).abs() < 30.0);
+        for s in 3..10 {
+            t.add(s, 1, 0, &h);
+        }
+        assert_eq!(t.so_far(4).2.unwrap().t_s, 3, "closed seconds count too");
+        assert!(t.so_far(0).2.is_none());
     }
 }

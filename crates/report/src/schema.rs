@@ -105,6 +105,11 @@ pub struct Run {
     pub events: Vec<Event>,
     /// `stampede run --profile`: the measured phase's profile (docs/profile.md).
     pub cpu_profile: Option<ProfileSummary>,
+    /// The measured phase's HdrHistogram interval log, a file beside results.json.
+    pub hdr_log: Option<String>,
+    /// Read from `hdr_log` by `Results::from_path` (not part of the document).
+    #[serde(skip)]
+    pub latency_intervals: Vec<crate::html::intervals::IntervalPoint>,
 }
 
 impl Run {
@@ -234,7 +239,9 @@ impl Results {
     /// Reads and checks a results file; errors name the file and the field.
     pub fn from_path(path: &Path) -> Result<Results, ReportError> {
         let text = read_results_file(path)?;
-        Results::from_json(&text).map_err(|err| err.in_file(path))
+        let mut results = Results::from_json(&text).map_err(|err| err.in_file(path))?;
+        crate::html::intervals::attach(&mut results, path.parent().unwrap_or(Path::new(".")));
+        Ok(results)
     }
 
     /// Parses a results document held in memory.

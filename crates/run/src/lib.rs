@@ -27,7 +27,7 @@ mod overrides;
 mod pinning;
 mod prepare;
 mod profiling;
-mod progress;
+pub mod progress;
 mod ready;
 pub mod record;
 pub mod remote_server;

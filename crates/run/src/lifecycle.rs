@@ -184,6 +184,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         duration,
         cpus: loadgen_cpus,
         hosts,
+        hdr_log: None,
     };
     let crash_or = |server: &mut Box<dyn Served + '_>, what: &str, err: LoadError| match server.crashed() {
         Some(status) => format!("{} crashed during {what} ({status}): {}", spec.app.name, server.output_tail()),
@@ -216,7 +217,12 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         .filter(|_| ctx.profiling)
         .map(|pid| crate::profiling::start(pid as u32, s.cpu_profile_frequency));
     server.mark_measured_start();
-    let load = phase(spec.profile.duration()).run(|pid| server.set_loadgen(pid), &|| interrupted() || !server.alive());
+    // One interval log per run beside results.json (the generator cannot
+    // write one when it runs on load hosts).
+    let hdr_log = hosts.is_none().then(|| format!("{stem}.hlog"));
+    let measured =
+        LoadPhase { hdr_log: hdr_log.as_ref().map(|name| ctx.results_dir.join(name)), ..phase(spec.profile.duration()) };
+    let load = measured.run(|pid| server.set_loadgen(pid), &|| interrupted() || !server.alive());
     if let Some(recorder) = recorder {
         (ctx.phase)("reading the profile");
         let title = format!("{} [{}] {} #{}", spec.app.name, spec.combo.label(), spec.profile.name, spec.iteration);
@@ -246,6 +252,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
             record.rps_per_server_core = rps_per_core(doc.rps, record.server.cpu_cores_avg);
             judge(&mut record, &doc, loadgen_cpus);
             record.load = Some(doc);
+            record.hdr_log = hdr_log.filter(|name| ctx.results_dir.join(name).exists());
         }
         Err(LoadError::Interrupted) => record.invalidate(crate::interrupt::reason()),
         Err(err) => record.invalidate(format!("load: {err}")),

@@ -39,6 +39,8 @@ pub struct LoadPhase<'a> {
     pub cpus: Option<&'a str>,
     /// Send the load from these hosts (`[hosts] load`).
     pub hosts: Option<&'a crate::hosts::Hosts>,
+    /// Write the HdrHistogram interval log here (`--hdr-log`).
+    pub hdr_log: Option<std::path::PathBuf>,
 }
 
 impl LoadPhase<'_> {
@@ -53,7 +55,11 @@ impl LoadPhase<'_> {
 
     /// What the generator is sent: the profile's spec for this phase, every file read into it.
     pub fn spec(&self) -> Result<LoadSpec, LoadError> {
-        self.profile.phase_spec(self.dir, &self.base_url, self.duration).map_err(LoadError::Spec)
+        let mut spec = self.profile.phase_spec(self.dir, &self.base_url, self.duration).map_err(LoadError::Spec)?;
+        if self.hdr_log.is_some() {
+            spec.hdr_log.clone_from(&self.hdr_log);
+        }
+        Ok(spec)
     }
 
     /// Runs the phase; `on_spawn` gets the generator's pid (for the probe);
@@ -147,6 +153,7 @@ mod tests {
             duration: Duration::from_secs(2),
             cpus: None,
             hosts: None,
+            hdr_log: None,
         };
         assert_eq!(phase.args().join(" "), "load --spec - --json");
         let spec = phase.spec().unwrap();
@@ -183,6 +190,7 @@ mod tests {
             duration: Duration::from_secs(1),
             cpus: None,
             hosts: None,
+            hdr_log: None,
         };
         let err = phase.run(|_| {}, &|| false).unwrap_err();
         assert!(matches!(err, LoadError::Failed { code: 1, .. }), "{err}");

@@ -77,6 +77,9 @@ pub struct RunRecord {
     /// phase (flame graph and folded stacks beside results.json, top frames);
     /// null when not profiled or when the profile failed.
     pub cpu_profile: Option<ProfileSummary>,
+    /// The measured phase's HdrHistogram interval log, a file beside results.json.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hdr_log: Option<String>,
     /// Runtime GC and safepoint events from the warmup's start to the load's
     /// end (manifest `[events]`), for the report's timeline and `stampede explain`.
     pub events: Vec<crate::events::EventRecord>,
@@ -122,6 +125,7 @@ impl RunRecord {
             machine: MachineRecord::default(),
             rps_per_server_core: 0.0,
             cpu_profile: None,
+            hdr_log: None,
             events: Vec::new(),
             clock: Default::default(),
         }

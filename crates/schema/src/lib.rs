@@ -22,6 +22,7 @@ pub mod mix;
 pub mod profile;
 pub mod spec;
 pub mod units;
+pub mod stages;
 
 pub use errors::{ErrorCategory, Errors};
 pub use load::LoadResult;

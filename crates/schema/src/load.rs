@@ -68,6 +68,9 @@ pub struct LoadResult {
     /// With several targets or URL templates: the figures of each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<crate::mix::TargetResult>,
+    /// With `--stages`: each stage's target and figures, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<crate::stages::StageResult>,
     /// Open loop (`--rate`) only.
     #[serde(flatten)]
     pub open: Option<OpenLoop>,

@@ -94,6 +94,13 @@ pub struct LoadSpec {
     /// Write each second's latency histogram here as an HdrHistogram log.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hdr_log: Option<PathBuf>,
+    /// Ramp the load through stages `DURATION:TARGET,…` (docs/load.md,
+    /// Stages); the run lasts as long as they do, so no `duration`,
+    /// `requests`, `rate` or `warmup` with them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stages: Option<String>,
+    /// What `stages` ramps: `rate` (open loop) or `connections` (closed loop).
+    pub ramp: crate::stages::Ramp,
 }
 
 impl Default for LoadSpec {
@@ -127,6 +134,8 @@ impl Default for LoadSpec {
             alpn: Vec::new(),
             engine: Engine::Auto,
             hdr_log: None,
+            stages: None,
+            ramp: crate::stages::Ramp::Rate,
         }
     }
 }
@@ -313,6 +322,8 @@ mod tests {
             alpn: vec!["h2".into(), "http/1.1".into()],
             engine: Engine::IoUring,
             hdr_log: Some("lat.hlog".into()),
+            stages: Some("10s:100,5s:0".into()),
+            ramp: crate::stages::Ramp::Connections,
         }
     }
 

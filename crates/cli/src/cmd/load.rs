@@ -6,6 +6,7 @@ use anyhow::Context;
 use stampede_load::units::{parse_count, parse_duration, parse_whole};
 use stampede_load::{text, LoadConfig, Stop};
 use stampede_schema::spec::{Arrival, Body, Engine, LoadSpec, Order};
+use stampede_schema::stages::Ramp;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -46,6 +47,11 @@ Examples:
   stampede load --spec load.json --json
       ...and replay exactly that load later (--spec - reads stdin; fields in
       docs/load.md, The load spec).
+  stampede load --stages 30s:1k,1m:5k,30s:0 -c 64 URL
+      Open loop ramped from 0 to 1,000 req/s over 30 s, on to 5,000 over a
+      minute, then down to 0: a line per stage (requests, rate, errors, tail).
+  stampede load --stages 10s:16,20s:16,10s:256 --ramp connections URL
+      Closed loop from 0 to 16 connections, held, then up to 256.
   stampede load --json URL > result.json
       One stampede.load/1 JSON object on stdout (see docs/results.md).
   stampede load --hosts me@load1,me@load2 -c 64 -d 30s http://10.0.0.9:8080/json
@@ -150,6 +156,17 @@ pub struct Args {
     #[arg(group = "spec_flags", long, value_name = "DURATION", default_value = "1ms", value_parser = parse_duration)]
     pub max_lag: Duration,
 
+    /// Ramp the load through stages DURATION:TARGET,…: the open-loop rate
+    /// (req/s) moves linearly from the previous stage's target (0 before the
+    /// first) to each stage's; with --ramp connections, the closed loop's
+    /// connections do. The run lasts as long as the stages together.
+    #[arg(long, value_name = "STAGES", conflicts_with_all = ["duration", "requests", "rate", "warmup", "find_max", "hosts"])]
+    pub stages: Option<String>,
+
+    /// What --stages ramps: the arrival rate (open loop) or the connections (closed loop)
+    #[arg(long, value_enum, default_value = "rate", requires = "stages")]
+    pub ramp: RampArg,
+
     /// Keep the N slowest requests with their timestamps (JSON: slow_requests)
     #[arg(group = "spec_flags", long, value_name = "N", default_value = "0", value_parser = parse_whole)]
     pub slow_log: u64,
@@ -165,6 +182,11 @@ pub struct Args {
     /// Print one stampede.load/1 JSON object on stdout instead of the text report
     #[arg(long)]
     pub json: bool,
+
+    /// No live progress line (it is drawn on stderr only when stdout and
+    /// stderr are terminals)
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 
     /// Write each second's latency histogram to FILE as an HdrHistogram interval
     /// log (HistogramLogProcessor and every HdrHistogram library read it)
@@ -301,6 +323,12 @@ pub enum OrderArg {
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
+pub enum RampArg {
+    Rate,
+    Connections,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
 pub enum EngineArg {
     Auto,
     Epoll,
@@ -377,6 +405,11 @@ impl Args {
                 EngineArg::IoUring => Engine::IoUring,
             },
             hdr_log: self.hdr_log.clone(),
+            stages: self.stages.clone(),
+            ramp: match self.ramp {
+                RampArg::Rate => Ramp::Rate,
+                RampArg::Connections => Ramp::Connections,
+            },
         };
         Ok((spec, PathBuf::new()))
     }
@@ -425,7 +458,11 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         };
         print!("{}", text::banner(&cfg.target.url, cfg.threads, cfg.connections, &what));
     }
-    let result = stampede_load::run(&cfg)?;
+    let progress = super::load_progress::LoadProgress::new(&cfg, args.quiet);
+    let show = |live: &stampede_load::progress::Live| progress.iter().for_each(|p| p.show(live));
+    let result = stampede_load::run_watched(&cfg, progress.as_ref().map(|_| &show as _));
+    progress.iter().for_each(|p| p.finish());
+    let result = result?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&result)?);
     } else {
@@ -499,7 +536,7 @@ mod tests {
     /// Flags of `stampede load` that are not part of the load: how to run
     /// it (output, capacity search, load hosts, a host's start). Every other
     /// flag must be a field of the load spec.
-    const NOT_THE_LOAD: [&str; 15] = [
+    const NOT_THE_LOAD: [&str; 16] = [
         "spec",
         "print_spec",
         "json",
@@ -514,6 +551,7 @@ mod tests {
         "connect_timeout",
         "start_at",
         "exit_on_stdin_eof",
+        "quiet",
         "help",
     ];
 
@@ -532,6 +570,7 @@ mod tests {
             ca: Some("c".into()),
             alpn: vec!["h2".into()],
             hdr_log: Some("l".into()),
+            stages: Some("1s:1".into()),
             ..LoadSpec::default()
         })
         .unwrap();

@@ -14,6 +14,9 @@ const EXAMPLES: &str = "Examples:
   stampede report results.json -o /tmp/report.html
   stampede report results.json --format md > summary.md
   stampede report results.json --format csv -o summary.csv
+  stampede report results.json --format openmetrics > results.prom
+      every run's figures as OpenMetrics text, labelled by app, knobs,
+      profile and iteration (for a Pushgateway or a textfile collector)
   stampede report --demo -o demo.html
       renders the synthetic demo results shipped with stampede";
 
@@ -30,9 +33,9 @@ pub struct Args {
     pub output: Option<PathBuf>,
 
     /// Output format: html (the full report), md, csv or json (the summary: medians per app,
-    /// knobs and profile)
+    /// knobs and profile), or openmetrics (every run, OpenMetrics text)
     #[arg(long, value_name = "FORMAT", default_value = "html",
-          value_parser = ["html", "md", "markdown", "csv", "json"])]
+          value_parser = ["html", "md", "markdown", "csv", "json", "openmetrics"])]
     pub format: String,
 
     /// Render the small synthetic results file shipped with stampede, to see a report
@@ -43,7 +46,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
     let format = Format::from_name(&args.format)
-        .with_context(|| format!("--format {:?}: use html, md, csv or json", args.format))?;
+        .with_context(|| format!("--format {:?}: use html, md, csv, json or openmetrics", args.format))?;
     let results = match &args.results {
         Some(path) => Results::from_path(path)?,
         None => Results::from_json(stampede_report::DEMO_RESULTS)

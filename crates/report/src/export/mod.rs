@@ -5,11 +5,13 @@ mod csv;
 mod html;
 mod json;
 mod markdown;
+mod openmetrics;
 
 pub use self::csv::CsvExporter;
 pub use self::html::HtmlExporter;
 pub use self::json::JsonExporter;
 pub use self::markdown::MarkdownExporter;
+pub use self::openmetrics::OpenMetricsExporter;
 
 use crate::error::ReportError;
 use crate::schema::Results;
@@ -26,6 +28,7 @@ pub enum Format {
     Markdown,
     Csv,
     Json,
+    OpenMetrics,
 }
 
 impl Format {
@@ -36,6 +39,7 @@ impl Format {
             "md" | "markdown" => Some(Format::Markdown),
             "csv" => Some(Format::Csv),
             "json" => Some(Format::Json),
+            "openmetrics" => Some(Format::OpenMetrics),
             _ => None,
         }
     }
@@ -46,6 +50,7 @@ impl Format {
             Format::Markdown => Box::new(MarkdownExporter),
             Format::Csv => Box::new(CsvExporter),
             Format::Json => Box::new(JsonExporter),
+            Format::OpenMetrics => Box::new(OpenMetricsExporter),
         }
     }
 }

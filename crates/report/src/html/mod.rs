@@ -5,6 +5,7 @@
 mod efficiency;
 pub mod escape;
 mod explain;
+pub mod intervals;
 mod page;
 mod profile;
 mod spectrum;

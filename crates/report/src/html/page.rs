@@ -9,7 +9,7 @@ use std::fmt::Write;
 use super::escape::esc;
 use super::svg::colour;
 use super::tables::{self, Cell};
-use super::{efficiency, spectrum, timeline};
+use super::{efficiency, intervals, spectrum, timeline};
 use crate::format::{count, num};
 use crate::schema::{Results, Run};
 use crate::summary::{group, summarize, ConfigKey};
@@ -208,6 +208,9 @@ fn run_section(out: &mut String, run: &Run, index: usize) {
     out.push_str(
         r#"<div class="legend"><span style="--swatch:#4e79a7">requests/s</span><span style="--swatch:#f28e2b">p99</span><span style="--swatch:#59a14f">server cores</span><span style="--swatch:#9ca3af">load generator cores</span><span style="--swatch:#76b7b2">server RSS</span></div>"#,
     );
+    if !run.latency_intervals.is_empty() {
+        out.push_str(&intervals::render(&format!("chart-intervals-{index}"), &run.latency_intervals));
+    }
     let (markers, caption) = timeline::drawn(run);
     if let Some(caption) = &caption {
         let _ = write!(out, r#"<p class="note caption">{}</p>"#, esc(caption));
