@@ -335,33 +335,6 @@ fn a_targets_file_its_order_and_seed_reach_the_hosts(net: &Net) {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// What a load host is sent: `--spec -` then a stdin kept open; closing it
-/// ends the run with its result.
-#[test]
-fn a_spec_on_stdin_then_its_close_run_and_end_a_host() {
-    use std::io::Write;
-    let server = TestServer::start(Mode::Ok);
-    let mut child = Command::new(BIN)
-        .args(["load", "--json", "--exit-on-stdin-eof", "--spec", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let spec = serde_json::json!({ "urls": [server.url("/")], "connections": 1, "duration": "60s" });
-    writeln!(child.stdin.as_mut().unwrap(), "{spec}").unwrap();
-    let start = Instant::now();
-    while server.requests.load(std::sync::atomic::Ordering::Relaxed) < 100 {
-        assert!(start.elapsed() < Duration::from_secs(20), "the run never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    drop(child.stdin.take());
-    let (code, v, stderr) = finish(child, Duration::from_secs(15));
-    assert_eq!(code, Some(0), "{stderr}");
-    assert_eq!(v["interrupted"], true);
-    assert_eq!(v["connections"], 1);
-}
-
 #[test]
 fn bad_host_flags_name_the_flag() {
     let out = Command::new(BIN).args(["load", "--hosts", "a,b", "-c", "1", "http://127.0.0.1:9/"]).output().unwrap();
@@ -391,16 +364,21 @@ fn start_at_waits_for_the_instant() {
     assert!(v["requests"].as_u64().unwrap() > 0);
 }
 
+/// What a load host is sent: `--spec -`, its spec on stdin, and a stdin
+/// kept open; closing it ends the run with its result.
 #[test]
 fn a_closed_stdin_ends_a_remote_run_with_its_result() {
+    use std::io::Write;
     let server = TestServer::start(Mode::Ok);
     let mut child = Command::new(BIN)
-        .args(["load", "--json", "--exit-on-stdin-eof", "-c", "1", "-d", "60s", &server.url("/")])
+        .args(["load", "--json", "--exit-on-stdin-eof", "--spec", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let spec = serde_json::json!({ "urls": [server.url("/")], "connections": 1, "duration": "60s" });
+    writeln!(child.stdin.as_mut().unwrap(), "{spec}").unwrap();
     let start = Instant::now();
     while server.requests.load(std::sync::atomic::Ordering::Relaxed) < 100 {
         assert!(start.elapsed() < Duration::from_secs(20), "the run never started");
@@ -411,6 +389,7 @@ fn a_closed_stdin_ends_a_remote_run_with_its_result() {
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(v["interrupted"], true);
     assert!(v["requests"].as_u64().unwrap() > 0);
+    assert_eq!(v["connections"], 1);
 }
 
 /// A scenario whose server runs on the server namespace's host under

@@ -12,35 +12,10 @@ pub fn parse(text: &str) -> Result<Duration, String> {
 }
 
 /// Formats a duration the way `parse` reads it (`1s`, `500ms`).
-pub fn format(d: Duration) -> String {
-    if d.is_zero() {
-        return "0s".into();
-    }
-    humantime::format_duration(d).to_string().replace(' ', "")
-}
+pub use stampede_schema::units::format_duration as format;
 
-pub mod serde_text {
-    //! `#[serde(with = "crate::duration::serde_text")]` for `Duration` fields.
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::time::Duration;
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&super::format(*d))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Text {
-            S(String),
-            N(f64),
-        }
-        match Text::deserialize(d)? {
-            Text::S(s) => super::parse(&s).map_err(serde::de::Error::custom),
-            Text::N(n) => stampede_load::units::duration_from_secs(n).map_err(serde::de::Error::custom),
-        }
-    }
-}
+/// `#[serde(with = "crate::duration::serde_text")]` for `Duration` fields.
+pub use stampede_schema::units::serde_text;
 
 #[cfg(test)]
 mod tests {
@@ -54,12 +29,5 @@ mod tests {
         assert_eq!(parse("1.5").unwrap(), Duration::from_millis(1500));
         assert!(parse("fast").unwrap_err().contains("e.g. 500ms"));
         assert!(parse("-1").is_err());
-    }
-
-    #[test]
-    fn format_round_trips() {
-        for d in [Duration::from_millis(500), Duration::from_secs(2), Duration::from_secs(90), Duration::ZERO] {
-            assert_eq!(parse(&format(d)).unwrap(), d);
-        }
     }
 }

@@ -56,7 +56,7 @@ pub fn dispatch(cli: Cli) -> i32 {
     let result = match cli.command {
         // With --hosts the load is sent from other machines (hosts.rs uses
         // load.rs's flags; load.rs does not know about hosts).
-        Command::Load(args) if !args.hosts.is_empty() => hosts::run_args(args),
+        Command::Load(args) if !args.hosts.is_empty() && !args.print_spec => hosts::run_args(args),
         Command::Load(args) => load::run(args),
         Command::Check(args) => check::run(args),
         Command::Run(args) => run::run(args),
