@@ -180,4 +180,28 @@ mod tests {
         let rate = 20_000.0 / last.duration_since(t0).as_secs_f64();
         assert!((rate - 1000.0).abs() < 30.0, "{rate}");
     }
+
+    #[test]
+    fn a_staged_schedule_sends_each_stage_the_requests_of_its_ramp() {
+        let t0 = Instant::now();
+        let stages = Stages::parse("2s:1000,2s:1000,2s:0", Ramp::Rate).unwrap();
+        for arrival in [Arrival::Uniform, Arrival::Poisson] {
+            let mut p = Pacer::new(t0, stages.mean(), arrival, 0.0, 3);
+            p.next = at(t0, stages.time_of(0.0));
+            p.ramp = Some((stages.clone(), t0, 0.0));
+            let mut per_stage = [0u32; 3];
+            loop {
+                let t = p.take().duration_since(t0).as_secs_f64();
+                if t >= 6.0 {
+                    break;
+                }
+                per_stage[(t / 2.0) as usize] += 1;
+            }
+            // 1000 up the ramp, 2000 flat, 1000 down (Poisson within its noise).
+            let slack = if arrival == Arrival::Uniform { 1.0 } else { 150.0 };
+            for (got, want) in per_stage.iter().zip([1000.0, 2000.0, 1000.0]) {
+                assert!((*got as f64 - want).abs() <= slack, "{arrival:?}: {per_stage:?}");
+            }
+        }
+    }
 }
