@@ -5,6 +5,7 @@
 mod efficiency;
 pub mod escape;
 mod explain;
+mod microstates;
 mod page;
 mod profile;
 mod spectrum;
