@@ -9,6 +9,7 @@ pub mod error;
 pub mod flame;
 pub mod fold;
 pub mod jit;
+pub mod offcpu;
 pub mod perf;
 pub mod top;
 pub mod tree;
@@ -88,6 +89,7 @@ impl Profile {
             folded,
             top: self.top(),
             notes: self.notes.clone(),
+            off_cpu: None,
         })
     }
 }

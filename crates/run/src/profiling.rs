@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use stampede_profile::offcpu::OffCpu;
 use stampede_profile::{perf, top, Profile, ProfileError, Recorder};
 use stampede_schema::profile::ProfileSummary;
 
@@ -20,27 +21,43 @@ pub fn available() -> Result<(), ProfileError> {
     Ok(())
 }
 
-/// Starts sampling the server's process tree.
-pub fn start(pid: u32, frequency_hz: u32) -> Result<Recorder, ProfileError> {
-    Recorder::start(pid, frequency_hz)
+/// The on-CPU and off-CPU recorders of one measured phase.
+pub struct Recorders {
+    on_cpu: Result<Recorder, ProfileError>,
+    off_cpu: Result<Recorder, ProfileError>,
+}
+
+/// Starts sampling the server's process tree, on and off the CPU.
+pub fn start(pid: u32, frequency_hz: u32) -> Recorders {
+    Recorders { on_cpu: Recorder::start(pid, frequency_hz), off_cpu: Recorder::start_off_cpu(pid) }
 }
 
 /// Stops the recorder, writes `flame-<stem>.svg` and `stacks-<stem>.folded`
 /// into `dir`, and returns the summary for the run record; a failure is noted
 /// and gives no profile.
 pub fn finish(
-    recorder: Result<Recorder, ProfileError>,
+    recorders: Recorders,
     dir: &Path,
     stem: &str,
     title: &str,
     note: &dyn Fn(&str),
 ) -> Option<ProfileSummary> {
-    let written = recorder
+    let written = recorders
+        .on_cpu
         .and_then(|r| r.stop())
         .and_then(Profile::from_recording)
         .and_then(|profile| profile.write(dir, stem, title));
+    let off_cpu = recorders
+        .off_cpu
+        .and_then(|r| r.stop())
+        .and_then(|rec| OffCpu::from_recording(&rec))
+        .and_then(|off| off.write(dir, stem, title));
     match written {
-        Ok(summary) => {
+        Ok(mut summary) => {
+            match off_cpu {
+                Ok(off) => summary.off_cpu = Some(off),
+                Err(err) => note(&format!("stampede: {title}: no off-CPU profile: {err}")),
+            }
             for line in &summary.notes {
                 note(&format!("stampede: {title}: profile: {line}"));
             }
@@ -67,6 +84,15 @@ pub fn table(summary: &ProfileSummary) -> String {
     let mut text = top::render_table(&summary.top, summary.samples, 100);
     if !summary.flame_svg.is_empty() {
         text.push_str(&format!("flame graph: {} (beside results.json)\n", summary.flame_svg));
+    }
+    if let Some(off) = &summary.off_cpu {
+        text.push_str(&format!(
+            "off-CPU flame graph: {} ({:.2} s blocked in {} intervals; top: {})\n",
+            off.flame_svg,
+            off.blocked_us as f64 / 1e6,
+            off.intervals,
+            off.top.iter().take(3).map(|t| t.frame.as_str()).collect::<Vec<_>>().join(", ")
+        ));
     }
     text
 }

@@ -27,6 +27,31 @@ pub struct ProfileSummary {
     pub folded: String,
     pub top: Vec<TopFrame>,
     pub notes: Vec<String>,
+    /// With `stampede run --profile`: where the same threads were blocked
+    /// over the same phase, beside this on-CPU profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub off_cpu: Option<OffCpuSummary>,
+}
+
+/// An off-CPU profile: the stacks at which the profiled threads blocked
+/// (`sched:sched_switch` with a state other than runnable), each weighted by
+/// how long the thread stayed off the CPU (until perf's context-switch
+/// record of it getting a CPU back), in microseconds.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OffCpuSummary {
+    /// The perf events recorded, `sched:sched_switch` and the switch records.
+    pub event: String,
+    /// Blocked intervals counted.
+    pub intervals: u64,
+    /// Microseconds off CPU, summed over threads.
+    pub blocked_us: u64,
+    /// The flame graph (widths are microseconds blocked), an SVG file.
+    pub flame_svg: String,
+    /// The folded stacks, `frame;frame;… microseconds` lines.
+    pub folded: String,
+    /// Top frames by blocked time (the `samples` fields are microseconds).
+    pub top: Vec<TopFrame>,
 }
 
 /// One row of the top-functions table. Percentages are of all samples of the profile.

@@ -6,6 +6,7 @@ mod efficiency;
 pub mod escape;
 mod explain;
 mod microstates;
+mod offcpu;
 mod page;
 mod profile;
 mod spectrum;

@@ -230,6 +230,7 @@ fn run_section(out: &mut String, run: &Run, index: usize) {
     tables::threads(out, run);
     super::microstates::section(out, run);
     super::profile::section(out, run);
+    super::offcpu::section(out, run);
     out.push_str("</details>\n");
 }
 
