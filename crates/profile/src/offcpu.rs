@@ -47,7 +47,7 @@ impl Interval {
 }
 
 /// A header line's tid, time (ns) and the length of its `comm pid/tid time:` prefix.
-fn header_parts(line: &str) -> Option<(u32, u64, usize)> {
+pub(crate) fn header_parts(line: &str) -> Option<(u32, u64, usize)> {
     let mut tid = None;
     let mut offset = 0;
     for word in line.split(' ') {

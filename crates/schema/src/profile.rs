@@ -31,6 +31,48 @@ pub struct ProfileSummary {
     /// over the same phase, beside this on-CPU profile.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub off_cpu: Option<OffCpuSummary>,
+    /// With `stampede run --profile` and a slow-request log: what the server
+    /// did while the slow requests were in flight.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slow_window: Option<SlowWindowSummary>,
+}
+
+/// The profile restricted to the slow requests' windows (intended send to
+/// response, CLOCK_MONOTONIC, overlapping windows merged), and how it differs
+/// from the whole phase's.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SlowWindowSummary {
+    /// Slow requests whose windows were used.
+    pub requests: u64,
+    /// Length of the union of their windows.
+    pub window_s: f64,
+    /// On-CPU samples inside the windows.
+    pub samples: u64,
+    /// Off-CPU microseconds inside the windows, summed over threads.
+    pub blocked_us: u64,
+    /// Flame graph of the on-CPU samples inside the windows.
+    pub flame_svg: String,
+    pub folded: String,
+    /// Differential flame graph: the windows' shape, red where a frame has a
+    /// larger share of samples than over the whole phase.
+    pub diff_svg: String,
+    /// Flame graph of the off-CPU time inside the windows (µs).
+    pub offcpu_flame_svg: String,
+    /// Frames with a larger share of the on-CPU samples inside the windows than
+    /// over the whole phase, most over-represented first.
+    pub over_represented: Vec<FrameShift>,
+}
+
+/// One frame's share of on-CPU samples (anywhere on the stack) inside the
+/// slow windows and over the whole phase, in percent.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FrameShift {
+    pub frame: String,
+    pub kind: String,
+    pub slow_pct: f64,
+    pub run_pct: f64,
 }
 
 /// An off-CPU profile: the stacks at which the profiled threads blocked
