@@ -4,55 +4,22 @@
 //! blocked on a lock (LCK) above everything else, the sleeper as SLP and not
 //! LCK. The classification is asserted, not the percentages' exact values.
 //!
-//! The "server" is this test binary run again with `CONTENTION_SERVER` set,
-//! so it is a separate process tree found through /proc like a real one.
+//! The server is `support/contention.rs`: this test binary run again.
 
-use std::process::{Child, Command};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+mod support {
+    pub mod contention;
+}
+
+use std::time::Duration;
 
 use stampede_probe::{Probe, ProbeConfig};
 use stampede_schema::microstates::StateShares;
+use support::contention::{serve_if_asked, Server};
 
-const SERVER_ENV: &str = "CONTENTION_SERVER";
-
-/// The server's body: runs only in the re-executed child, for at most 20 s.
+/// The server's body, in the re-executed child only.
 #[test]
 fn contention_server() {
-    if std::env::var_os(SERVER_ENV).is_none() {
-        return;
-    }
-    let lock = Arc::new(Mutex::new(0u64));
-    for i in 0..4 {
-        let lock = Arc::clone(&lock);
-        std::thread::Builder::new()
-            .name(format!("locker-{i}"))
-            .spawn(move || loop {
-                let mut held = lock.lock().unwrap();
-                let until = Instant::now() + Duration::from_millis(20);
-                while Instant::now() < until {
-                    *held = std::hint::black_box(held.wrapping_mul(31).wrapping_add(1));
-                }
-            })
-            .unwrap();
-    }
-    std::thread::Builder::new()
-        .name("sleeper".into())
-        .spawn(|| loop {
-            std::thread::sleep(Duration::from_millis(50));
-        })
-        .unwrap();
-    std::thread::sleep(Duration::from_secs(20));
-    std::process::exit(0);
-}
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+    serve_if_asked(4);
 }
 
 fn largest(s: &StateShares) -> &'static str {
@@ -69,22 +36,9 @@ fn largest(s: &StateShares) -> &'static str {
 
 #[test]
 fn queued_lockers_read_as_lck_and_a_sleeper_as_slp() {
-    let child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "contention_server", "--nocapture", "--test-threads", "1"])
-        .env(SERVER_ENV, "1")
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("re-run this test binary as the server");
-    let server = Server(child);
-    let pid = server.0.id() as i32;
-    // Poll until the five threads exist (the harness starts them in its own thread).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while stampede_probe::descendants(pid).is_empty()
-        || std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |d| d.count()) < 6
-    {
-        assert!(Instant::now() < deadline, "the contention server did not start its threads");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    // Main, the harness's test thread, four lockers and the sleeper.
+    let server = Server::start(7);
+    let pid = server.pid() as i32;
     let probe = Probe::start(ProbeConfig { interval: Duration::from_millis(20), ..Default::default() }, pid).unwrap();
     probe.mark_measured_start();
     std::thread::sleep(Duration::from_millis(1500));

@@ -4,71 +4,28 @@
 //! of the blocked time; the sleeper's nanosleep must be there too, smaller.
 //! Skips with a visible line when perf is missing or not permitted.
 //!
-//! The "server" is this test binary run again with `CONTENTION_SERVER` set.
+//! The server is the probe's `tests/support/contention.rs`, included by path.
 
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+#[path = "../../probe/tests/support/contention.rs"]
+mod contention;
 
+use std::time::Duration;
+
+use contention::{serve_if_asked, Server};
 use stampede_profile::offcpu::OffCpu;
 use stampede_profile::Recorder;
 
-const SERVER_ENV: &str = "CONTENTION_SERVER";
-
-/// The server's body: runs only in the re-executed child, for at most 20 s.
+/// The server's body, in the re-executed child only.
 #[test]
 fn contention_server() {
-    if std::env::var_os(SERVER_ENV).is_none() {
-        return;
-    }
-    let lock = Arc::new(Mutex::new(0u64));
-    for i in 0..6 {
-        let lock = Arc::clone(&lock);
-        std::thread::Builder::new()
-            .name(format!("locker-{i}"))
-            .spawn(move || loop {
-                let mut held = lock.lock().unwrap();
-                let until = Instant::now() + Duration::from_millis(20);
-                while Instant::now() < until {
-                    *held = std::hint::black_box(held.wrapping_mul(31).wrapping_add(1));
-                }
-            })
-            .unwrap();
-    }
-    std::thread::Builder::new()
-        .name("sleeper".into())
-        .spawn(|| loop {
-            std::thread::sleep(Duration::from_millis(50));
-        })
-        .unwrap();
-    std::thread::sleep(Duration::from_secs(20));
-    std::process::exit(0);
-}
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+    serve_if_asked(6);
 }
 
 #[test]
 fn futex_frames_carry_most_of_the_blocked_time() {
-    let child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "contention_server", "--nocapture", "--test-threads", "1"])
-        .env(SERVER_ENV, "1")
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("re-run this test binary as the server");
-    let server = Server(child);
-    let pid = server.0.id();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |d| d.count()) < 8 {
-        assert!(Instant::now() < deadline, "the contention server did not start its threads");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    // Main, the harness's test thread, six lockers and the sleeper.
+    let server = Server::start(9);
+    let pid = server.pid();
     let recorder = match Recorder::start_off_cpu(pid) {
         Ok(r) => r,
         Err(e) if e.is_unavailable() => {
