@@ -101,7 +101,8 @@ fn the_captured_go_fixture_is_explained_in_both_forms() {
     assert!(run["knobs"].is_object());
     assert_eq!(run["slow_threshold_us"].as_f64(), Some(3733.5));
     assert_eq!(run["slow_requests"].as_u64(), Some(12));
-    let sum: f64 = ["gc", "pause", "runqueue", "cpu_saturation", "unexplained"].iter().map(|c| share(&run, c)).sum();
+    let causes = ["gc", "pause", "send_delay", "lock", "blocked_io", "runqueue", "cpu_saturation", "unexplained"];
+    let sum: f64 = causes.iter().map(|c| share(&run, c)).sum();
     assert!((sum - 1.0).abs() < 1e-9, "shares add up to 1: {sum}");
     // This run's tail is the same with GOGC=off (measured: p99 4.2 ms vs 4.4 ms):
     // its 0.3 ms collections overlap slow requests but cannot account for them.

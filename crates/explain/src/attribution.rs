@@ -109,6 +109,12 @@ pub struct Shares {
     pub pause: f64,
     pub runqueue: f64,
     pub cpu_saturation: f64,
+    /// A burst of futex waits in the server (microstates' LCK).
+    pub lock: f64,
+    /// A burst of read/write waits in the server (microstates' IO).
+    pub blocked_io: f64,
+    /// The load generator's own lateness in sending.
+    pub send_delay: f64,
     pub unexplained: f64,
 }
 
@@ -135,8 +141,23 @@ impl Shares {
             pause: share(Cause::Pause),
             runqueue: share(Cause::Runqueue),
             cpu_saturation: share(Cause::CpuSaturation),
+            lock: share(Cause::Lock),
+            blocked_io: share(Cause::BlockedIo),
+            send_delay: share(Cause::SendDelay),
             unexplained: attributed.iter().filter(|a| a.cause.is_none()).count() as f64 / n as f64,
         }
+    }
+
+    /// Every share of `self` plus `other`'s times `weight`.
+    fn add_scaled(&mut self, other: &Shares, weight: f64) {
+        self.gc += other.gc * weight;
+        self.pause += other.pause * weight;
+        self.runqueue += other.runqueue * weight;
+        self.cpu_saturation += other.cpu_saturation * weight;
+        self.lock += other.lock * weight;
+        self.blocked_io += other.blocked_io * weight;
+        self.send_delay += other.send_delay * weight;
+        self.unexplained += other.unexplained * weight;
     }
 }
 
@@ -170,21 +191,9 @@ pub fn chance(requests: &[Request], events: &[Event], margins: Margins, span: (u
                 }
             })
             .collect();
-        let s = Shares::primary(&attribute(&moved, events, margins));
-        total.gc += s.gc;
-        total.pause += s.pause;
-        total.runqueue += s.runqueue;
-        total.cpu_saturation += s.cpu_saturation;
-        total.unexplained += s.unexplained;
+        total.add_scaled(&Shares::primary(&attribute(&moved, events, margins)), 1.0 / PLACES as f64);
     }
-    let n = PLACES as f64;
-    Shares {
-        gc: total.gc / n,
-        pause: total.pause / n,
-        runqueue: total.runqueue / n,
-        cpu_saturation: total.cpu_saturation / n,
-        unexplained: total.unexplained / n,
-    }
+    total
 }
 
 #[cfg(test)]

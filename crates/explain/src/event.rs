@@ -20,6 +20,13 @@ pub enum Kind {
     CpuSaturation,
     /// The server's threads waited for a CPU far more than usual.
     Runqueue,
+    /// Far more of the server's threads than usual were blocked in `futex`
+    /// (the probe's microstates: a contended lock).
+    Lock,
+    /// Far more of the server's threads than usual were blocked in read/write calls.
+    BlockedIo,
+    /// The load generator sent the request late (actual minus intended send).
+    SendDelay,
 }
 
 impl Kind {
@@ -30,6 +37,9 @@ impl Kind {
             "pause" => Kind::Pause,
             "cpu_saturation" => Kind::CpuSaturation,
             "runqueue" => Kind::Runqueue,
+            "lock" => Kind::Lock,
+            "blocked_io" => Kind::BlockedIo,
+            "send_delay" => Kind::SendDelay,
             _ => return None,
         })
     }
@@ -41,6 +51,9 @@ impl Kind {
             Kind::Pause => "pause",
             Kind::CpuSaturation => "cpu_saturation",
             Kind::Runqueue => "runqueue",
+            Kind::Lock => "lock",
+            Kind::BlockedIo => "blocked_io",
+            Kind::SendDelay => "send_delay",
         }
     }
 
@@ -52,6 +65,9 @@ impl Kind {
             Kind::Pause => Cause::Pause,
             Kind::CpuSaturation => Cause::CpuSaturation,
             Kind::Runqueue => Cause::Runqueue,
+            Kind::Lock => Cause::Lock,
+            Kind::BlockedIo => Cause::BlockedIo,
+            Kind::SendDelay => Cause::SendDelay,
         }
     }
 }
@@ -64,12 +80,23 @@ impl Kind {
 pub enum Cause {
     Gc,
     Pause,
+    SendDelay,
+    Lock,
+    BlockedIo,
     Runqueue,
     CpuSaturation,
 }
 
 impl Cause {
-    pub const ALL: [Cause; 4] = [Cause::Gc, Cause::Pause, Cause::Runqueue, Cause::CpuSaturation];
+    pub const ALL: [Cause; 7] = [
+        Cause::Gc,
+        Cause::Pause,
+        Cause::SendDelay,
+        Cause::Lock,
+        Cause::BlockedIo,
+        Cause::Runqueue,
+        Cause::CpuSaturation,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -77,6 +104,9 @@ impl Cause {
             Cause::Pause => "pause",
             Cause::Runqueue => "runqueue",
             Cause::CpuSaturation => "cpu_saturation",
+            Cause::SendDelay => "send_delay",
+            Cause::Lock => "lock",
+            Cause::BlockedIo => "blocked_io",
         }
     }
 }

@@ -39,6 +39,7 @@ pub struct Clock {
 #[serde(default)]
 pub struct Server {
     pub samples: Vec<Sample>,
+    pub microstates: Option<stampede_schema::microstates::Microstates>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

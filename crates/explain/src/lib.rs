@@ -6,6 +6,7 @@
 //! end; docs/explain.md describes the method and its limits.
 
 pub mod attribution;
+pub mod blocked;
 pub mod error;
 pub mod event;
 pub mod events;

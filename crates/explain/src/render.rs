@@ -29,6 +29,13 @@ fn shares_line(s: &Shares) -> String {
     if s.pause > 0.0 {
         parts.push(format!("other pause {}", pct(s.pause)));
     }
+    if s.send_delay > 0.0 {
+        parts.push(format!("load generator late {}", pct(s.send_delay)));
+    }
+    parts.push(format!("lock {}", pct(s.lock)));
+    if s.blocked_io > 0.0 {
+        parts.push(format!("blocked I/O {}", pct(s.blocked_io)));
+    }
     parts.push(format!("run-queue {}", pct(s.runqueue)));
     parts.push(format!("cpu saturation {}", pct(s.cpu_saturation)));
     parts.push(format!("unexplained {}", pct(s.unexplained)));
@@ -128,6 +135,8 @@ pub fn table(runs: &[Explanation]) -> String {
         "gc by chance".into(),
         "run-queue".into(),
         "cpu sat.".into(),
+        "lock".into(),
+        "late send".into(),
         "unexplained".into(),
     ]];
     let mut sorted: Vec<&Explanation> = runs.iter().collect();
@@ -143,10 +152,12 @@ pub fn table(runs: &[Explanation]) -> String {
             pct(r.chance.gc + r.chance.pause),
             pct(r.share.runqueue),
             pct(r.share.cpu_saturation),
+            pct(r.share.lock),
+            pct(r.share.send_delay),
             pct(r.share.unexplained),
         ]);
     }
-    let widths: Vec<usize> = (0..9).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..11).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();
     for row in rows {
         let cells: Vec<String> = row.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();

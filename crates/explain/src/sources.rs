@@ -6,7 +6,7 @@
 use crate::events::Parsed;
 use crate::explanation::Source;
 use crate::input::{ResultsDoc, RunDoc};
-use crate::windows;
+use crate::{blocked, windows};
 use stampede_schema::LoadResult;
 
 /// One source per run that has a measured load phase.
@@ -34,6 +34,12 @@ pub fn from_run(doc: &ResultsDoc, run: &RunDoc) -> Option<Source> {
         }
         _ => {}
     }
+    let micro = run.server.as_ref().and_then(|s| s.microstates.as_ref()).filter(|m| !m.samples.is_empty());
+    if let (Some(t0), Some(m)) = (run.clock.measured_start_mono_ns, micro) {
+        events.extend(blocked::events(&m.samples, t0));
+        clock.push("thread microstates placed from the measured phase's start".to_string());
+    }
+    events.extend(blocked::send_delays(&load.slow_requests));
     let notes = match (run.valid, &run.invalid_reason) {
         (Some(false), Some(reason)) => vec![format!("stampede run marked this run invalid: {reason}")],
         (Some(false), None) => vec!["stampede run marked this run invalid".to_string()],
@@ -55,7 +61,8 @@ pub fn from_run(doc: &ResultsDoc, run: &RunDoc) -> Option<Source> {
 /// A load document explained with parsed event logs.
 pub fn from_load(app: &str, load: LoadResult, logs: Vec<(String, Parsed)>) -> Source {
     let path = load.url.split_once("://").and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_string()));
-    let mut source = Source { app: app.to_string(), path, load, ..Source::default() };
+    let events = blocked::send_delays(&load.slow_requests);
+    let mut source = Source { app: app.to_string(), path, load, events, ..Source::default() };
     for (name, parsed) in logs {
         source.clock.push(format!(
             "{name}: {} ({} events, ±{:.1} ms)",

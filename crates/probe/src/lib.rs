@@ -13,6 +13,8 @@ mod error;
 mod host;
 pub mod lifeline;
 mod machine;
+pub mod microstate;
+mod microstates;
 mod proc_file;
 mod sampler;
 mod series;

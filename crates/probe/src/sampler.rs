@@ -14,6 +14,7 @@ use procfs::FromRead;
 
 use crate::error::ProbeError;
 use crate::machine::{MachineReader, MachineReading, MachineSample};
+use crate::microstates::{self, RawMicro};
 use crate::proc_file::ProcFile;
 use crate::series::{sample_between, RawSample};
 use crate::summary::{summarize, summarize_machine, threads_table, MachineSummary, TreeSummary};
@@ -49,6 +50,8 @@ struct Series {
     last: (Instant, TreeReading),
     last_rescan: Instant,
     raw: Vec<RawSample>,
+    /// The tree's microstates per interval; `None` when not accounted (the load generator).
+    micro: Option<Vec<RawMicro>>,
 }
 
 impl Series {
@@ -56,11 +59,15 @@ impl Series {
     /// attaches within a millisecond of spawning, so what the process used
     /// before is negligible, while counting it from zero over that millisecond
     /// would make the first sample read as many cores.
-    fn attach(pid: i32, now: Instant) -> Series {
+    fn attach(pid: i32, now: Instant, microstates: bool) -> Series {
         let mut tree = TrackedTree::new(pid);
         tree.rescan();
         let reading = tree.read(true);
-        Series { tree, last: (now, reading), last_rescan: now, raw: Vec::new() }
+        let micro = microstates.then(|| {
+            tree.observe_microstates(now);
+            Vec::new()
+        });
+        Series { tree, last: (now, reading), last_rescan: now, raw: Vec::new(), micro }
     }
 
     fn sample(&mut self, now: Instant, rescan: Duration, detail: bool) {
@@ -78,6 +85,10 @@ impl Series {
         }
         let sample = sample_between(&self.last.1, &reading, wall_s);
         self.raw.push(RawSample { at: now, wall_s, sample });
+        if let Some(micro) = self.micro.as_mut() {
+            let (nanos, threads) = self.tree.observe_microstates(now);
+            micro.push(RawMicro { at: now, wall_s, threads, nanos });
+        }
         self.last = (now, reading);
     }
 }
@@ -187,7 +198,7 @@ impl Probe {
         }
         let now = Instant::now();
         let mut state = State {
-            server: Some(Series::attach(server_pid, now)),
+            server: Some(Series::attach(server_pid, now, true)),
             loadgen: None,
             loadgen_raw: Vec::new(),
             machine: MachineReader::new(),
@@ -215,7 +226,7 @@ impl Probe {
         if let Some(old) = state.loadgen.take() {
             state.loadgen_raw.extend(old.raw);
         }
-        state.loadgen = Some(Series::attach(pid, Instant::now()));
+        state.loadgen = Some(Series::attach(pid, Instant::now(), false));
     }
 
     /// Takes a sample now and makes it the start of the measured phase: later
@@ -242,6 +253,10 @@ impl Probe {
             Some(series) => {
                 let mut summary = summarize(&series.raw, t0, cores);
                 summary.threads_table = threads_table(&series.tree, ticks);
+                summary.microstates = series
+                    .micro
+                    .as_ref()
+                    .map(|raw| microstates::summarize(&series.tree, raw, t0, state.config.interval));
                 summary
             }
             None => TreeSummary::default(),

@@ -6,6 +6,7 @@
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
+use stampede_schema::microstates::Microstates;
 
 use crate::machine::MachineSample;
 use crate::series::{RawSample, Sample};
@@ -24,6 +25,9 @@ pub struct TreeSummary {
     pub runqueue_wait_ms: f64,
     pub samples: Vec<Sample>,
     pub threads_table: Vec<ThreadRow>,
+    /// Per-thread microstates (`prstat -mLc`), for the server's tree only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub microstates: Option<Microstates>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

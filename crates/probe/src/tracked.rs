@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use procfs::process::{Schedstat, Stat};
 use procfs::FromRead;
 
+use crate::microstate::{StateNanos, ThreadMicro};
 use crate::proc_file::ProcFile;
 use crate::tree;
 
@@ -65,6 +66,8 @@ pub struct TrackedThread {
     pub last: ThreadReading,
     /// Counters at the start of the measured phase (zero for a thread born later).
     pub baseline: Option<ThreadReading>,
+    pub pid: i32,
+    pub micro: ThreadMicro,
 }
 
 struct TrackedProcess {
@@ -104,6 +107,8 @@ impl TrackedThread {
             status: ProcFile::open(&task_path(pid, tid, "status")).ok()?,
             last: ThreadReading::default(),
             baseline: None,
+            pid,
+            micro: ThreadMicro::new(&task_path(pid, tid, "syscall")),
         })
     }
 
@@ -281,11 +286,28 @@ impl TrackedTree {
         reading
     }
 
+    /// Accounts each live thread's microstates up to `at` (right after
+    /// `read`, whose scheduler counters it uses) and returns the tree's
+    /// nanoseconds by state over the interval, and the threads observed.
+    pub fn observe_microstates(&mut self, at: std::time::Instant) -> (StateNanos, u64) {
+        let mut sum = StateNanos::default();
+        let mut threads = 0;
+        for process in self.processes.values_mut() {
+            for thread in process.threads.values_mut() {
+                let d = thread.micro.observe(at, thread.last.exec_ns, thread.last.runqueue_wait_ns, &mut self.buf);
+                sum.add(&d);
+                threads += 1;
+            }
+        }
+        (sum, threads)
+    }
+
     /// Records every live thread's counters as its measured-phase baseline.
     pub fn mark_baseline(&mut self) {
         for process in self.processes.values_mut() {
             for thread in process.threads.values_mut() {
                 thread.baseline = Some(thread.last);
+                thread.micro.mark_baseline();
             }
         }
         self.retired_threads.clear();

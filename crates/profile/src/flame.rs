@@ -11,11 +11,11 @@ use crate::fold::Folded;
 
 /// The options every stampede flame graph shares: the Java palette colours
 /// by inferno's annotations (kernel `_[k]` orange, JIT `_[j]` green).
-fn options(title: &str, subtitle: Option<String>) -> Options<'static> {
+fn options(title: &str, subtitle: Option<String>, count_name: &str) -> Options<'static> {
     let mut opt = Options::default();
     opt.title = title.to_string();
     opt.subtitle = subtitle;
-    opt.count_name = "samples".to_string();
+    opt.count_name = count_name.to_string();
     opt.colors = Palette::Multi(MultiPalette::Java);
     // Same stacks, same colours: two renders of one profile are identical.
     opt.hash = true;
@@ -25,9 +25,20 @@ fn options(title: &str, subtitle: Option<String>) -> Options<'static> {
 
 /// An SVG flame graph of `folded`.
 pub fn render(folded: &Folded, title: &str, subtitle: Option<String>) -> Result<Vec<u8>, ProfileError> {
+    render_counted(folded, title, subtitle, "samples")
+}
+
+/// An SVG flame graph whose counts are `count_name` (`µs` off CPU, say).
+pub fn render_counted(
+    folded: &Folded,
+    title: &str,
+    subtitle: Option<String>,
+    count_name: &str,
+) -> Result<Vec<u8>, ProfileError> {
     let text = folded.to_text();
     let mut svg = Vec::new();
-    flamegraph::from_lines(&mut options(title, subtitle), text.lines(), &mut svg).map_err(ProfileError::Render)?;
+    flamegraph::from_lines(&mut options(title, subtitle, count_name), text.lines(), &mut svg)
+        .map_err(ProfileError::Render)?;
     Ok(svg)
 }
 
@@ -46,7 +57,8 @@ pub fn render_differential(before: &Folded, after: &Folded, title: &str) -> Resu
         after.samples()
     ));
     let mut svg = Vec::new();
-    flamegraph::from_lines(&mut options(title, subtitle), diff.lines(), &mut svg).map_err(ProfileError::Render)?;
+    flamegraph::from_lines(&mut options(title, subtitle, "samples"), diff.lines(), &mut svg)
+        .map_err(ProfileError::Render)?;
     Ok(svg)
 }
 

@@ -9,7 +9,9 @@ pub mod error;
 pub mod flame;
 pub mod fold;
 pub mod jit;
+pub mod offcpu;
 pub mod perf;
+pub mod slow;
 pub mod top;
 pub mod tree;
 
@@ -88,6 +90,8 @@ impl Profile {
             folded,
             top: self.top(),
             notes: self.notes.clone(),
+            off_cpu: None,
+            slow_window: None,
         })
     }
 }
@@ -116,6 +120,6 @@ pub fn wait_while_alive(pid: u32, duration: Duration) {
     }
 }
 
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ProfileError> {
+pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ProfileError> {
     std::fs::write(path, bytes).map_err(|source| ProfileError::File { path: path.to_path_buf(), source })
 }

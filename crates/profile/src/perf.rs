@@ -42,8 +42,20 @@ pub fn paranoid_level() -> String {
         .unwrap_or_else(|_| "unknown".to_string())
 }
 
+/// What a recorder samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampling {
+    /// `cpu-clock` at a frequency: where the CPU time went.
+    OnCpu,
+    /// Every `sched:sched_switch` with its stack, and the context-switch
+    /// records that say when each thread got a CPU back: where threads were
+    /// blocked, and for how long (the `offcpu` module).
+    OffCpu,
+}
+
 /// A `perf record` in progress.
 pub struct Recorder {
+    pub sampling: Sampling,
     perf: PathBuf,
     child: Option<Child>,
     dir: tempfile::TempDir,
@@ -58,7 +70,16 @@ impl Recorder {
     /// Starts sampling `root` and its descendants at `frequency_hz`, and returns
     /// once perf has opened its events (so the caller can start the load).
     pub fn start(root: u32, frequency_hz: u32) -> Result<Recorder, ProfileError> {
-        if !(1..=10_000).contains(&frequency_hz) {
+        Recorder::start_sampling(root, frequency_hz, Sampling::OnCpu)
+    }
+
+    /// Starts recording where `root`'s tree blocks (see [`Sampling::OffCpu`]).
+    pub fn start_off_cpu(root: u32) -> Result<Recorder, ProfileError> {
+        Recorder::start_sampling(root, 0, Sampling::OffCpu)
+    }
+
+    fn start_sampling(root: u32, frequency_hz: u32, sampling: Sampling) -> Result<Recorder, ProfileError> {
+        if sampling == Sampling::OnCpu && !(1..=10_000).contains(&frequency_hz) {
             return Err(ProfileError::BadFrequency(frequency_hz));
         }
         if !tree::alive(root) {
@@ -79,9 +100,14 @@ impl Recorder {
         let mut command = Command::new(&perf);
         // perf dies with `stampede`, not left sampling a server that is gone.
         stampede_probe::lifeline::die_with_parent(&mut command);
+        command.arg("record");
+        match sampling {
+            Sampling::OnCpu => command.args(["-e", "cpu-clock", "-g", "-F"]).arg(frequency_hz.to_string()),
+            Sampling::OffCpu => command.args(["-e", "sched:sched_switch", "--switch-events", "-g"]),
+        };
+        // Timestamps on CLOCK_MONOTONIC, the load generator's slow-log clock.
         let child = command
-            .args(["record", "-e", "cpu-clock", "-g", "-F"])
-            .arg(frequency_hz.to_string())
+            .args(["-k", "CLOCK_MONOTONIC"])
             .args(["-p", &pid_list, "-o"])
             .arg(&data)
             .stdin(Stdio::null())
@@ -90,6 +116,7 @@ impl Recorder {
             .spawn()
             .map_err(|source| ProfileError::Spawn { program: perf.display().to_string(), source })?;
         let mut recorder = Recorder {
+            sampling,
             perf,
             child: Some(child),
             dir,
@@ -188,8 +215,16 @@ impl Recorder {
     fn script(&self) -> Result<String, ProfileError> {
         let data = self.dir.path().join("perf.data");
         // No `period` field: each sample then counts once, whatever its weight.
-        let out = Command::new(&self.perf)
-            .args(["script", "-F", "comm,pid,tid,time,event,ip,sym,dso", "-i"])
+        // Times in nanoseconds, for the slow-request windows.
+        let mut command = Command::new(&self.perf);
+        match self.sampling {
+            Sampling::OnCpu => command.args(["script", "-F", "comm,pid,tid,time,event,ip,sym,dso"]),
+            Sampling::OffCpu => {
+                command.args(["script", "-F", "comm,pid,tid,time,event,trace,ip,sym,dso", "--show-switch-events"])
+            }
+        };
+        let out = command
+            .args(["--ns", "-i"])
             .arg(&data)
             .stdin(Stdio::null())
             .output()

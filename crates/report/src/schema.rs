@@ -164,6 +164,9 @@ pub struct Process {
     pub runqueue_wait_ms: Option<f64>,
     pub samples: Vec<Sample>,
     pub threads_table: Vec<ThreadRow>,
+    /// Per-thread microstates (the server only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub microstates: Option<stampede_schema::microstates::Microstates>,
 }
 
 /// The whole machine during a run.

@@ -22,6 +22,7 @@ mod lifecycle;
 mod loadgen;
 pub mod manifest;
 pub mod matrix;
+mod microstates;
 mod names;
 mod overrides;
 mod pinning;

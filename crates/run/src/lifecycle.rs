@@ -226,7 +226,8 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     if let Some(recorder) = recorder {
         (ctx.phase)("reading the profile");
         let title = format!("{} [{}] {} #{}", spec.app.name, spec.combo.label(), spec.profile.name, spec.iteration);
-        record.cpu_profile = crate::profiling::finish(recorder, ctx.results_dir, &stem, &title, ctx.note);
+        let slow = load.as_ref().map_or(&[][..], |doc| doc.slow_requests.as_slice());
+        record.cpu_profile = crate::profiling::finish(recorder, slow, ctx.results_dir, &stem, &title, ctx.note);
     }
     (ctx.phase)("stopping");
     let finished = match server.finish() {

@@ -5,7 +5,10 @@
 
 use std::path::Path;
 
+use stampede_profile::offcpu::OffCpu;
+use stampede_profile::slow::{SlowWindow, Windows};
 use stampede_profile::{perf, top, Profile, ProfileError, Recorder};
+use stampede_schema::load::SlowRequest;
 use stampede_schema::profile::ProfileSummary;
 
 /// Whether profiling can work on this machine. `Err` is the one line to print
@@ -20,27 +23,56 @@ pub fn available() -> Result<(), ProfileError> {
     Ok(())
 }
 
-/// Starts sampling the server's process tree.
-pub fn start(pid: u32, frequency_hz: u32) -> Result<Recorder, ProfileError> {
-    Recorder::start(pid, frequency_hz)
+/// The on-CPU and off-CPU recorders of one measured phase.
+pub struct Recorders {
+    on_cpu: Result<Recorder, ProfileError>,
+    off_cpu: Result<Recorder, ProfileError>,
+}
+
+/// Starts sampling the server's process tree, on and off the CPU.
+pub fn start(pid: u32, frequency_hz: u32) -> Recorders {
+    Recorders { on_cpu: Recorder::start(pid, frequency_hz), off_cpu: Recorder::start_off_cpu(pid) }
 }
 
 /// Stops the recorder, writes `flame-<stem>.svg` and `stacks-<stem>.folded`
 /// into `dir`, and returns the summary for the run record; a failure is noted
 /// and gives no profile.
 pub fn finish(
-    recorder: Result<Recorder, ProfileError>,
+    recorders: Recorders,
+    slow: &[SlowRequest],
     dir: &Path,
     stem: &str,
     title: &str,
     note: &dyn Fn(&str),
 ) -> Option<ProfileSummary> {
-    let written = recorder
-        .and_then(|r| r.stop())
-        .and_then(Profile::from_recording)
-        .and_then(|profile| profile.write(dir, stem, title));
+    let off_cpu = recorders.off_cpu.and_then(|r| r.stop()).and_then(|rec| OffCpu::from_recording(&rec));
+    let written = recorders.on_cpu.and_then(|r| r.stop()).and_then(|rec| {
+        let (script, names) = (rec.script.clone(), rec.names.clone());
+        let profile = Profile::from_recording(rec)?;
+        let mut summary = profile.write(dir, stem, title)?;
+        let windows = Windows::of(slow);
+        if !windows.is_empty() {
+            let window = SlowWindow {
+                requests: slow.len(),
+                windows,
+                whole: &profile.folded,
+                script: &script,
+                names: &names,
+                off_cpu: off_cpu.as_ref().ok().map(|o| o.intervals.as_slice()),
+            };
+            match window.write(dir, stem, title) {
+                Ok(w) => summary.slow_window = Some(w),
+                Err(err) => note(&format!("stampede: {title}: no slow-window profile: {err}")),
+            }
+        }
+        Ok(summary)
+    });
     match written {
-        Ok(summary) => {
+        Ok(mut summary) => {
+            match off_cpu.and_then(|off| off.write(dir, stem, title)) {
+                Ok(off) => summary.off_cpu = Some(off),
+                Err(err) => note(&format!("stampede: {title}: no off-CPU profile: {err}")),
+            }
             for line in &summary.notes {
                 note(&format!("stampede: {title}: profile: {line}"));
             }
@@ -67,6 +99,32 @@ pub fn table(summary: &ProfileSummary) -> String {
     let mut text = top::render_table(&summary.top, summary.samples, 100);
     if !summary.flame_svg.is_empty() {
         text.push_str(&format!("flame graph: {} (beside results.json)\n", summary.flame_svg));
+    }
+    if let Some(off) = &summary.off_cpu {
+        text.push_str(&format!(
+            "off-CPU flame graph: {} ({:.2} s blocked in {} intervals; top: {})\n",
+            off.flame_svg,
+            off.blocked_us as f64 / 1e6,
+            off.intervals,
+            off.top.iter().take(3).map(|t| t.frame.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if let Some(w) = &summary.slow_window {
+        let top: Vec<String> = w
+            .over_represented
+            .iter()
+            .take(3)
+            .map(|f| format!("{} {:.1}% vs {:.1}%", f.frame, f.slow_pct, f.run_pct))
+            .collect();
+        text.push_str(&format!(
+            "slow requests ({}, {:.3} s of windows, {} samples): {} {}; over-represented: {}\n",
+            w.requests,
+            w.window_s,
+            w.samples,
+            w.flame_svg,
+            w.diff_svg,
+            if top.is_empty() { "none".to_string() } else { top.join(", ") }
+        ));
     }
     text
 }

@@ -211,6 +211,9 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         "\n{title}\n{}",
                         tables::run_tables(&record, &prepared.runtime_version, cores)
                     ));
+                    if let Some(m) = &record.server.microstates {
+                        progress.println(&crate::microstates::table(m));
+                    }
                     if let Some(profile) = &record.cpu_profile {
                         progress.println(&profiling::table(profile));
                     }

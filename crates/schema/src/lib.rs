@@ -18,6 +18,7 @@ pub mod histogram;
 pub mod hosts;
 mod lenient;
 pub mod load;
+pub mod microstates;
 pub mod mix;
 pub mod profile;
 pub mod spec;

@@ -27,6 +27,73 @@ pub struct ProfileSummary {
     pub folded: String,
     pub top: Vec<TopFrame>,
     pub notes: Vec<String>,
+    /// With `stampede run --profile`: where the same threads were blocked
+    /// over the same phase, beside this on-CPU profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub off_cpu: Option<OffCpuSummary>,
+    /// With `stampede run --profile` and a slow-request log: what the server
+    /// did while the slow requests were in flight.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slow_window: Option<SlowWindowSummary>,
+}
+
+/// The profile restricted to the slow requests' windows (intended send to
+/// response, CLOCK_MONOTONIC, overlapping windows merged), and how it differs
+/// from the whole phase's.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SlowWindowSummary {
+    /// Slow requests whose windows were used.
+    pub requests: u64,
+    /// Length of the union of their windows.
+    pub window_s: f64,
+    /// On-CPU samples inside the windows.
+    pub samples: u64,
+    /// Off-CPU microseconds inside the windows, summed over threads.
+    pub blocked_us: u64,
+    /// Flame graph of the on-CPU samples inside the windows.
+    pub flame_svg: String,
+    pub folded: String,
+    /// Differential flame graph: the windows' shape, red where a frame has a
+    /// larger share of samples than over the whole phase.
+    pub diff_svg: String,
+    /// Flame graph of the off-CPU time inside the windows (µs).
+    pub offcpu_flame_svg: String,
+    /// Frames with a larger share of the on-CPU samples inside the windows than
+    /// over the whole phase, most over-represented first.
+    pub over_represented: Vec<FrameShift>,
+}
+
+/// One frame's share of on-CPU samples (anywhere on the stack) inside the
+/// slow windows and over the whole phase, in percent.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FrameShift {
+    pub frame: String,
+    pub kind: String,
+    pub slow_pct: f64,
+    pub run_pct: f64,
+}
+
+/// An off-CPU profile: the stacks at which the profiled threads blocked
+/// (`sched:sched_switch` with a state other than runnable), each weighted by
+/// how long the thread stayed off the CPU (until perf's context-switch
+/// record of it getting a CPU back), in microseconds.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OffCpuSummary {
+    /// The perf events recorded, `sched:sched_switch` and the switch records.
+    pub event: String,
+    /// Blocked intervals counted.
+    pub intervals: u64,
+    /// Microseconds off CPU, summed over threads.
+    pub blocked_us: u64,
+    /// The flame graph (widths are microseconds blocked), an SVG file.
+    pub flame_svg: String,
+    /// The folded stacks, `frame;frame;… microseconds` lines.
+    pub folded: String,
+    /// Top frames by blocked time (the `samples` fields are microseconds).
+    pub top: Vec<TopFrame>,
 }
 
 /// One row of the top-functions table. Percentages are of all samples of the profile.

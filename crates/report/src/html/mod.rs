@@ -6,6 +6,8 @@ mod efficiency;
 pub mod escape;
 mod explain;
 pub mod intervals;
+mod microstates;
+mod offcpu;
 mod page;
 mod profile;
 mod spectrum;

@@ -231,7 +231,9 @@ fn run_section(out: &mut String, run: &Run, index: usize) {
     }
     out.push_str("<h3>Threads</h3>");
     tables::threads(out, run);
+    super::microstates::section(out, run);
     super::profile::section(out, run);
+    super::offcpu::section(out, run);
     out.push_str("</details>\n");
 }
 
