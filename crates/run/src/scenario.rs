@@ -62,6 +62,9 @@ pub struct Scenario {
     /// Load from other machines over ssh (docs/hosts.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<Hosts>,
+    /// A PostgreSQL database for the apps: a private cluster, or `url`'s (docs/database.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<crate::database::DatabaseSpec>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -254,6 +257,15 @@ impl Scenario {
         }
         if let Some(hosts) = &self.hosts {
             hosts.validate(self.pinning.loadgen.is_some(), self.cpu_profile)?;
+        }
+        if let Some(database) = &self.database {
+            database.validate().map_err(|reason| field("database.url", &reason))?;
+            if self.hosts.as_ref().is_some_and(|h| h.server.is_some()) {
+                return Err(field(
+                    "database",
+                    "not yet supported with [hosts] server: run the server here, or leave out [database]",
+                ));
+            }
         }
         Ok(())
     }

@@ -113,6 +113,8 @@ pub struct Launch<'a> {
     pub sample_interval: Duration,
     /// When the server counts as started.
     pub ready: &'a ReadyCheck,
+    /// Extra environment (the database's connection settings).
+    pub env: &'a [(String, String)],
 }
 
 /// A server on this machine with its probe.
@@ -130,7 +132,7 @@ impl LocalServer {
     /// Starts the server in its own process group and the probe on it.
     pub fn start(launch: &Launch) -> Result<LocalServer, String> {
         let app = launch.app;
-        let server = Server::spawn(app, launch.combo, launch.port, launch.cpus, launch.log, launch.grace)
+        let server = Server::spawn(app, launch.combo, launch.port, launch.cpus, launch.log, launch.grace, launch.env)
             .map_err(|e| format!("cannot start `{}`: {e}", app.run))?;
         let probe = Probe::start(ProbeConfig { interval: launch.sample_interval, ..Default::default() }, server.pid())
             .map_err(|e| format!("{} exited at once: {e}; output: {}", app.name, server.output_tail(TAIL_LINES)))?;
