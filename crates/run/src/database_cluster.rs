@@ -154,7 +154,8 @@ fn start_in(
     let version = Command::new(postgres)
         .arg("--version")
         .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().last().unwrap_or("").to_string())
+        // "postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)" → "15.18"
+        .map(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().nth(2).unwrap_or("").to_string())
         .unwrap_or_default();
     let port = crate::http::free_port().map_err(setup("find a free port"))?;
     let log_file = File::create(log).map_err(setup("create logs/database.log"))?;

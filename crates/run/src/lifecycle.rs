@@ -21,6 +21,7 @@ use crate::record::{rps_per_core, MachineRecord, RunRecord};
 use crate::remote_server::ServerHost;
 use crate::scenario::{Profile, Scenario};
 use crate::served::{pick_port, Failure, Launch, LocalServer, Served};
+use stampede_schema::database::DatabaseUsage;
 
 /// The built-in contract of the database endpoints, checked with a database.
 const DATABASE_CONTRACT: &str = "db";
@@ -85,6 +86,7 @@ fn start_server<'a>(
         sample_interval: s.sample_interval,
         ready,
         env: ctx.database_env,
+        database_pid: ctx.database.and_then(Database::local_pid),
     };
     match ctx.server_host {
         Some(host) => Ok(Box::new(host.start(&launch(s.port), s.start_timeout)?)),
@@ -254,6 +256,18 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     record.loadgen = report.loadgen;
     record.machine = MachineRecord { summary: report.machine, probe_cpu_cores: report.probe_cpu_cores };
     let was_interrupted = matches!(load, Err(LoadError::Interrupted));
+    if let Some(db) = ctx.database {
+        let tree = report.database.as_ref();
+        let rps = load.as_ref().map_or(0.0, |doc| doc.rps);
+        let cores = tree.map(|t| t.cpu_cores_avg);
+        record.database = Some(DatabaseUsage {
+            database: db.describe(),
+            cpu_cores_avg: cores,
+            cpu_pct_max: tree.map(|t| t.cpu_pct_max),
+            rss_max_mib: tree.map(|t| t.rss_max_mib),
+            rps_per_core: DatabaseUsage::rps_per_core(rps, record.server.cpu_cores_avg, cores),
+        });
+    }
     match load {
         Ok(doc) => {
             record.rps_per_server_core = rps_per_core(doc.rps, record.server.cpu_cores_avg);

@@ -115,6 +115,8 @@ pub struct Launch<'a> {
     pub ready: &'a ReadyCheck,
     /// Extra environment (the database's connection settings).
     pub env: &'a [(String, String)],
+    /// A local database's root process, sampled beside the server.
+    pub database_pid: Option<i32>,
 }
 
 /// A server on this machine with its probe.
@@ -136,6 +138,9 @@ impl LocalServer {
             .map_err(|e| format!("cannot start `{}`: {e}", app.run))?;
         let probe = Probe::start(ProbeConfig { interval: launch.sample_interval, ..Default::default() }, server.pid())
             .map_err(|e| format!("{} exited at once: {e}; output: {}", app.name, server.output_tail(TAIL_LINES)))?;
+        if let Some(pid) = launch.database_pid {
+            probe.set_database(pid);
+        }
         Ok(LocalServer {
             name: app.name.clone(),
             port: launch.port,

@@ -120,6 +120,7 @@ fn run_server(serve: &Serve, commands: &mpsc::Receiver<Command>, gone: &AtomicBo
         sample_interval: Duration::from_millis(serve.sample_interval_ms),
         ready: &serve.ready,
         env: &[],
+        database_pid: None,
     };
     let mut server = match LocalServer::start(&launch) {
         Ok(s) => s,
