@@ -135,29 +135,31 @@ func dbOne(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, row)
 }
 
-func queries(w http.ResponseWriter, r *http.Request) {
+// readRequested reads the request's N random rows; on failure it has
+// answered 503 and returns a nil pool.
+func readRequested(w http.ResponseWriter, r *http.Request) (*pgxpool.Pool, []world) {
 	p, err := pool()
 	if err != nil {
 		unavailable(w, err)
-		return
+		return nil, nil
 	}
 	rows, err := readWorlds(r.Context(), p, queriesParam(r))
 	if err != nil {
 		unavailable(w, err)
-		return
+		return nil, nil
 	}
-	writeJSON(w, rows)
+	return p, rows
+}
+
+func queries(w http.ResponseWriter, r *http.Request) {
+	if p, rows := readRequested(w, r); p != nil {
+		writeJSON(w, rows)
+	}
 }
 
 func updates(w http.ResponseWriter, r *http.Request) {
-	p, err := pool()
-	if err != nil {
-		unavailable(w, err)
-		return
-	}
-	rows, err := readWorlds(r.Context(), p, queriesParam(r))
-	if err != nil {
-		unavailable(w, err)
+	p, rows := readRequested(w, r)
+	if p == nil {
 		return
 	}
 	for i := range rows {

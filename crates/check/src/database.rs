@@ -46,7 +46,11 @@ impl Database {
     }
 }
 
-/// The server's own message when it sent one, else the driver's.
+/// The server's own message when it sent one, else the driver's with its cause.
 fn message(err: &postgres::Error) -> String {
-    err.as_db_error().map(|db| db.message().to_string()).unwrap_or_else(|| err.to_string())
+    match (err.as_db_error(), std::error::Error::source(err)) {
+        (Some(db), _) => db.message().to_string(),
+        (None, Some(cause)) => format!("{err}: {cause}"),
+        (None, None) => err.to_string(),
+    }
 }

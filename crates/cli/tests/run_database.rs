@@ -58,13 +58,16 @@ fn run_with_tmpdir(s: &Scratch, args: &[&str]) -> std::process::Child {
         .unwrap()
 }
 
+fn run_to_end(s: &Scratch, scenario: &str) -> std::process::Output {
+    wait_output(run_with_tmpdir(s, &[scenario, "--out", s.out().to_str().unwrap()]), Duration::from_secs(180))
+}
+
 #[test]
 fn the_cluster_is_gone_after_a_normal_run() {
     let s = Scratch::new("db-normal");
     let app = s.app("alpha", "");
     let scenario = scenario(&s, &app, "1s");
-    let out =
-        wait_output(run_with_tmpdir(&s, &[&scenario, "--out", s.out().to_str().unwrap()]), Duration::from_secs(180));
+    let out = run_to_end(&s, &scenario);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let doc = s.results().unwrap();
     assert_eq!(doc["runs"][0]["valid"], true, "{}", doc["runs"][0]["invalid_reason"]);
@@ -79,8 +82,7 @@ fn the_cluster_is_gone_after_an_app_fails_to_start() {
     let s = Scratch::new("db-appfails");
     let app = s.manifest("broken", "name = \"broken\"\nbuild = \"true\"\nrun = \"exit 3\"\nversion = \"echo 1\"\n");
     let scenario = scenario(&s, &app, "1s");
-    let out =
-        wait_output(run_with_tmpdir(&s, &[&scenario, "--out", s.out().to_str().unwrap()]), Duration::from_secs(180));
+    let out = run_to_end(&s, &scenario);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let doc = s.results().unwrap();
     assert!(doc["runs"][0]["invalid_reason"].as_str().unwrap().contains("crashed during start"), "{doc}");

@@ -133,7 +133,7 @@ pub fn env_for(url: &str) -> Result<Vec<(String, String)>, DatabaseError> {
 }
 
 /// `postgres://user:secret@host/db` → `postgres://user:***@host/db`.
-fn hide_password(url: &str) -> String {
+pub(crate) fn hide_password(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(scheme), Some(at)) if at > scheme => {
             let userinfo = &url[scheme + 3..at];
@@ -168,5 +168,17 @@ mod tests {
         assert!(spec.validate().unwrap_err().contains("mysql:/nope"));
         assert_eq!(hide_password("postgres://u:secret@h:1/d"), "postgres://u:***@h:1/d");
         assert_eq!(hide_password("postgres://h/d"), "postgres://h/d");
+    }
+
+    #[test]
+    fn a_scenario_names_its_bad_database_url_and_takes_an_empty_section() {
+        let text = "apps = [\"go\"]\n[[profiles]]\npath = \"/db\"\n[database]\n";
+        let path = Path::new("db.toml");
+        let scenario = crate::Scenario::parse(text, path, &[]).unwrap();
+        assert_eq!(scenario.database, Some(DatabaseSpec::default()));
+        let err = crate::Scenario::parse(text, path, &["database.url=\"http://x\"".into()]).unwrap_err().to_string();
+        assert!(err.contains("db.toml") && err.contains("database.url") && err.contains("postgres://"), "{err}");
+        let err = crate::Scenario::parse(text, path, &["database.seeds=true".into()]).unwrap_err().to_string();
+        assert!(err.contains("seeds"), "{err}");
     }
 }

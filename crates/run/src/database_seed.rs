@@ -51,17 +51,19 @@ pub enum SeedError {
 }
 
 fn connect(url: &str) -> Result<Client, SeedError> {
-    let fail = |reason: String| SeedError::Connect { url: url.to_string(), reason };
+    let fail = |reason: String| SeedError::Connect { url: crate::database::hide_password(url), reason };
     let mut config = postgres::Config::from_str(url).map_err(|e| fail(e.to_string()))?;
     config.connect_timeout(Duration::from_secs(10));
     config.connect(NoTls).map_err(|e| fail(one_line(&e)))
 }
 
-/// The message of a driver error, with the server's detail when it sent one.
+/// The message of a driver error: the server's when it sent one, else the
+/// driver's with its cause ("error connecting to server: Connection refused").
 fn one_line(err: &postgres::Error) -> String {
-    match err.as_db_error() {
-        Some(db) => db.message().to_string(),
-        None => err.to_string(),
+    match (err.as_db_error(), std::error::Error::source(err)) {
+        (Some(db), _) => db.message().to_string(),
+        (None, Some(cause)) => format!("{err}: {cause}"),
+        (None, None) => err.to_string(),
     }
 }
 
@@ -74,7 +76,7 @@ pub fn reachable(url: &str) -> Result<(), SeedError> {
 pub fn create_database(admin_url: &str, name: &str) -> Result<(), SeedError> {
     let mut client = connect(admin_url)?;
     client.batch_execute(&format!("CREATE DATABASE {name} ENCODING 'UTF8'")).map_err(|e| SeedError::Statement {
-        url: admin_url.to_string(),
+        url: crate::database::hide_password(admin_url),
         what: "create the database",
         reason: one_line(&e),
     })
@@ -83,8 +85,13 @@ pub fn create_database(admin_url: &str, name: &str) -> Result<(), SeedError> {
 /// (Re)creates `world` and `fortune` and fills them, in one transaction.
 pub fn seed(url: &str) -> Result<(), SeedError> {
     let mut client = connect(url)?;
-    let fail =
-        |what| move |e: postgres::Error| SeedError::Statement { url: url.to_string(), what, reason: one_line(&e) };
+    let fail = |what| {
+        move |e: postgres::Error| SeedError::Statement {
+            url: crate::database::hide_password(url),
+            what,
+            reason: one_line(&e),
+        }
+    };
     let mut tx = client.transaction().map_err(fail("begin a transaction"))?;
     tx.batch_execute(SCHEMA).map_err(fail("create the tables"))?;
     // The server draws the random numbers: least() keeps random()'s rare
