@@ -120,3 +120,19 @@ fn the_cluster_is_gone_after_sigint() {
 fn the_cluster_is_gone_after_sigterm() {
     interrupted_mid_load("db-sigterm", "SIGTERM", 143);
 }
+
+/// With a database, each app is also checked against the `db` contract,
+/// through that database: an app without the database endpoints is not measured.
+#[test]
+fn an_app_without_the_database_endpoints_fails_the_db_contract() {
+    let s = Scratch::new("db-contract");
+    let app = s.app("alpha", "");
+    let written = scenario(&s, &app, "1s");
+    let scenario = s.scenario(&std::fs::read_to_string(&written).unwrap().replace("check = false\n", ""));
+    let out = run_to_end(&s, scenario.to_str().unwrap());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let doc = s.results().unwrap();
+    let reason = doc["runs"][0]["invalid_reason"].as_str().unwrap_or_default().to_string();
+    assert!(reason.contains("contract check failed") && reason.contains("db-json"), "{reason}");
+    assert_cluster_gone(&s);
+}
