@@ -2,7 +2,7 @@
 # Installs what the tests and the shootout need and a fresh machine of this
 # project's kind lacks: the peers and servers the benchmarks and tests run
 # (wrk, nginx, h2load, sshd for the multi-host test), headless Chromium for the report test, strace and perf
-# for measuring. Toolchains (Rust, Go, Node, Python, Java + Maven) come with
+# for measuring, PostgreSQL for the database scenario. Toolchains (Rust, Go, Node, Python, Java + Maven) come with
 # the machine. Idempotent and quick when everything is there.
 set -euo pipefail
 
@@ -24,6 +24,11 @@ need ssh openssh-client
 need ssh-keygen openssh-client
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
 need ip iproute2
+# The database scenario (scenarios/db.toml, docs/database.md): PostgreSQL's
+# server programs (Debian keeps them in /usr/lib/postgresql/<version>/bin, off
+# PATH; stampede finds them there) and psql.
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing+=(postgresql)
+need psql postgresql-client
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "deps: installing ${missing[*]}" >&2
@@ -44,6 +49,11 @@ fi
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import prometheus_client' 2>/dev/null; then
   echo "deps: installing prometheus_client (pip)" >&2
   python3 -m pip install -q prometheus_client
+fi
+# PostgreSQL refuses to run as root: under root, `stampede run` starts its
+# private cluster as this unprivileged system user (else as `nobody`).
+if [ "$(id -u)" = 0 ] && ! id stampede >/dev/null 2>&1; then
+  useradd --system --no-create-home --shell /usr/sbin/nologin stampede 2>/dev/null || true
 fi
 for tool in cargo go node python3 java mvn; do
   command -v "$tool" >/dev/null 2>&1 || echo "deps: warning: $tool is not on PATH; its app will be skipped" >&2

@@ -10,7 +10,8 @@
 //
 // Environment: PORT (default 9009), THREADS (GOMAXPROCS; unset or empty keeps
 // Go's default), and the runtime's own GOGC and GOMEMLIMIT (the manifest's
-// knobs). Per-request logging is deliberately absent.
+// knobs). The database endpoints (database.go) read DATABASE_URL and
+// DATABASE_POOL_SIZE (default 8). Per-request logging is deliberately absent.
 package main
 
 import (

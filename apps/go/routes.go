@@ -36,6 +36,10 @@ func newMux() *http.ServeMux {
 	mux.HandleFunc("GET /lock/{iters}", withInt("iters", maxCPUIters, lock))
 	mux.HandleFunc("GET /alloc/{kib}", withInt("kib", maxAllocKiB, alloc))
 	mux.HandleFunc("GET /sleep/{ms}", withInt("ms", maxSleepMS, sleep))
+	mux.HandleFunc("GET /db", dbOne)
+	mux.HandleFunc("GET /queries", queries)
+	mux.HandleFunc("GET /updates", updates)
+	mux.HandleFunc("GET /fortunes", fortunes)
 	return mux
 }
 

@@ -17,6 +17,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("stampede", include_str!("../../../contracts/stampede.toml")),
     ("sequence", include_str!("../../../contracts/sequence.toml")),
     ("tfb", include_str!("../../../contracts/tfb.toml")),
+    ("db", include_str!("../../../contracts/db.toml")),
 ];
 
 /// The names of the built-in contracts.
@@ -64,8 +65,8 @@ mod tests {
             let contract = Contract::parse(text, name).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(contract.name, *name);
         }
-        assert_eq!(names(), ["stampede", "sequence", "tfb"]);
-        assert_eq!(all().len(), 3);
+        assert_eq!(names(), ["stampede", "sequence", "tfb", "db"]);
+        assert_eq!(all().len(), 4);
     }
 
     #[test]
@@ -79,7 +80,7 @@ mod tests {
     #[test]
     fn unknown_names_and_missing_files_say_what_exists() {
         let e = resolve("nope").unwrap_err().to_string();
-        assert!(e.starts_with("unknown contract \"nope\": not built in (stampede, sequence, tfb)"), "{e}");
+        assert!(e.starts_with("unknown contract \"nope\": not built in (stampede, sequence, tfb, db)"), "{e}");
         let e = resolve("missing/contract.toml").unwrap_err().to_string();
         assert!(e.starts_with("cannot read contract file missing/contract.toml: "), "{e}");
         assert_eq!(resolve("sequence").unwrap().name, "sequence");

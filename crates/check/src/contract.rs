@@ -66,6 +66,10 @@ pub struct Probe {
     pub id: Option<String>,
     pub check: ProbeCheck,
     pub path: String,
+    /// For `db-rows` and `db-updates`: how many rows the answer must hold
+    /// (the contract's clamping: `/queries?queries=501` must give 500).
+    #[serde(default)]
+    pub rows: Option<u32>,
 }
 
 impl Probe {
@@ -75,6 +79,12 @@ impl Probe {
             ProbeCheck::KeepAlive => "keep-alive",
             ProbeCheck::DateTicks => "date-ticks",
             ProbeCheck::SleepConcurrent => "sleep-concurrent",
+            ProbeCheck::DbRow => "db-row",
+            ProbeCheck::DbRows => "db-rows",
+            ProbeCheck::DbUpdates => "db-updates",
+            ProbeCheck::FortunesComplete => "fortunes-complete",
+            ProbeCheck::FortunesSorted => "fortunes-sorted",
+            ProbeCheck::FortunesEscaped => "fortunes-escaped",
         })
     }
 }
@@ -92,6 +102,33 @@ pub enum ProbeCheck {
     DateTicks,
     /// Two sleeps (`/sleep/{ms}`) at once on two connections overlap.
     SleepConcurrent,
+    /// One `{"id","randomNumber"}` object equal to that row of `world`.
+    DbRow,
+    /// A JSON array of `rows` such objects, each equal to its row.
+    DbRows,
+    /// `rows` objects whose new numbers are in `world` afterwards.
+    DbUpdates,
+    /// Every `fortune` row and the one added at request time, intact.
+    FortunesComplete,
+    /// The fortunes ordered by message.
+    FortunesSorted,
+    /// Every message HTML-escaped: no markup from the `<script>` row.
+    FortunesEscaped,
+}
+
+impl ProbeCheck {
+    /// Checks that read the database (`stampede check --database URL`).
+    pub fn needs_database(self) -> bool {
+        matches!(
+            self,
+            ProbeCheck::DbRow
+                | ProbeCheck::DbRows
+                | ProbeCheck::DbUpdates
+                | ProbeCheck::FortunesComplete
+                | ProbeCheck::FortunesSorted
+                | ProbeCheck::FortunesEscaped
+        )
+    }
 }
 
 /// One request and what its response must be.
@@ -274,6 +311,25 @@ impl Contract {
                     format!("{:?}: sleep-concurrent needs a path ending in the milliseconds to sleep, such as \"/sleep/200\"", probe.path),
                 ));
             }
+            let counted = matches!(probe.check, ProbeCheck::DbRows | ProbeCheck::DbUpdates);
+            match probe.rows {
+                None if counted => {
+                    return Err((
+                        format!("probe[{}].rows", i + 1),
+                        "is missing: say how many rows the answer must hold (1 to 500)".into(),
+                    ))
+                }
+                Some(_) if !counted => {
+                    return Err((format!("probe[{}].rows", i + 1), "only db-rows and db-updates take rows".into()))
+                }
+                Some(n) if !(1..=500).contains(&n) => {
+                    return Err((
+                        format!("probe[{}].rows", i + 1),
+                        format!("{n} is outside 1..500, the contract's clamp"),
+                    ))
+                }
+                _ => {}
+            }
             if !ids.insert(probe.id()) {
                 return Err((
                     format!("probe[{}].id", i + 1),
@@ -326,6 +382,11 @@ impl Contract {
             }
         }
         Ok(())
+    }
+
+    /// True when a probe reads the database, so a check needs `--database`.
+    pub fn needs_database(&self) -> bool {
+        self.probes.iter().any(|p| p.check.needs_database())
     }
 
     /// The path of the first rule: the request that tells whether anything answers.

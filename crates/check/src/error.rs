@@ -17,4 +17,12 @@ pub enum CheckError {
     /// such as `connection refused`; the message asks whether the server runs.
     #[error("cannot connect to {url}: {reason} (is the server running?)")]
     Unreachable { url: String, reason: String },
+
+    /// The contract reads rows back from a database, and none was given.
+    #[error("contract {contract} checks the answers against the database: give its URL with --database postgres://user:password@host:port/database")]
+    NeedsDatabase { contract: String },
+
+    /// The database given with `--database` cannot be read.
+    #[error("--database {url}: {reason}")]
+    Database { url: String, reason: String },
 }

@@ -17,7 +17,10 @@
 mod builtin;
 mod client;
 mod contract;
+mod database;
+mod db_probes;
 mod error;
+mod fortunes;
 mod generate;
 mod headers;
 mod judge;
@@ -46,11 +49,14 @@ use target::Target;
 pub struct Options {
     /// Longest wait for one response, from connecting to its last byte.
     pub timeout: Duration,
+    /// The server's database (`postgres://…`), which the database rules
+    /// (contracts/db.toml) read the rows back from.
+    pub database: Option<String>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { timeout: Duration::from_secs(5) }
+        Options { timeout: Duration::from_secs(5), database: None }
     }
 }
 
@@ -71,6 +77,11 @@ pub fn check(base: &str, options: &Options) -> Result<Report, CheckError> {
 /// to the first request. Broken rules are results in the [`Report`].
 pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Result<Report, CheckError> {
     let target = Target::parse(base)?;
+    let mut database = match (&options.database, contract.needs_database()) {
+        (_, false) => None,
+        (None, true) => return Err(CheckError::NeedsDatabase { contract: contract.name.clone() }),
+        (Some(url), true) => Some(database::Database::connect(url, options.timeout)?),
+    };
     let mut client = Client::new(target.clone(), options.timeout);
     let mut log = Vec::new();
     let mut results = Vec::new();
@@ -99,6 +110,10 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
             ProbeCheck::DateTicks => probes::date_ticks(probe.id(), &mut client, &probe.path, &mut log),
             ProbeCheck::SleepConcurrent => {
                 probes::sleep_concurrent(probe.id(), &target, &probe.path, options.timeout, &mut log)
+            }
+            _ => {
+                let db = database.as_mut().expect("connected above for a contract with database checks");
+                db_probes::judge(probe, &mut client, db, &mut log)
             }
         });
     }

@@ -1,7 +1,9 @@
 //! The probe's sampling thread and its handle. The orchestrator starts one
 //! [`Probe`] per run, points it at the server's root pid, switches the load
 //! generator target as each load phase starts, marks the start of the measured
-//! phase, and gets a [`ProbeReport`] when the run ends.
+//! phase, and gets a [`ProbeReport`] when the run ends. With a database under
+//! the server (`[database]`), the database's process tree is a third series,
+//! so the server's CPU and the database's are told apart.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,6 +45,9 @@ pub struct ProbeReport {
     pub machine: MachineSummary,
     /// CPU the sampling thread itself used, in cores (its own cost).
     pub probe_cpu_cores: f64,
+    /// The database's process tree, when one was given ([`Probe::set_database`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<TreeSummary>,
 }
 
 struct Series {
@@ -96,6 +101,7 @@ impl Series {
 struct State {
     server: Option<Series>,
     loadgen: Option<Series>,
+    database: Option<Series>,
     /// Load-generator samples of earlier phases (its process changes per phase).
     loadgen_raw: Vec<RawSample>,
     machine: MachineReader,
@@ -121,6 +127,9 @@ impl State {
             series.sample(now, rescan, detail);
         }
         if let Some(series) = self.loadgen.as_mut() {
+            series.sample(now, rescan, detail);
+        }
+        if let Some(series) = self.database.as_mut() {
             series.sample(now, rescan, detail);
         }
         if !detail {
@@ -200,6 +209,7 @@ impl Probe {
         let mut state = State {
             server: Some(Series::attach(server_pid, now, true)),
             loadgen: None,
+            database: None,
             loadgen_raw: Vec::new(),
             machine: MachineReader::new(),
             machine_last: None,
@@ -227,6 +237,13 @@ impl Probe {
             state.loadgen_raw.extend(old.raw);
         }
         state.loadgen = Some(Series::attach(pid, Instant::now(), false));
+    }
+
+    /// Samples the tree rooted at `pid` (a database's postmaster) too, for the
+    /// rest of the run. Its backends come and go with connections; the
+    /// periodic rescan finds them.
+    pub fn set_database(&self, pid: i32) {
+        lock(&self.shared).database = Some(Series::attach(pid, Instant::now(), false));
     }
 
     /// Takes a sample now and makes it the start of the measured phase: later
@@ -271,7 +288,8 @@ impl Probe {
             loadgen.threads_table = threads_table(&series.tree, ticks);
         }
         let machine = summarize_machine(&state.machine_raw, t0);
-        ProbeReport { server, loadgen, machine, probe_cpu_cores: probe_ns as f64 / 1e9 / wall_s }
+        let database = state.database.as_ref().map(|series| summarize(&series.raw, t0, cores));
+        ProbeReport { server, loadgen, machine, probe_cpu_cores: probe_ns as f64 / 1e9 / wall_s, database }
     }
 
     fn stop_thread(&mut self) -> u64 {

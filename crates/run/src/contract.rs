@@ -22,9 +22,12 @@ pub enum Verdict {
     Interrupted,
 }
 
-pub fn check(exe: &Path, contract: &str, url: &str, interrupted: &dyn Fn() -> bool) -> Verdict {
+pub fn check(exe: &Path, contract: &str, url: &str, database: Option<&str>, interrupted: &dyn Fn() -> bool) -> Verdict {
     let mut cmd = Command::new(exe);
     cmd.args(["check", "--json", "--contract", contract, url]).env("NO_COLOR", "1");
+    if let Some(database) = database {
+        cmd.args(["--database", database]);
+    }
     match subprocess::run(cmd, "stampede check", CHECK_LIMIT, None, interrupted) {
         Ok(done) => match done.status.code() {
             Some(0) => Verdict::Honoured,

@@ -11,6 +11,9 @@
 
 pub mod agent;
 mod contract;
+pub mod database;
+mod database_cluster;
+mod database_seed;
 pub mod duration;
 mod environment;
 mod error;

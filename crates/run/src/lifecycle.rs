@@ -9,6 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::contract::{self, Verdict};
+use crate::database::Database;
 use crate::interrupt::interrupted;
 use crate::loadgen::{LoadError, LoadPhase};
 use crate::manifest::Manifest;
@@ -20,6 +21,10 @@ use crate::record::{rps_per_core, MachineRecord, RunRecord};
 use crate::remote_server::ServerHost;
 use crate::scenario::{Profile, Scenario};
 use crate::served::{pick_port, Failure, Launch, LocalServer, Served};
+use stampede_schema::database::DatabaseUsage;
+
+/// The built-in contract of the database endpoints, checked with a database.
+const DATABASE_CONTRACT: &str = "db";
 
 /// What every run of a scenario shares.
 pub struct RunContext<'a> {
@@ -36,6 +41,10 @@ pub struct RunContext<'a> {
     pub note: &'a dyn Fn(&str),
     /// `[hosts] server`: the server runs there, through `stampede agent`.
     pub server_host: Option<&'a ServerHost>,
+    /// The scenario's `[database]`, when it has one.
+    pub database: Option<&'a Database>,
+    /// Its connection settings, given to every app (empty without one).
+    pub database_env: &'a [(String, String)],
 }
 
 pub struct RunSpec<'a> {
@@ -76,6 +85,8 @@ fn start_server<'a>(
         grace: s.stop_grace,
         sample_interval: s.sample_interval,
         ready,
+        env: ctx.database_env,
+        database_pid: ctx.database.and_then(Database::local_pid),
     };
     match ctx.server_host {
         Some(host) => Ok(Box::new(host.start(&launch(s.port), s.start_timeout)?)),
@@ -157,9 +168,13 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         None => format!("http://127.0.0.1:{port}"),
     };
     let mut verdict = None;
-    if let (true, Some(claimed)) = (spec.check, claimed.as_deref()) {
+    // The claimed contract, then with a database its rules (contracts/db.toml),
+    // which read the rows back through the database.
+    let database_url = ctx.database.map(Database::url);
+    let contracts = [claimed.as_deref().map(|c| (c, None)), database_url.map(|url| (DATABASE_CONTRACT, Some(url)))];
+    for (contract, database) in contracts.into_iter().flatten().filter(|_| spec.check) {
         (ctx.phase)("checking the contract");
-        match contract::check(ctx.exe, claimed, &base_url, &interrupted) {
+        match contract::check(ctx.exe, contract, &base_url, database, &interrupted) {
             Verdict::Honoured => verdict = Some(Ok(())),
             Verdict::Broken(reason) => {
                 let mut outcome = end(record, Failure::Run(reason.clone()));
@@ -248,6 +263,18 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     record.loadgen = report.loadgen;
     record.machine = MachineRecord { summary: report.machine, probe_cpu_cores: report.probe_cpu_cores };
     let was_interrupted = matches!(load, Err(LoadError::Interrupted));
+    if let Some(db) = ctx.database {
+        let tree = report.database.as_ref();
+        let rps = load.as_ref().map_or(0.0, |doc| doc.rps);
+        let cores = tree.map(|t| t.cpu_cores_avg);
+        record.database = Some(DatabaseUsage {
+            database: db.describe(),
+            cpu_cores_avg: cores,
+            cpu_pct_max: tree.map(|t| t.cpu_pct_max),
+            rss_max_mib: tree.map(|t| t.rss_max_mib),
+            rps_per_core: DatabaseUsage::rps_per_core(rps, record.server.cpu_cores_avg, cores),
+        });
+    }
     match load {
         Ok(doc) => {
             record.rps_per_server_core = rps_per_core(doc.rps, record.server.cpu_cores_avg);

@@ -85,6 +85,10 @@ pub struct RunRecord {
     pub events: Vec<crate::events::EventRecord>,
     /// Clock anchors that put `t_s` on CLOCK_MONOTONIC.
     pub clock: crate::events::ClockRecord,
+    /// With a scenario's `[database]`: its CPU and requests per core of
+    /// server and database together (stampede-schema's `DatabaseUsage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<stampede_schema::database::DatabaseUsage>,
 }
 
 /// The machine's series, plus the probe's own cost.
@@ -128,6 +132,7 @@ impl RunRecord {
             hdr_log: None,
             events: Vec::new(),
             clock: Default::default(),
+            database: None,
         }
     }
 

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::database::{Database, DatabaseError};
 use crate::environment;
 use crate::error::ScenarioError;
 use crate::interrupt::{self, interrupted};
@@ -46,6 +47,8 @@ pub enum RunError {
     Results { dir: PathBuf, source: std::io::Error },
     #[error(transparent)]
     ServerHost(#[from] ServerHostError),
+    #[error("{0} (nothing was measured; the results folder is {1})")]
+    Database(DatabaseError, PathBuf),
 }
 
 struct App {
@@ -111,6 +114,27 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
     let results_dir = writer.dir.clone();
     let cores = server_host.as_ref().map_or_else(stampede_probe::machine_cores, |h| h.record.cores);
 
+    // The scenario's database lives as long as this function: dropping it
+    // (at the end, on an error's `?`, after Ctrl-C) stops a private cluster.
+    let database = match &scenario.database {
+        Some(spec) => {
+            eprintln!("stampede: starting and seeding the database");
+            match Database::open(spec, &logs, &interrupted) {
+                Ok(db) => Some(db),
+                Err(DatabaseError::Cluster(crate::database_cluster::ClusterError::Interrupted)) => {
+                    eprintln!("stampede: {} while the database started; nothing was measured", interrupt::reason());
+                    return Ok(RunSummary { results_path: writer.path.clone(), exit_code: interrupt::exit_code() });
+                }
+                Err(err) => return Err(RunError::Database(err, results_dir)),
+            }
+        }
+        None => None,
+    };
+    let database_env = match database.as_ref().map(Database::env).transpose() {
+        Ok(env) => env.unwrap_or_default(),
+        Err(err) => return Err(RunError::Database(err, results_dir)),
+    };
+
     let progress = Progress::new(total);
     let mut any_invalid = false;
     // Runs that ran to their end (an interrupted one is recorded, but is not one).
@@ -166,6 +190,8 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         results_dir: &results_dir,
                         note: &note,
                         server_host: server_host.as_ref(),
+                        database: database.as_ref(),
+                        database_env: &database_env,
                     };
                     if let Some(Err(reason)) = &contract {
                         let record = RunRecord::failed(

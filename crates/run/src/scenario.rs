@@ -65,6 +65,9 @@ pub struct Scenario {
     /// The scenario file's directory: profiles' files are relative to it.
     #[serde(skip)]
     pub dir: PathBuf,
+    /// A PostgreSQL database for the apps: a private cluster, or `url`'s (docs/database.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<crate::database::DatabaseSpec>,
 }
 
 /// One load profile: a name and a whole load spec (`stampede load`'s
@@ -331,6 +334,15 @@ impl Scenario {
         }
         if let Some(hosts) = &self.hosts {
             hosts.validate(self.pinning.loadgen.is_some(), self.cpu_profile)?;
+        }
+        if let Some(database) = &self.database {
+            database.validate().map_err(|reason| field("database.url", &reason))?;
+            if self.hosts.as_ref().is_some_and(|h| h.server.is_some()) {
+                return Err(field(
+                    "database",
+                    "not yet supported with [hosts] server: run the server here, or leave out [database]",
+                ));
+            }
         }
         Ok(())
     }

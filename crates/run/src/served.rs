@@ -113,6 +113,10 @@ pub struct Launch<'a> {
     pub sample_interval: Duration,
     /// When the server counts as started.
     pub ready: &'a ReadyCheck,
+    /// Extra environment (the database's connection settings).
+    pub env: &'a [(String, String)],
+    /// A local database's root process, sampled beside the server.
+    pub database_pid: Option<i32>,
 }
 
 /// A server on this machine with its probe.
@@ -130,10 +134,13 @@ impl LocalServer {
     /// Starts the server in its own process group and the probe on it.
     pub fn start(launch: &Launch) -> Result<LocalServer, String> {
         let app = launch.app;
-        let server = Server::spawn(app, launch.combo, launch.port, launch.cpus, launch.log, launch.grace)
+        let server = Server::spawn(app, launch.combo, launch.port, launch.cpus, launch.log, launch.grace, launch.env)
             .map_err(|e| format!("cannot start `{}`: {e}", app.run))?;
         let probe = Probe::start(ProbeConfig { interval: launch.sample_interval, ..Default::default() }, server.pid())
             .map_err(|e| format!("{} exited at once: {e}; output: {}", app.name, server.output_tail(TAIL_LINES)))?;
+        if let Some(pid) = launch.database_pid {
+            probe.set_database(pid);
+        }
         Ok(LocalServer {
             name: app.name.clone(),
             port: launch.port,

@@ -58,6 +58,7 @@ impl Server {
         cpus: Option<&str>,
         log_path: &Path,
         grace: Duration,
+        extra_env: &[(String, String)],
     ) -> io::Result<Server> {
         let log = File::create(log_path)?;
         let capture = app.events.as_ref().and_then(|settings| crate::events::Capture::new(settings, log_path));
@@ -72,6 +73,7 @@ impl Server {
             .current_dir(&app.dir)
             .env("PORT", port.to_string())
             .env_remove("THREADS")
+            .envs(extra_env.iter().map(|(k, v)| (k, v)))
             .envs(&env)
             .stdin(Stdio::null())
             .process_group(0);
@@ -245,7 +247,7 @@ mod tests {
         let log = std::env::temp_dir().join(format!("stampede-server-test-{}.log", std::process::id()));
         let app = manifest("sleep 30 & (trap '' TERM; echo started; sleep 30) & wait");
         let mut server =
-            Server::spawn(&app, &Combination::default(), 1, None, &log, Duration::from_millis(300)).unwrap();
+            Server::spawn(&app, &Combination::default(), 1, None, &log, Duration::from_millis(300), &[]).unwrap();
         let pgid = server.pid();
         // "started" is printed once the subshell ignores SIGTERM.
         let deadline = Instant::now() + Duration::from_secs(5);

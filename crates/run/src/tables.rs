@@ -51,6 +51,11 @@ pub fn run_tables(run: &RunRecord, runtime_version: &str, cores: usize) -> Strin
     for (k, v) in rows {
         app.add_row(vec![k.to_string(), v]);
     }
+    if let Some(db) = &run.database {
+        let or_dash = |x: Option<f64>| x.map_or_else(|| "-".to_string(), fig);
+        app.add_row(vec!["Database cores usage".to_string(), or_dash(db.cpu_cores_avg)]);
+        app.add_row(vec!["Database working set (MiB)".to_string(), or_dash(db.rss_max_mib)]);
+    }
     let mut load = table(["load", &format!("{} {}", run.profile, run.path)]);
     let row = LoadRow {
         load: run.load.as_ref(),
@@ -62,6 +67,9 @@ pub fn run_tables(run: &RunRecord, runtime_version: &str, cores: usize) -> Strin
         load.add_row(vec![figure.title.to_string(), figure.text]);
     }
     let contract = if run.contract == "none" { "none (not checked)".into() } else { run.contract.clone() };
+    if let Some(db) = &run.database {
+        load.add_row(vec!["RPS per core (server + database)".to_string(), fig(db.rps_per_core)]);
+    }
     load.add_row(vec!["Contract".to_string(), contract]);
     let valid = if run.valid { "yes".into() } else { format!("no: {}", run.invalid_reason.as_deref().unwrap_or("")) };
     load.add_row(vec!["Valid".to_string(), valid]);
@@ -95,17 +103,15 @@ pub fn summary_table(runs: &[RunRecord]) -> String {
             None => groups.push((key, vec![run])),
         }
     }
+    // With a database, its cores and requests per core of both come after the server's.
+    let with_db = runs.iter().any(|r| r.database.is_some());
+    let mut header = vec!["app", "knobs", "profile", "RPS (min–max)", "RPS / server core", "cores"];
+    if with_db {
+        header.extend(["db cores", "RPS / core (server + db)"]);
+    }
+    header.extend(["p99 ms (min–max)", "valid"]);
     let mut t = Table::new();
-    t.load_preset(ASCII_MARKDOWN).set_header(vec![
-        "app",
-        "knobs",
-        "profile",
-        "RPS (min–max)",
-        "RPS / server core",
-        "cores",
-        "p99 ms (min–max)",
-        "valid",
-    ]);
+    t.load_preset(ASCII_MARKDOWN).set_header(header);
     for ((app, knobs, profile), list) in groups {
         let valid: Vec<&&RunRecord> = list.iter().filter(|r| r.valid).collect();
         let loads: Vec<&LoadResult> = valid.iter().filter_map(|r| r.load.as_ref()).collect();
@@ -114,16 +120,22 @@ pub fn summary_table(runs: &[RunRecord]) -> String {
         let cores: Vec<f64> = valid.iter().map(|r| r.server.cpu_cores_avg).collect();
         let p99: Vec<f64> = loads.iter().map(|l| l.latency_us.p99 / 1000.0).collect();
         let dash = |v: &[f64]| if v.is_empty() { "-".to_string() } else { spread(v, fig) };
-        t.add_row(vec![
+        let mut row = vec![
             app,
             if knobs.is_empty() { "-".into() } else { knobs },
             profile,
             dash(&rps),
             dash(&per_core),
             dash(&cores),
-            dash(&p99),
-            format!("{}/{}", valid.len(), list.len()),
-        ]);
+        ];
+        if with_db {
+            let db = |r: &&&RunRecord| r.database.clone().unwrap_or_default();
+            let db_cores: Vec<f64> = valid.iter().filter_map(|r| db(r).cpu_cores_avg).collect();
+            let both: Vec<f64> = valid.iter().map(|r| db(r).rps_per_core).collect();
+            row.extend([dash(&db_cores), dash(&both)]);
+        }
+        row.extend([dash(&p99), format!("{}/{}", valid.len(), list.len())]);
+        t.add_row(row);
     }
     t.to_string()
 }
@@ -157,6 +169,24 @@ mod tests {
         assert!(table.contains("2,000 (1,000–3,000)"), "{table}");
         assert!(table.contains("4,000 (2,000–6,000)"), "{table}");
         assert!(table.contains("3/4"), "{table}");
+    }
+
+    #[test]
+    fn with_a_database_its_cores_and_requests_per_core_of_both_are_shown() {
+        let mut with_db = run(3000.0, true);
+        with_db.database = Some(stampede_schema::database::DatabaseUsage {
+            database: "private PostgreSQL".into(),
+            cpu_cores_avg: Some(0.25),
+            rss_max_mib: Some(40.0),
+            rps_per_core: 4000.0,
+            ..Default::default()
+        });
+        let table = summary_table(&[with_db.clone()]);
+        assert!(table.contains("RPS / core (server + db)") && table.contains("4,000"), "{table}");
+        assert!(table.contains("0.25"), "{table}");
+        let text = run_tables(&with_db, "go1.22", 2);
+        assert!(text.contains("Database cores usage") && text.contains("RPS per core (server + database)"), "{text}");
+        assert!(!summary_table(&[run(3000.0, true)]).contains("db cores"));
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! render (docs/results.md, "Reading older files").
 
 pub mod check;
+pub mod database;
 pub mod errors;
 pub mod histogram;
 pub mod hosts;

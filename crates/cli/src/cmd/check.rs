@@ -17,9 +17,11 @@ Examples:
   stampede check --contract my-api.toml http://127.0.0.1:8080
       Check your own API, described in a contract file (docs/contracts.md).
   stampede check --list-contracts
-      Show the built-in contracts: stampede, sequence, tfb.
+      Show the built-in contracts: stampede, sequence, tfb, db.
   stampede check --json http://127.0.0.1:9009 > check.json
       The same report as JSON (schema stampede.check/1, see docs/check.md).
+  stampede check --contract db --database postgres://benchmarkdbuser:benchmarkdbpass@127.0.0.1:5432/hello_world http://127.0.0.1:9009
+      Check /db, /queries, /updates and /fortunes against the rows in that database.
   stampede check --timeout 30s http://10.0.0.2:8080
       Allow up to 30 s per response (a slow machine, a JIT still warming).
 
@@ -47,6 +49,10 @@ pub struct Args {
     /// Longest wait for one response, from connect to last byte (e.g. 5s, 500ms)
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_timeout)]
     pub timeout: Duration,
+
+    /// The server's PostgreSQL database, which the db contract's rules read back (postgres://user:password@host:port/db)
+    #[arg(long, value_name = "URL")]
+    pub database: Option<String>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
@@ -55,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let contract = stampede_check::resolve(&args.contract)?;
-    let options = stampede_check::Options { timeout: args.timeout };
+    let options = stampede_check::Options { timeout: args.timeout, database: args.database };
     let url = args.url.as_deref().unwrap_or_default();
     let report = stampede_check::check_contract(url, &contract, &options)?;
     let text = if args.json {

@@ -119,6 +119,8 @@ fn run_server(serve: &Serve, commands: &mpsc::Receiver<Command>, gone: &AtomicBo
         grace: Duration::from_millis(serve.stop_grace_ms),
         sample_interval: Duration::from_millis(serve.sample_interval_ms),
         ready: &serve.ready,
+        env: &[],
+        database_pid: None,
     };
     let mut server = match LocalServer::start(&launch) {
         Ok(s) => s,

@@ -1,0 +1,91 @@
+//! Reading a `/fortunes` page back into rows. The page is the contract's
+//! fixed table (apps/CONTRACT.md): one `<tr><td>{id}</td><td>{message}</td></tr>`
+//! per fortune, whitespace between tags allowed. Only that shape needs
+//! reading, so this scans for the cells instead of building a DOM: the raw
+//! text of each cell is kept, so that the escaping rule sees exactly what a
+//! browser would have parsed as markup, and the other rules see it decoded
+//! (html-escape's entity table, which knows `&#34;` and `&quot;` alike).
+
+/// The message TechEmpower's test adds at request time (id 0).
+pub const ADDED: &str = "Additional fortune added at request time.";
+
+/// One table row: its first two cells as they are on the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawRow {
+    pub id: String,
+    pub message: String,
+}
+
+impl RawRow {
+    /// The id as a number and the message with its entities decoded.
+    pub fn decoded(&self) -> Result<(i32, String), String> {
+        let id = self.id.trim().parse().map_err(|_| format!("id cell {:?} is not a number", self.id))?;
+        Ok((id, html_escape::decode_html_entities(&self.message).into_owned()))
+    }
+}
+
+/// The rows of the page with `<td>` cells (the header row has `<th>`).
+pub fn rows(page: &str) -> Vec<RawRow> {
+    // ASCII lower-casing keeps every byte offset, so positions found in
+    // `lower` index `page` too.
+    let lower = page.to_ascii_lowercase();
+    let mut rows = Vec::new();
+    let starts: Vec<usize> = lower.match_indices("<tr").map(|(i, _)| i).collect();
+    for (n, &start) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(page.len());
+        let cells = cells(&page[start..end], &lower[start..end]);
+        if cells.len() >= 2 {
+            rows.push(RawRow { id: cells[0].to_string(), message: cells[1].to_string() });
+        }
+    }
+    rows
+}
+
+/// The contents of each `<td …>…</td>` in one row.
+fn cells<'a>(row: &'a str, lower: &str) -> Vec<&'a str> {
+    let mut cells = Vec::new();
+    let mut at = 0;
+    while let Some(open) = lower[at..].find("<td").map(|i| at + i) {
+        let Some(body) = lower[open..].find('>').map(|i| open + i + 1) else { break };
+        let close = lower[body..].find("</td").map(|i| body + i).unwrap_or(row.len());
+        cells.push(&row[body..close]);
+        at = close;
+        if at >= row.len() {
+            break;
+        }
+    }
+    cells
+}
+
+/// Why a raw message is not safely escaped: a character HTML gives meaning
+/// to, left as it is.
+pub fn unescaped(raw: &str) -> Option<char> {
+    raw.chars().find(|c| matches!(c, '<' | '>' | '"' | '\''))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: &str = "<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>\n<tr><th>id</th><th>message</th></tr>\n<tr><td>11</td><td>&lt;script&gt;alert(&#34;x&#34;);&lt;/script&gt;</td></tr>\n  <TR><td>12</td><td>フレームワークのベンチマーク</td></TR></table></body></html>";
+
+    #[test]
+    fn rows_are_read_raw_and_decoded() {
+        let rows = rows(PAGE);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].message, "&lt;script&gt;alert(&#34;x&#34;);&lt;/script&gt;");
+        assert_eq!(rows[0].decoded().unwrap(), (11, "<script>alert(\"x\");</script>".to_string()));
+        assert_eq!(rows[1].decoded().unwrap(), (12, "フレームワークのベンチマーク".to_string()));
+        assert_eq!(unescaped(&rows[0].message), None);
+    }
+
+    #[test]
+    fn markup_left_in_a_message_is_seen() {
+        let page = "<table><tr><td>11</td><td><script>alert(\"x\");</script></td></tr></table>";
+        let rows = rows(page);
+        assert_eq!(rows[0].message, "<script>alert(\"x\");</script>");
+        assert_eq!(unescaped(&rows[0].message), Some('<'));
+        assert_eq!(unescaped("it&#39;s"), None);
+        assert_eq!(unescaped("it's"), Some('\''));
+    }
+}

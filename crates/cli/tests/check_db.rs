@@ -1,0 +1,91 @@
+//! `stampede check --contract db --database URL`: the database rules pass
+//! against a server that does the four endpoints right (the in-test one, and
+//! the Go app when Go is installed) and fail, by name, against servers that
+//! break one rule each: a fortune not escaped, fortunes out of order, an
+//! update not written, N not clamped, a number the row does not hold.
+
+mod support_db;
+
+use std::process::Command;
+
+use support_db::{cluster, serve, Fault};
+
+fn check(base: &str, database: &str) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_stampede"))
+        .args(["check", "--contract", "db", "--database", database, base])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// The ids of the rules reported as FAIL.
+fn failed(report: &str) -> Vec<String> {
+    report
+        .lines()
+        .filter_map(|l| l.strip_prefix("FAIL"))
+        .filter_map(|l| l.split_whitespace().next())
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn each_database_rule_fails_against_the_server_that_breaks_it() {
+    let (db, logs) = cluster("rules");
+    let url = db.url().to_string();
+    let (code, report) = check(&serve(&url, Fault::None), &url);
+    assert_eq!(code, 0, "a right server fails:\n{report}");
+    let cases = [
+        (Fault::NoEscape, vec!["fortunes-escaped"]),
+        (Fault::Unsorted, vec!["fortunes-sorted"]),
+        (Fault::NoPersist, vec!["updates-20", "updates-clamp-0", "updates-clamp-501", "updates-not-a-number"]),
+        (Fault::NoClamp, vec!["queries-clamp-0", "queries-clamp-501", "updates-clamp-0", "updates-clamp-501"]),
+        (Fault::WrongNumber, vec!["db-row"]),
+    ];
+    for (fault, rules) in cases {
+        let (code, report) = check(&serve(&url, fault), &url);
+        assert_eq!(code, 1, "{fault:?}:\n{report}");
+        assert_eq!(failed(&report), rules, "{fault:?}:\n{report}");
+    }
+    drop(db);
+    let _ = std::fs::remove_dir_all(logs);
+}
+
+#[test]
+fn the_db_contract_without_a_database_says_to_give_one() {
+    let out = Command::new(env!("CARGO_BIN_EXE_stampede"))
+        .args(["check", "--contract", "db", "http://127.0.0.1:9"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--database postgres://"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn the_go_app_passes_the_database_rules() {
+    if Command::new("go").arg("version").output().is_err() {
+        eprintln!("go is not installed: skipped");
+        return;
+    }
+    let (db, logs) = cluster("go");
+    let app = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../apps/go");
+    let binary = logs.join("go-server");
+    let built = Command::new("go").args(["build", "-o"]).arg(&binary).arg(".").current_dir(&app).status().unwrap();
+    assert!(built.success());
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut server = Command::new(&binary).env("PORT", port.to_string()).env("DATABASE_URL", db.url()).spawn().unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (code, report) = check(&base, db.url());
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(code, 0, "{report}");
+    drop(db);
+    let _ = std::fs::remove_dir_all(logs);
+}

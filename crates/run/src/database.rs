@@ -1,0 +1,184 @@
+//! The database a scenario's apps talk to (issue 18, apps/CONTRACT.md's
+//! database endpoints). A scenario with a `[database]` section gets one for
+//! the whole of `stampede run`: by default a private PostgreSQL cluster that
+//! Stampede creates, seeds and stops itself (database_cluster.rs,
+//! database_seed.rs); with `url = "postgres://…"` the user's own server,
+//! used as it is (seeded only with `seed = true`). Either way every app is
+//! started with the same connection settings in its environment
+//! (`DATABASE_URL` and the libpq `PG*` variables), `stampede check` is given
+//! the URL so its database rules can read the rows back, and the probe
+//! samples a local cluster's process tree beside the server's.
+
+use std::path::Path;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::database_cluster::{Cluster, ClusterError};
+use crate::database_seed::{self, SeedError};
+
+/// The scenario's `[database]` section.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseSpec {
+    /// The user's own server (`postgres://user:password@host:port/db`);
+    /// absent: a private cluster started by `stampede run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// With `url`: (re)create and fill TechEmpower's `world` and `fortune`
+    /// tables there before the apps start. The private cluster is always seeded.
+    #[serde(default)]
+    pub seed: bool,
+}
+
+impl DatabaseSpec {
+    /// Checks the URL can be parsed, naming the field when it cannot.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(url) = &self.url {
+            postgres::Config::from_str(url).map_err(|e| {
+                format!("{url:?} is not a PostgreSQL URL ({e}): write postgres://user:password@host:port/database")
+            })?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DatabaseError {
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    #[error(transparent)]
+    Seed(#[from] SeedError),
+    #[error("database.url: {0}")]
+    Url(String),
+}
+
+/// The database of a running scenario. A private cluster is stopped (and its
+/// files removed) when this is dropped, so every way out of `stampede run`
+/// (the end, an error, Ctrl-C) takes it down.
+pub struct Database {
+    url: String,
+    cluster: Option<Cluster>,
+}
+
+impl Database {
+    /// Starts (or reaches) and seeds the database `spec` describes. The
+    /// cluster's log goes to `logs/database.log`.
+    pub fn open(spec: &DatabaseSpec, logs: &Path, interrupted: &dyn Fn() -> bool) -> Result<Database, DatabaseError> {
+        match &spec.url {
+            Some(url) => {
+                if spec.seed {
+                    database_seed::seed(url)?;
+                } else {
+                    database_seed::reachable(url)?;
+                }
+                Ok(Database { url: url.clone(), cluster: None })
+            }
+            None => {
+                let cluster = Cluster::start(&logs.join("database.log"), interrupted)?;
+                let admin = cluster.url("postgres");
+                database_seed::create_database(&admin, database_seed::DATABASE)?;
+                let url = cluster.url(database_seed::DATABASE);
+                database_seed::seed(&url)?;
+                Ok(Database { url, cluster: Some(cluster) })
+            }
+        }
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The private cluster's postmaster, for the probe (none for a user's server).
+    pub fn local_pid(&self) -> Option<i32> {
+        self.cluster.as_ref().map(Cluster::pid)
+    }
+
+    /// What results.json says about the database (no password).
+    pub fn describe(&self) -> String {
+        let hidden = hide_password(&self.url);
+        match &self.cluster {
+            Some(c) => format!("private PostgreSQL {} cluster at {hidden}", c.version()),
+            None => format!("the scenario's server at {hidden}"),
+        }
+    }
+
+    /// The environment every app gets: `DATABASE_URL` and libpq's variables.
+    pub fn env(&self) -> Result<Vec<(String, String)>, DatabaseError> {
+        env_for(&self.url)
+    }
+}
+
+/// `DATABASE_URL` and `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`,
+/// `PGDATABASE` for `url` (apps/CONTRACT.md, "Database").
+pub fn env_for(url: &str) -> Result<Vec<(String, String)>, DatabaseError> {
+    let config = postgres::Config::from_str(url).map_err(|e| DatabaseError::Url(format!("{url:?}: {e}")))?;
+    let mut env = vec![("DATABASE_URL".to_string(), url.to_string())];
+    if let Some(postgres::config::Host::Tcp(host)) = config.get_hosts().first() {
+        env.push(("PGHOST".into(), host.clone()));
+    }
+    if let Some(port) = config.get_ports().first() {
+        env.push(("PGPORT".into(), port.to_string()));
+    }
+    if let Some(user) = config.get_user() {
+        env.push(("PGUSER".into(), user.to_string()));
+    }
+    if let Some(password) = config.get_password() {
+        env.push(("PGPASSWORD".into(), String::from_utf8_lossy(password).into_owned()));
+    }
+    if let Some(db) = config.get_dbname() {
+        env.push(("PGDATABASE".into(), db.to_string()));
+    }
+    Ok(env)
+}
+
+/// `postgres://user:secret@host/db` → `postgres://user:***@host/db`.
+pub(crate) fn hide_password(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_environment_follows_the_url() {
+        let env = env_for("postgres://benchmarkdbuser:benchmarkdbpass@127.0.0.1:5499/hello_world").unwrap();
+        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("PGHOST"), Some("127.0.0.1"));
+        assert_eq!(get("PGPORT"), Some("5499"));
+        assert_eq!(get("PGUSER"), Some("benchmarkdbuser"));
+        assert_eq!(get("PGPASSWORD"), Some("benchmarkdbpass"));
+        assert_eq!(get("PGDATABASE"), Some("hello_world"));
+        assert_eq!(get("DATABASE_URL"), Some("postgres://benchmarkdbuser:benchmarkdbpass@127.0.0.1:5499/hello_world"));
+    }
+
+    #[test]
+    fn a_bad_url_is_named_and_passwords_are_hidden() {
+        let spec = DatabaseSpec { url: Some("mysql:/nope".into()), seed: false };
+        assert!(spec.validate().unwrap_err().contains("mysql:/nope"));
+        assert_eq!(hide_password("postgres://u:secret@h:1/d"), "postgres://u:***@h:1/d");
+        assert_eq!(hide_password("postgres://h/d"), "postgres://h/d");
+    }
+
+    #[test]
+    fn a_scenario_names_its_bad_database_url_and_takes_an_empty_section() {
+        let text = "apps = [\"go\"]\n[[profiles]]\npath = \"/db\"\n[database]\n";
+        let path = Path::new("db.toml");
+        let scenario = crate::Scenario::parse(text, path, &[]).unwrap();
+        assert_eq!(scenario.database, Some(DatabaseSpec::default()));
+        let err = crate::Scenario::parse(text, path, &["database.url=\"http://x\"".into()]).unwrap_err().to_string();
+        assert!(err.contains("db.toml") && err.contains("database.url") && err.contains("postgres://"), "{err}");
+        let err = crate::Scenario::parse(text, path, &["database.seeds=true".into()]).unwrap_err().to_string();
+        assert!(err.contains("seeds"), "{err}");
+    }
+}
