@@ -16,8 +16,6 @@
 //! concurrent GC phase, a saturated or run-queue-bound sample) by as long as
 //! it overlapped the request.
 
-use serde::Serialize;
-
 use crate::event::{Cause, Event};
 
 /// A slow request as the load generator logged it, on CLOCK_MONOTONIC
@@ -102,41 +100,32 @@ pub fn attribute<'a>(requests: &[Request], events: &'a [Event], margins: Margins
         .collect()
 }
 
-/// Shares of a set of slow requests, as fractions of their number.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Shares {
-    pub gc: f64,
-    pub pause: f64,
-    pub runqueue: f64,
-    pub cpu_saturation: f64,
-    pub unexplained: f64,
+/// Shares of a set of slow requests (declared once with the document).
+pub use stampede_schema::explain::Shares;
+
+/// Each request counted once, under its first cause: the shares add up to 1.
+pub fn primary_shares(attributed: &[Attributed<'_>]) -> Shares {
+    count_shares(attributed, |a, cause| a.cause == Some(cause))
 }
 
-impl Shares {
-    /// Each request counted once, under its first cause: the shares add up to 1.
-    pub fn primary(attributed: &[Attributed<'_>]) -> Shares {
-        Shares::count(attributed, |a, cause| a.cause == Some(cause))
-    }
+/// Each request counted under every cause it met: the shares can add up
+/// to more than 1, and say how often each cause was present at all.
+pub fn any_shares(attributed: &[Attributed<'_>]) -> Shares {
+    count_shares(attributed, |a, cause| a.events.iter().any(|e| e.kind.cause() == cause))
+}
 
-    /// Each request counted under every cause it met: the shares can add up
-    /// to more than 1, and say how often each cause was present at all.
-    pub fn any(attributed: &[Attributed<'_>]) -> Shares {
-        Shares::count(attributed, |a, cause| a.events.iter().any(|e| e.kind.cause() == cause))
+fn count_shares(attributed: &[Attributed<'_>], has: impl Fn(&Attributed<'_>, Cause) -> bool) -> Shares {
+    let n = attributed.len();
+    if n == 0 {
+        return Shares::default();
     }
-
-    fn count(attributed: &[Attributed<'_>], has: impl Fn(&Attributed<'_>, Cause) -> bool) -> Shares {
-        let n = attributed.len();
-        if n == 0 {
-            return Shares::default();
-        }
-        let share = |cause| attributed.iter().filter(|a| has(a, cause)).count() as f64 / n as f64;
-        Shares {
-            gc: share(Cause::Gc),
-            pause: share(Cause::Pause),
-            runqueue: share(Cause::Runqueue),
-            cpu_saturation: share(Cause::CpuSaturation),
-            unexplained: attributed.iter().filter(|a| a.cause.is_none()).count() as f64 / n as f64,
-        }
+    let share = |cause| attributed.iter().filter(|a| has(a, cause)).count() as f64 / n as f64;
+    Shares {
+        gc: share(Cause::Gc),
+        pause: share(Cause::Pause),
+        runqueue: share(Cause::Runqueue),
+        cpu_saturation: share(Cause::CpuSaturation),
+        unexplained: attributed.iter().filter(|a| a.cause.is_none()).count() as f64 / n as f64,
     }
 }
 
@@ -170,7 +159,7 @@ pub fn chance(requests: &[Request], events: &[Event], margins: Margins, span: (u
                 }
             })
             .collect();
-        let s = Shares::primary(&attribute(&moved, events, margins));
+        let s = primary_shares(&attribute(&moved, events, margins));
         total.gc += s.gc;
         total.pause += s.pause;
         total.runqueue += s.runqueue;
@@ -235,12 +224,12 @@ mod tests {
         let attributed = attribute(&requests, &events, Margins::default());
         let causes: Vec<_> = attributed.iter().map(|a| a.cause).collect();
         assert_eq!(causes, [Some(Cause::Gc), Some(Cause::Runqueue), Some(Cause::CpuSaturation), None]);
-        let primary = Shares::primary(&attributed);
+        let primary = primary_shares(&attributed);
         assert_eq!(
             (primary.gc, primary.runqueue, primary.cpu_saturation, primary.unexplained),
             (0.25, 0.25, 0.25, 0.25)
         );
-        assert_eq!(Shares::any(&attributed).cpu_saturation, 0.75);
+        assert_eq!(any_shares(&attributed).cpu_saturation, 0.75);
     }
 
     #[test]

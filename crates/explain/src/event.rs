@@ -5,81 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// What happened on the server side.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    /// A garbage-collector pause, or a GC phase that takes the mutator's CPU.
-    Gc,
-    /// A JVM safepoint that is not a collection (deoptimisation, biased-lock
-    /// revocation, cleanup): the application threads were stopped all the same.
-    Safepoint,
-    /// The process was stopped by something else (SIGSTOP in the validation tests).
-    Pause,
-    /// The server's process tree used all the CPU it was allowed.
-    CpuSaturation,
-    /// The server's threads waited for a CPU far more than usual.
-    Runqueue,
-}
-
-impl Kind {
-    pub fn parse(text: &str) -> Option<Kind> {
-        Some(match text {
-            "gc" => Kind::Gc,
-            "safepoint" => Kind::Safepoint,
-            "pause" => Kind::Pause,
-            "cpu_saturation" => Kind::CpuSaturation,
-            "runqueue" => Kind::Runqueue,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Gc => "gc",
-            Kind::Safepoint => "safepoint",
-            Kind::Pause => "pause",
-            Kind::CpuSaturation => "cpu_saturation",
-            Kind::Runqueue => "runqueue",
-        }
-    }
-
-    /// The cause a slow request is attributed to when it meets this event.
-    /// GC and safepoint pauses both stop the runtime and share the `gc` cause.
-    pub fn cause(self) -> Cause {
-        match self {
-            Kind::Gc | Kind::Safepoint => Cause::Gc,
-            Kind::Pause => Cause::Pause,
-            Kind::CpuSaturation => Cause::CpuSaturation,
-            Kind::Runqueue => Cause::Runqueue,
-        }
-    }
-}
-
-/// The causes slow requests are attributed to, in order of precedence: when a
-/// request meets several, the first in this order is its cause (a runtime
-/// pause is the most specific evidence, CPU saturation the least).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Cause {
-    Gc,
-    Pause,
-    Runqueue,
-    CpuSaturation,
-}
-
-impl Cause {
-    pub const ALL: [Cause; 4] = [Cause::Gc, Cause::Pause, Cause::Runqueue, Cause::CpuSaturation];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Cause::Gc => "gc",
-            Cause::Pause => "pause",
-            Cause::Runqueue => "runqueue",
-            Cause::CpuSaturation => "cpu_saturation",
-        }
-    }
-}
+/// The event kinds and causes, declared once with the `stampede.explain/1`
+/// document in stampede-schema.
+pub use stampede_schema::explain::{Cause, Kind};
 
 /// One server-side event on CLOCK_MONOTONIC.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

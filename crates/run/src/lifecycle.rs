@@ -88,7 +88,7 @@ fn start_server<'a>(
 
 pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     let s = ctx.scenario;
-    let mut record = RunRecord::failed(
+    let mut record = crate::record::failed(
         &spec.app.name,
         &spec.combo.knobs,
         spec.profile,
@@ -282,7 +282,7 @@ mod tests {
     #[test]
     fn socket_errors_and_saturation_invalidate() {
         let profile: Profile = toml::from_str("path = \"/json\"").unwrap();
-        let mut r = RunRecord::failed("go", &Default::default(), &profile, 1, 0.0, String::new());
+        let mut r = crate::record::failed("go", &Default::default(), &profile, 1, 0.0, String::new());
         r.valid = true;
         r.invalid_reason = None;
         judge(&mut r, &fake_load(1000.0, 0), None);
@@ -291,7 +291,7 @@ mod tests {
         let mut doc = fake_load(1000.0, 4);
         doc.errors.status = 0;
         doc.loadgen.cpu_cores = 0.99;
-        let mut r = RunRecord::failed("go", &Default::default(), &profile, 1, 0.0, String::new());
+        let mut r = crate::record::failed("go", &Default::default(), &profile, 1, 0.0, String::new());
         r.valid = true;
         r.invalid_reason = None;
         judge(&mut r, &doc, Some("0"));

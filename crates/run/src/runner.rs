@@ -15,7 +15,7 @@ use crate::matrix::{self, Combination};
 use crate::prepare::{prepare, PrepareError};
 use crate::profiling;
 use crate::progress::Progress;
-use crate::record::{ResultsDoc, RunRecord, Skipped, SCHEMA};
+use crate::record::{ResultsDoc, Skipped, SCHEMA};
 use crate::remote_server::{ServerHost, ServerHostError};
 use crate::results::ResultsWriter;
 use crate::scenario::Scenario;
@@ -99,7 +99,7 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
     let mut environment = environment::collect(&scenario, &repo_hint, &options.tool_version);
     environment.server_host = server_host.as_ref().map(|h| h.record.clone());
     let doc = ResultsDoc {
-        schema: SCHEMA,
+        schema: SCHEMA.to_owned(),
         environment,
         scenario: serde_json::to_value(&scenario).unwrap_or(serde_json::Value::Null),
         runs: Vec::new(),
@@ -168,7 +168,7 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         server_host: server_host.as_ref(),
                     };
                     if let Some(Err(reason)) = &contract {
-                        let record = RunRecord::failed(
+                        let record = crate::record::failed(
                             name,
                             &combo.knobs,
                             profile,

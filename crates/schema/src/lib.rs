@@ -13,13 +13,17 @@
 //! render (docs/results.md, "Reading older files").
 
 pub mod check;
+pub mod document;
 pub mod errors;
+pub mod explain;
 pub mod histogram;
 pub mod hosts;
 mod lenient;
 pub mod load;
 pub mod mix;
+pub mod process;
 pub mod profile;
+pub mod run;
 
 pub use errors::{ErrorCategory, Errors};
 pub use load::LoadResult;

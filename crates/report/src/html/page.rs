@@ -8,11 +8,10 @@ use std::fmt::Write;
 
 use super::escape::esc;
 use super::svg::colour;
-use super::tables::{self, Cell};
+use super::tables;
 use super::{efficiency, spectrum, timeline};
-use crate::format::{count, num};
 use crate::schema::{Results, Run};
-use crate::summary::{group, summarize, ConfigKey};
+use crate::summary::{self, group, summarize, ConfigKey};
 
 const CSS: &str = include_str!("../../assets/report.css");
 const GUARD_JS: &str = include_str!("../../assets/guard.js");
@@ -40,15 +39,15 @@ pub fn render(results: &Results) -> String {
         esc(scenario_name)
     );
     let mut sub = vec![format!("scenario {scenario_name}")];
-    if let Some(started) = env.started_unix_s {
-        sub.push(format!("started {}", tables::utc(started)));
+    if env.started_unix_s > 0 {
+        sub.push(format!("started {}", tables::utc(env.started_unix_s as f64)));
     }
-    sub.push(format!("stampede {}", env.tool_version.as_deref().unwrap_or("?")));
+    sub.push(format!("stampede {}", if env.tool_version.is_empty() { "?" } else { &env.tool_version }));
     if let Some(commit) = &env.git_commit {
         sub.push(format!("commit {commit}"));
     }
-    if let Some(cpu) = &env.cpu_model {
-        sub.push(cpu.clone());
+    if !env.cpu_model.is_empty() {
+        sub.push(env.cpu_model.clone());
     }
     let _ = write!(
         out,
@@ -69,14 +68,13 @@ pub fn render(results: &Results) -> String {
     out.push_str(r#"<section id="latency"><h2>Latency by percentile</h2><p class="note">HdrHistogram percentile spectrum: x is 1/(1 − percentile) on a log scale, so each step to the right is ten times rarer. One line per run; dotted lines are invalid runs.</p>"#);
     let mut profiles: Vec<String> = Vec::new();
     for run in &results.runs {
-        let profile = run.profile.clone().unwrap_or_default();
+        let profile = run.profile.clone();
         if !profiles.contains(&profile) {
             profiles.push(profile);
         }
     }
     for (i, profile) in profiles.iter().enumerate() {
-        let runs: Vec<&Run> =
-            results.runs.iter().filter(|r| r.profile.clone().unwrap_or_default() == *profile).collect();
+        let runs: Vec<&Run> = results.runs.iter().filter(|r| r.profile == *profile).collect();
         if profiles.len() > 1 {
             let _ = write!(out, "<h3>Profile {}</h3>", esc(profile));
         }
@@ -138,53 +136,13 @@ fn summary_section(out: &mut String, results: &Results) {
                 out,
                 "<li>{} iteration {}: {}</li>",
                 esc(&ConfigKey::of(run).label()),
-                run.iteration.unwrap_or(0),
+                run.iteration,
                 esc(reason)
             );
         }
         out.push_str("</ul></div>");
     }
-    let headers = [
-        "app",
-        "knobs",
-        "profile",
-        "valid runs",
-        "RPS",
-        "RPS per core",
-        "p50 (ms)",
-        "p99 (ms)",
-        "server cores",
-        "RSS (MiB)",
-        "loadgen cores",
-        stampede_schema::ErrorCategory::BadResponses.title(),
-        stampede_schema::ErrorCategory::SocketErrors.title(),
-    ];
-    let rows: Vec<(String, Vec<Cell>)> = summarize(results)
-        .into_iter()
-        .map(|row| {
-            let class = if row.valid_runs == 0 { "invalid" } else { "" };
-            let knobs = row.key().knobs_label();
-            (
-                class.to_owned(),
-                vec![
-                    Cell::Text(row.app),
-                    Cell::Text(knobs),
-                    Cell::Text(row.profile),
-                    Cell::Num(format!("{}/{}", row.valid_runs, row.runs)),
-                    Cell::Num(num(row.rps)),
-                    Cell::Num(num(row.rps_per_core)),
-                    Cell::Num(num(row.p50_ms)),
-                    Cell::Num(num(row.p99_ms)),
-                    Cell::Num(num(row.server_cpu_cores)),
-                    Cell::Num(num(row.server_rss_max_mib)),
-                    Cell::Num(num(row.loadgen_cpu_cores)),
-                    Cell::Num(count(Some(row.bad_responses))),
-                    Cell::Num(count(Some(row.socket_errors))),
-                ],
-            )
-        })
-        .collect();
-    tables::table(out, "summary", &headers, &rows);
+    tables::model(out, "summary", &summary::table(&summarize(results)));
     out.push_str(r#"<p class="note">Medians over valid iterations.</p></section>"#);
     out.push('\n');
 }
@@ -216,11 +174,11 @@ fn run_section(out: &mut String, run: &Run, index: usize) {
         out.push_str("<h3>Events</h3><ul>");
         for event in markers {
             let mut line = format!("{:.2} s · {}", event.t_s, event.kind);
-            if let Some(label) = &event.label {
-                line.push_str(&format!(" · {label}"));
+            if !event.label.is_empty() {
+                line.push_str(&format!(" · {}", event.label));
             }
-            if let Some(ms) = event.duration_ms {
-                line.push_str(&format!(" · {ms} ms"));
+            if event.duration_ms > 0.0 {
+                line.push_str(&format!(" · {} ms", event.duration_ms));
             }
             let _ = write!(out, "<li>{}</li>", esc(&line));
         }
@@ -261,7 +219,7 @@ mod tests {
                       "events": [{"t_s": 0.1, "kind": evil, "label": evil}]}]
         })
         .to_string();
-        let results = Results::from_json(&text).unwrap();
+        let results = crate::schema::parse(&text).unwrap();
         let html = render(&results);
         assert!(!html.contains("<script>alert"), "unescaped value in report");
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
