@@ -14,6 +14,7 @@ pub mod schema;
 pub mod stats;
 pub mod summary;
 pub mod table;
+pub mod targets;
 
 use std::path::Path;
 

@@ -14,6 +14,7 @@ use comfy_table::{CellAlignment, Table};
 use crate::record::RunRecord;
 use stampede_report::crank::{application_figures, load_figures, Figure};
 use stampede_report::summary::{summarize_runs, table as summary_model};
+use stampede_report::targets;
 
 fn two_columns(header: [&str; 2], figures: Vec<Figure>) -> Table {
     let mut t = Table::new();
@@ -37,7 +38,11 @@ pub fn run_tables(run: &RunRecord, runtime_version: &str, cores: usize) -> Strin
     load.add_row(vec!["Contract".to_string(), contract]);
     let valid = if run.valid { "yes".into() } else { format!("no: {}", run.invalid_reason.as_deref().unwrap_or("")) };
     load.add_row(vec!["Valid".to_string(), valid]);
-    format!("{app}\n\n{load}\n")
+    let mut text = format!("{app}\n\n{load}\n");
+    if targets::has_mix(run) {
+        text.push_str(&format!("\n{}\n", terminal(&targets::table([run], false))));
+    }
+    text
 }
 
 pub fn label(knobs: &BTreeMap<String, String>) -> String {
@@ -46,7 +51,11 @@ pub fn label(knobs: &BTreeMap<String, String>) -> String {
 
 /// One row per app × knobs × profile; medians over the valid iterations.
 pub fn summary_table(runs: &[RunRecord]) -> String {
-    let model = summary_model(&summarize_runs(runs));
+    terminal(&summary_model(&summarize_runs(runs)))
+}
+
+/// A table of the report's model for a terminal, numbers right-aligned.
+fn terminal(model: &stampede_report::table::Table) -> String {
     let mut t = Table::new();
     t.load_preset(ASCII_MARKDOWN).set_header(model.columns.iter().map(|c| c.title.clone()));
     for row in &model.rows {

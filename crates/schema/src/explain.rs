@@ -188,7 +188,8 @@ mod tests {
             assert_eq!(serde_json::to_string(&kind).unwrap(), format!("\"{}\"", kind.name()));
         }
         assert_eq!(Kind::Safepoint.cause(), Cause::Gc, "a safepoint stops the runtime like a GC pause");
-        let met: Met = serde_json::from_str(r#"{"kind":"runqueue","label":"x","offset_ms":1.5,"duration_ms":2}"#).unwrap();
+        let met: Met =
+            serde_json::from_str(r#"{"kind":"runqueue","label":"x","offset_ms":1.5,"duration_ms":2}"#).unwrap();
         assert_eq!(met.kind.cause(), Cause::Runqueue);
     }
 }

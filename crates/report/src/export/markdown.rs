@@ -1,5 +1,6 @@
 //! The summary as a Markdown table, for pasting into an issue or a pull
-//! request: the columns and texts of [`crate::summary::table`]. Cells are escaped so a `|` or a newline in an app name or a
+//! request: the columns and texts of [`crate::summary::table`], and per
+//! target for runs with a request mix ([`crate::targets`]). Cells are escaped so a `|` or a newline in an app name or a
 //! reason cannot break the table.
 
 use std::fmt::Write;
@@ -8,6 +9,8 @@ use super::Exporter;
 use crate::error::ReportError;
 use crate::schema::Results;
 use crate::summary::{summarize, table};
+use crate::table::Table;
+use crate::targets::{self, has_mix};
 
 pub struct MarkdownExporter;
 
@@ -31,6 +34,18 @@ fn cell(text: &str) -> String {
     out
 }
 
+/// Writes a table of the one model, every cell escaped.
+fn write_table(out: &mut String, model: &Table) {
+    let titles: Vec<String> = model.columns.iter().map(|c| cell(&c.title)).collect();
+    let _ = writeln!(out, "| {} |", titles.join(" | "));
+    let rules: Vec<&str> = model.columns.iter().map(|c| if c.numeric { "--:" } else { "---" }).collect();
+    let _ = writeln!(out, "|{}|", rules.join("|"));
+    for row in &model.rows {
+        let cells: Vec<String> = row.cells.iter().map(|c| cell(&c.text)).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+}
+
 impl Exporter for MarkdownExporter {
     fn export(&self, results: &Results) -> Result<Vec<u8>, ReportError> {
         let mut out = String::new();
@@ -41,14 +56,10 @@ impl Exporter for MarkdownExporter {
         let cpu = or(&env.cpu_model, "unknown CPU");
         let _ = writeln!(out, "stampede {} (commit {}) on {}\n", cell(&version), cell(commit), cell(&cpu));
         let rows = summarize(results);
-        let model = table(&rows);
-        let titles: Vec<String> = model.columns.iter().map(|c| cell(&c.title)).collect();
-        let _ = writeln!(out, "| {} |", titles.join(" | "));
-        let rules: Vec<&str> = model.columns.iter().map(|c| if c.numeric { "--:" } else { "---" }).collect();
-        let _ = writeln!(out, "|{}|", rules.join("|"));
-        for row in &model.rows {
-            let cells: Vec<String> = row.cells.iter().map(|c| cell(&c.text)).collect();
-            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        write_table(&mut out, &table(&rows));
+        if results.runs.iter().any(has_mix) {
+            out.push_str("\nPer target (runs with several targets):\n\n");
+            write_table(&mut out, &targets::table(&results.runs, true));
         }
         let invalid: Vec<_> = rows.iter().flat_map(|row| row.invalid_reasons.iter().map(move |r| (row, r))).collect();
         if !invalid.is_empty() {
@@ -81,5 +92,19 @@ mod tests {
         let out = String::from_utf8(MarkdownExporter.export(&results).unwrap()).unwrap();
         assert!(out.contains("| a\\|&lt;b&gt; | - | p | 1 | 1 | 10 |"), "{out}");
         assert!(out.contains("- c: iteration 0: x y"), "{out}");
+    }
+
+    #[test]
+    fn targets_get_their_own_escaped_table_only_when_a_run_has_several() {
+        let results = crate::targets::tests::mixed_results();
+        let out = String::from_utf8(MarkdownExporter.export(&results).unwrap()).unwrap();
+        assert!(out.contains("Per target"), "{out}");
+        assert!(out.contains("| GET /api/fib/{1..100} | 3 | 300 | 1 | 2 |"), "{out}");
+        assert!(out.contains("GET /&lt;script&gt;alert(1)&lt;/script&gt;"), "{out}");
+        assert!(!out.contains("<script>"), "{out}");
+        let plain =
+            crate::schema::parse(r#"{"schema":"stampede.run/1","runs":[{"app":"go","load":{"rps":1.0}}]}"#).unwrap();
+        let out = String::from_utf8(MarkdownExporter.export(&plain).unwrap()).unwrap();
+        assert!(!out.contains("Per target"), "{out}");
     }
 }

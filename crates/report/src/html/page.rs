@@ -12,6 +12,7 @@ use super::tables;
 use super::{efficiency, spectrum, timeline};
 use crate::schema::{Results, Run};
 use crate::summary::{self, group, summarize, ConfigKey};
+use crate::targets;
 
 const CSS: &str = include_str!("../../assets/report.css");
 const GUARD_JS: &str = include_str!("../../assets/guard.js");
@@ -25,6 +26,7 @@ pub fn render(results: &Results) -> String {
     let env = &results.environment;
     let scenario_name = results.scenario.get("name").and_then(|n| n.as_str()).unwrap_or("results");
 
+    let mixed = results.runs.iter().any(targets::has_mix);
     let mut out = String::with_capacity(256 * 1024);
     let _ = write!(
         out,
@@ -52,11 +54,12 @@ pub fn render(results: &Results) -> String {
     let _ = write!(
         out,
         r##"<header><h1>Stampede report</h1><p class="sub">{}</p>
-<nav><a href="#summary">Summary</a><a href="#efficiency">Efficiency</a><a href="#latency">Latency</a><a href="#timelines">Timelines</a>{}<a href="#application">Application</a><a href="#load">Load</a><a href="#environment">Environment</a></nav>
+<nav><a href="#summary">Summary</a><a href="#efficiency">Efficiency</a><a href="#latency">Latency</a><a href="#timelines">Timelines</a>{}<a href="#application">Application</a><a href="#load">Load</a>{}<a href="#environment">Environment</a></nav>
 <div id="js-errors" class="js-errors" hidden></div></header><main>
 "##,
         esc(&sub.join(" · ")),
-        if super::explain::present(results) { r##"<a href="#explain">Explain</a>"## } else { "" }
+        if super::explain::present(results) { r##"<a href="#explain">Explain</a>"## } else { "" },
+        if mixed { r##"<a href="#targets">Targets</a>"## } else { "" }
     );
 
     summary_section(&mut out, results);
@@ -96,6 +99,10 @@ pub fn render(results: &Results) -> String {
     tables::application(&mut out, results);
     out.push_str(r#"</section><section id="load"><h2>Load</h2>"#);
     tables::load(&mut out, results);
+    if mixed {
+        out.push_str(r#"</section><section id="targets"><h2>Targets</h2><p class="note">Runs with a request mix: what each target got.</p>"#);
+        tables::model(&mut out, "runs", &targets::table(&results.runs, true));
+    }
     out.push_str(r#"</section><section id="environment"><h2>Environment</h2>"#);
     tables::environment(&mut out, results);
     if !results.scenario.is_null() {
@@ -214,7 +221,10 @@ mod tests {
                       "invalid_reason": evil,
                       "load": {"rps": 1.0, "status_codes": {evil: 1},
                                "latency_spectrum": [{"percentile": 50.0, "us": 100.0}],
-                               "timeline": [{"t_s": 0, "requests": 1, "errors": 0}]},
+                               "timeline": [{"t_s": 0, "requests": 1, "errors": 0}],
+                               "targets": [{"name": evil, "weight": 1, "requests": 1, "errors": {}, "latency_us": {}},
+                                           {"name": format!("GET /{evil}"), "weight": 1, "requests": 1,
+                                            "errors": {}, "latency_us": {}}]},
                       "server": {"threads_table": [{"tid": 1, "name": evil}]},
                       "events": [{"t_s": 0.1, "kind": evil, "label": evil}]}]
         })
@@ -225,5 +235,17 @@ mod tests {
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         // Only our own two script elements.
         assert_eq!(html.matches("<script>").count(), 2);
+    }
+
+    #[test]
+    fn a_mixed_run_gets_a_targets_section_and_a_plain_one_does_not() {
+        let html = render(&crate::targets::tests::mixed_results());
+        assert!(html.contains(r#"<section id="targets">"#) && html.contains(r##"href="#targets""##));
+        assert!(html.contains("GET /api/fib/{1..100}"));
+        assert!(html.contains("GET /&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert_eq!(html.matches("<script>").count(), 2, "only our own scripts");
+        let plain =
+            crate::schema::parse(r#"{"schema":"stampede.run/1","runs":[{"app":"go","load":{"rps":1.0}}]}"#).unwrap();
+        assert!(!render(&plain).contains(r#"<section id="targets">"#));
     }
 }
