@@ -178,12 +178,15 @@ pub struct SummaryRow {
     pub runs: usize,
     pub valid_runs: usize,
     pub rps: Option<f64>,
-    /// The lowest and highest requests/s of the valid iterations.
+    /// The lowest and highest requests/s of the valid iterations (shown in
+    /// the tables, not part of `stampede.summary/1`).
+    #[serde(skip)]
     pub rps_range: Option<(f64, f64)>,
     pub rps_per_core: Option<f64>,
     pub p50_ms: Option<f64>,
     pub p99_ms: Option<f64>,
-    /// The lowest and highest p99 of the valid iterations.
+    /// The lowest and highest p99 of the valid iterations (tables only).
+    #[serde(skip)]
     pub p99_ms_range: Option<(f64, f64)>,
     pub server_cpu_cores: Option<f64>,
     pub server_rss_max_mib: Option<f64>,
