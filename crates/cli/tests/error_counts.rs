@@ -25,6 +25,13 @@ fn count(cell: &str) -> u64 {
     digits.parse().unwrap_or_else(|_| panic!("not a count: {cell:?}"))
 }
 
+/// `stampede report FILE --format FORMAT -o -`, which must succeed.
+fn report(file: &std::path::Path, format: &str) -> String {
+    let out = stampede().args(["report", file.to_str().unwrap(), "--format", format, "-o", "-"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "report --format {format}: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
 /// The cells of a `| a | b |` table line.
 fn cells(line: &str) -> Vec<String> {
     let inner = line.trim().trim_start_matches('|').trim_end_matches('|');
@@ -125,12 +132,7 @@ warmup = "0s"
 
     let results =
         s.out().join(std::fs::read_dir(s.out()).unwrap().next().unwrap().unwrap().file_name()).join("results.json");
-    let report = |format: &str| {
-        let out =
-            stampede().args(["report", results.to_str().unwrap(), "--format", format, "-o", "-"]).output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "report --format {format}: {}", text(&out.stderr));
-        text(&out.stdout)
-    };
+    let report = |format: &str| report(&results, format);
 
     // The Markdown export.
     let md = report("md");
@@ -206,12 +208,7 @@ fn per_target_errors_read_the_same_in_the_load_document_markdown_and_html() {
     assert_eq!(per_target.iter().map(|p| p.0).sum::<u64>(), socket, "targets add up to the socket errors");
     assert_eq!(per_target.iter().map(|p| p.1).sum::<u64>(), bad, "targets add up to the bad responses");
 
-    let report = |format: &str| {
-        let out =
-            stampede().args(["report", load_path.to_str().unwrap(), "--format", format, "-o", "-"]).output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "report --format {format}: {}", text(&out.stderr));
-        text(&out.stdout)
-    };
+    let report = |format: &str| report(&load_path, format);
     let md = report("md");
     assert_eq!(count(&markdown_column(&md, SOCKET)), socket, "{md}");
     let per_target_md = &md[md.find("Per target").unwrap_or_else(|| panic!("no per-target table in\n{md}"))..];

@@ -15,7 +15,7 @@ pub const MAX_DOCUMENT_BYTES: u64 = 512 * 1024 * 1024;
 /// Either document a results file may hold.
 #[derive(Debug, Clone)]
 pub enum Document {
-    Run(ResultsDoc),
+    Run(Box<ResultsDoc>),
     Load(Box<LoadResult>),
 }
 
@@ -23,7 +23,7 @@ impl Document {
     /// The document as results: a load document becomes one run.
     pub fn into_results(self) -> ResultsDoc {
         match self {
-            Document::Run(doc) => doc,
+            Document::Run(doc) => *doc,
             Document::Load(load) => ResultsDoc::from_load(*load),
         }
     }
@@ -61,7 +61,7 @@ pub fn parse(text: &str) -> Result<Document, DocumentError> {
         None => "(no schema field)".to_owned(),
     };
     match found.as_str() {
-        run::SCHEMA => Ok(Document::Run(typed(value)?)),
+        run::SCHEMA => Ok(Document::Run(Box::new(typed(value)?))),
         load::SCHEMA => Ok(Document::Load(Box::new(typed(value)?))),
         _ => Err(DocumentError::Schema { found }),
     }
