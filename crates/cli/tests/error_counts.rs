@@ -9,7 +9,11 @@
 
 mod support_run;
 
-use support_run::{assert_nothing_left, stampede, text, Scratch};
+use std::net::TcpStream;
+use std::process::{Child, Command};
+use std::time::Duration;
+
+use support_run::{assert_nothing_left, stampede, text, wait_for, Scratch};
 
 /// The names every view prints, as docs/results.md documents them.
 const SOCKET: &str = "Socket errors";
@@ -21,6 +25,13 @@ fn count(cell: &str) -> u64 {
     digits.parse().unwrap_or_else(|_| panic!("not a count: {cell:?}"))
 }
 
+/// `stampede report FILE --format FORMAT -o -`, which must succeed.
+fn report(file: &std::path::Path, format: &str) -> String {
+    let out = stampede().args(["report", file.to_str().unwrap(), "--format", format, "-o", "-"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "report --format {format}: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
 /// The cells of a `| a | b |` table line.
 fn cells(line: &str) -> Vec<String> {
     let inner = line.trim().trim_start_matches('|').trim_end_matches('|');
@@ -29,10 +40,19 @@ fn cells(line: &str) -> Vec<String> {
 
 /// In a Markdown table, the value of column `name` in the first data row.
 fn markdown_column(table: &str, name: &str) -> String {
-    let lines: Vec<&str> = table.lines().filter(|l| l.trim_start().starts_with('|')).collect();
+    markdown_rows(table, name).remove(0)
+}
+
+/// In the first Markdown table of `text`, column `name` of every data row.
+fn markdown_rows(text: &str, name: &str) -> Vec<String> {
+    let lines: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with('|'))
+        .take_while(|l| l.trim_start().starts_with('|'))
+        .collect();
     let header = cells(lines[0]);
     let at = header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name:?} in {header:?}"));
-    cells(lines[2])[at].clone()
+    lines[2..].iter().map(|l| cells(l)[at].clone()).collect()
 }
 
 /// The text between `<tag…>` and `</tag>` of every `tag` element in `html`.
@@ -52,16 +72,15 @@ fn elements<'a>(html: &'a str, tag: &str) -> Vec<&'a str> {
 
 /// In every HTML table with a column `name`, that column of the first row.
 fn html_columns(html: &str, name: &str) -> Vec<String> {
-    elements(html, "table")
-        .into_iter()
-        .filter_map(|table| {
-            let headers = elements(table, "th");
-            let at = headers.iter().position(|h| *h == name)?;
-            let body = elements(table, "tbody").into_iter().next()?;
-            let row = elements(body, "tr").into_iter().next()?;
-            Some(elements(row, "td").get(at)?.to_string())
-        })
-        .collect()
+    elements(html, "table").into_iter().filter_map(|table| html_rows(table, name).into_iter().next()).collect()
+}
+
+/// In one HTML table, column `name` of every row.
+fn html_rows(table: &str, name: &str) -> Vec<String> {
+    let headers = elements(table, "th");
+    let Some(at) = headers.iter().position(|h| *h == name) else { return Vec::new() };
+    let Some(body) = elements(table, "tbody").into_iter().next() else { return Vec::new() };
+    elements(body, "tr").into_iter().filter_map(|row| Some(elements(row, "td").get(at)?.to_string())).collect()
 }
 
 #[test]
@@ -106,15 +125,14 @@ warmup = "0s"
         count(&cells(line.unwrap_or_else(|| panic!("no {name:?} row in\n{stdout}")))[1])
     };
     assert_eq!((row(SOCKET), row(BAD)), (socket, bad), "terminal table\n{stdout}");
+    // The terminal summary at the end, under the same column names.
+    let summary = &stdout[stdout.rfind("| app").unwrap_or_else(|| panic!("no summary in\n{stdout}"))..];
+    assert_eq!(count(&markdown_column(summary, SOCKET)), socket, "terminal summary\n{summary}");
+    assert_eq!(count(&markdown_column(summary, BAD)), bad, "terminal summary\n{summary}");
 
     let results =
         s.out().join(std::fs::read_dir(s.out()).unwrap().next().unwrap().unwrap().file_name()).join("results.json");
-    let report = |format: &str| {
-        let out =
-            stampede().args(["report", results.to_str().unwrap(), "--format", format, "-o", "-"]).output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "report --format {format}: {}", text(&out.stderr));
-        text(&out.stdout)
-    };
+    let report = |format: &str| report(&results, format);
 
     // The Markdown export.
     let md = report("md");
@@ -143,4 +161,68 @@ warmup = "0s"
     for cell in &bad_cells {
         assert_eq!(count(cell), bad, "HTML bad responses {bad_cells:?}");
     }
+}
+
+/// The contract server on a free port with a fault, stopped on drop.
+struct Flaky(Child);
+
+impl Flaky {
+    fn start(env: &[(&str, &str)]) -> (Flaky, u16) {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support_run/contract_server.py");
+        let child = Command::new("python3").arg(server).env("PORT", port.to_string()).envs(env.iter().copied()).spawn();
+        let flaky = Flaky(child.expect("python3 runs"));
+        let up = wait_for(Duration::from_secs(10), || TcpStream::connect(("127.0.0.1", port)).is_ok());
+        assert!(up, "the contract server did not listen on {port}");
+        (flaky, port)
+    }
+}
+
+impl Drop for Flaky {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn per_target_errors_read_the_same_in_the_load_document_markdown_and_html() {
+    let (_server, port) = Flaky::start(&[("MALFORMED_EVERY", "7"), ("BAD_STATUS_EVERY", "5")]);
+    let s = Scratch::new("errtargets");
+    let urls = [format!("http://127.0.0.1:{port}/plaintext"), format!("http://127.0.0.1:{port}/json")];
+    let out = stampede().args(["load", "--json", "-n", "600", "-c", "2"]).args(&urls).output().unwrap();
+    assert!(out.status.code().is_some(), "stampede load ended by a signal");
+    let load_path = s.dir.join("load.json");
+    std::fs::write(&load_path, &out.stdout).unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out.stderr)));
+    let targets = doc["targets"].as_array().unwrap_or_else(|| panic!("no targets: {doc}"));
+    assert_eq!(targets.len(), 2, "{doc}");
+    let sums = |t: &serde_json::Value| {
+        let n = |k: &str| t["errors"][k].as_u64().unwrap_or(0);
+        (n("connect") + n("read") + n("write") + n("timeout") + n("parse") + n("tls"), n("status"))
+    };
+    let per_target: Vec<(u64, u64)> = targets.iter().map(sums).collect();
+    let (socket, bad) = sums(&doc);
+    assert!(socket > 0 && bad > 0, "the faults were counted: {}", doc["errors"]);
+    assert_eq!(per_target.iter().map(|p| p.0).sum::<u64>(), socket, "targets add up to the socket errors");
+    assert_eq!(per_target.iter().map(|p| p.1).sum::<u64>(), bad, "targets add up to the bad responses");
+
+    let report = |format: &str| report(&load_path, format);
+    let md = report("md");
+    assert_eq!(count(&markdown_column(&md, SOCKET)), socket, "{md}");
+    let per_target_md = &md[md.find("Per target").unwrap_or_else(|| panic!("no per-target table in\n{md}"))..];
+    let md_counts: Vec<(u64, u64)> = markdown_rows(per_target_md, SOCKET)
+        .iter()
+        .zip(markdown_rows(per_target_md, BAD))
+        .map(|(s, b)| (count(s), count(&b)))
+        .collect();
+    assert_eq!(md_counts, per_target, "{md}");
+
+    let html = report("html");
+    let section = &html[html.find(r#"<section id="targets">"#).unwrap_or_else(|| panic!("no targets section"))..];
+    let table = elements(section, "table").into_iter().next().unwrap();
+    let html_counts: Vec<(u64, u64)> =
+        html_rows(table, SOCKET).iter().zip(html_rows(table, BAD)).map(|(s, b)| (count(s), count(&b))).collect();
+    assert_eq!(html_counts, per_target, "HTML targets table");
 }

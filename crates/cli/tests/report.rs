@@ -88,8 +88,8 @@ fn markdown_csv_and_json_summaries() {
     let md = run(&["report", &input, "--format", "md"]);
     assert_eq!(md.status.code(), Some(0), "{}", stderr(&md));
     let md = stdout(&md);
-    assert!(md.contains("| app | knobs | profile | valid | req/s |"), "{md}");
-    assert!(md.contains("| go | threads=1 | steady | 3/3 | 2,000 |"), "{md}");
+    assert!(md.contains("| app | knobs | profile | runs | valid runs | requests/s (min–max) |"), "{md}");
+    assert!(md.contains("| go | threads=1 | steady | 3 | 3 | 2,000 (1,000–3,000) |"), "{md}");
 
     let csv_path = dir.join("summary.csv");
     let csv = run(&["report", &input, "--format", "csv", "-o", csv_path.to_str().unwrap()]);

@@ -16,8 +16,6 @@
 //! concurrent GC phase, a saturated or run-queue-bound sample) by as long as
 //! it overlapped the request.
 
-use serde::Serialize;
-
 use crate::event::{Cause, Event};
 
 /// A slow request as the load generator logged it, on CLOCK_MONOTONIC
@@ -102,62 +100,35 @@ pub fn attribute<'a>(requests: &[Request], events: &'a [Event], margins: Margins
         .collect()
 }
 
-/// Shares of a set of slow requests, as fractions of their number.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Shares {
-    pub gc: f64,
-    pub pause: f64,
-    pub runqueue: f64,
-    pub cpu_saturation: f64,
-    /// A burst of futex waits in the server (microstates' LCK).
-    pub lock: f64,
-    /// A burst of read/write waits in the server (microstates' IO).
-    pub blocked_io: f64,
-    /// The load generator's own lateness in sending.
-    pub send_delay: f64,
-    pub unexplained: f64,
+/// Shares of a set of slow requests (declared once with the document).
+pub use stampede_schema::explain::Shares;
+
+/// Each request counted once, under its first cause: the shares add up to 1.
+pub fn primary_shares(attributed: &[Attributed<'_>]) -> Shares {
+    count_shares(attributed, |a, cause| a.cause == Some(cause))
 }
 
-impl Shares {
-    /// Each request counted once, under its first cause: the shares add up to 1.
-    pub fn primary(attributed: &[Attributed<'_>]) -> Shares {
-        Shares::count(attributed, |a, cause| a.cause == Some(cause))
-    }
+/// Each request counted under every cause it met: the shares can add up
+/// to more than 1, and say how often each cause was present at all.
+pub fn any_shares(attributed: &[Attributed<'_>]) -> Shares {
+    count_shares(attributed, |a, cause| a.events.iter().any(|e| e.kind.cause() == cause))
+}
 
-    /// Each request counted under every cause it met: the shares can add up
-    /// to more than 1, and say how often each cause was present at all.
-    pub fn any(attributed: &[Attributed<'_>]) -> Shares {
-        Shares::count(attributed, |a, cause| a.events.iter().any(|e| e.kind.cause() == cause))
+fn count_shares(attributed: &[Attributed<'_>], has: impl Fn(&Attributed<'_>, Cause) -> bool) -> Shares {
+    let n = attributed.len();
+    if n == 0 {
+        return Shares::default();
     }
-
-    fn count(attributed: &[Attributed<'_>], has: impl Fn(&Attributed<'_>, Cause) -> bool) -> Shares {
-        let n = attributed.len();
-        if n == 0 {
-            return Shares::default();
-        }
-        let share = |cause| attributed.iter().filter(|a| has(a, cause)).count() as f64 / n as f64;
-        Shares {
-            gc: share(Cause::Gc),
-            pause: share(Cause::Pause),
-            runqueue: share(Cause::Runqueue),
-            cpu_saturation: share(Cause::CpuSaturation),
-            lock: share(Cause::Lock),
-            blocked_io: share(Cause::BlockedIo),
-            send_delay: share(Cause::SendDelay),
-            unexplained: attributed.iter().filter(|a| a.cause.is_none()).count() as f64 / n as f64,
-        }
-    }
-
-    /// Every share of `self` plus `other`'s times `weight`.
-    fn add_scaled(&mut self, other: &Shares, weight: f64) {
-        self.gc += other.gc * weight;
-        self.pause += other.pause * weight;
-        self.runqueue += other.runqueue * weight;
-        self.cpu_saturation += other.cpu_saturation * weight;
-        self.lock += other.lock * weight;
-        self.blocked_io += other.blocked_io * weight;
-        self.send_delay += other.send_delay * weight;
-        self.unexplained += other.unexplained * weight;
+    let share = |cause| attributed.iter().filter(|a| has(a, cause)).count() as f64 / n as f64;
+    Shares {
+        gc: share(Cause::Gc),
+        pause: share(Cause::Pause),
+        runqueue: share(Cause::Runqueue),
+        cpu_saturation: share(Cause::CpuSaturation),
+        lock: share(Cause::Lock),
+        blocked_io: share(Cause::BlockedIo),
+        send_delay: share(Cause::SendDelay),
+        unexplained: attributed.iter().filter(|a| a.cause.is_none()).count() as f64 / n as f64,
     }
 }
 
@@ -191,9 +162,27 @@ pub fn chance(requests: &[Request], events: &[Event], margins: Margins, span: (u
                 }
             })
             .collect();
-        total.add_scaled(&Shares::primary(&attribute(&moved, events, margins)), 1.0 / PLACES as f64);
+        let s = primary_shares(&attribute(&moved, events, margins));
+        total.gc += s.gc;
+        total.pause += s.pause;
+        total.runqueue += s.runqueue;
+        total.cpu_saturation += s.cpu_saturation;
+        total.lock += s.lock;
+        total.blocked_io += s.blocked_io;
+        total.send_delay += s.send_delay;
+        total.unexplained += s.unexplained;
     }
-    total
+    let n = PLACES as f64;
+    Shares {
+        gc: total.gc / n,
+        pause: total.pause / n,
+        runqueue: total.runqueue / n,
+        cpu_saturation: total.cpu_saturation / n,
+        lock: total.lock / n,
+        blocked_io: total.blocked_io / n,
+        send_delay: total.send_delay / n,
+        unexplained: total.unexplained / n,
+    }
 }
 
 #[cfg(test)]
@@ -244,12 +233,12 @@ mod tests {
         let attributed = attribute(&requests, &events, Margins::default());
         let causes: Vec<_> = attributed.iter().map(|a| a.cause).collect();
         assert_eq!(causes, [Some(Cause::Gc), Some(Cause::Runqueue), Some(Cause::CpuSaturation), None]);
-        let primary = Shares::primary(&attributed);
+        let primary = primary_shares(&attributed);
         assert_eq!(
             (primary.gc, primary.runqueue, primary.cpu_saturation, primary.unexplained),
             (0.25, 0.25, 0.25, 0.25)
         );
-        assert_eq!(Shares::any(&attributed).cpu_saturation, 0.75);
+        assert_eq!(any_shares(&attributed).cpu_saturation, 0.75);
     }
 
     #[test]

@@ -5,14 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
-use crate::attribution::{attribute, chance, Attributed, Margins, Request, Shares};
-use crate::event::{Cause, Event, Kind};
-use crate::latency::{self, WithWithout};
+use crate::attribution::{any_shares, attribute, chance, primary_shares, Attributed, Margins, Request};
+use crate::event::{Cause, Event};
+use crate::latency;
 use stampede_schema::LoadResult;
-
-pub const SCHEMA: &str = "stampede.explain/1";
 
 /// Everything needed to explain one run.
 #[derive(Debug, Clone, Default)]
@@ -30,63 +26,8 @@ pub struct Source {
     pub notes: Vec<String>,
 }
 
-/// Slow requests above one threshold.
-#[derive(Debug, Clone, Serialize)]
-pub struct Tier {
-    pub threshold_us: f64,
-    /// Logged requests above the threshold: the ones attributed.
-    pub slow_requests: usize,
-    /// Requests above the threshold by the histogram (≈ requests × (1 − q)).
-    pub expected: u64,
-    /// Each request under its first cause; adds up to 1.
-    pub share: Shares,
-    /// How often each cause was present at all; may add up to more than 1.
-    pub present: Shares,
-    /// The shares the same requests get when moved to random times: the level
-    /// a share must clearly exceed to be evidence.
-    pub chance: Shares,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Met {
-    pub kind: Kind,
-    pub label: String,
-    /// Event start relative to the request's intended send time.
-    pub offset_ms: f64,
-    pub duration_ms: f64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Slowest {
-    pub latency_us: f64,
-    pub intended_mono_ns: u64,
-    pub cause: Option<Cause>,
-    pub events: Vec<Met>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Explanation {
-    pub app: String,
-    pub knobs: BTreeMap<String, String>,
-    pub profile: Option<String>,
-    pub path: Option<String>,
-    pub iteration: Option<u64>,
-    pub requests: u64,
-    /// p99 of the run: requests slower than this are the slow requests.
-    pub slow_threshold_us: f64,
-    pub slow_requests: usize,
-    pub share: Shares,
-    pub present: Shares,
-    pub chance: Shares,
-    pub p999: Tier,
-    pub latency: Option<WithWithout>,
-    pub slowest: Vec<Slowest>,
-    /// Events known for the run, by kind.
-    pub events: BTreeMap<&'static str, usize>,
-    pub clock: Vec<String>,
-    /// Caveats: an incomplete slow log, missing events, …
-    pub notes: Vec<String>,
-}
+/// The document's types, declared once in stampede-schema.
+pub use stampede_schema::explain::{Explanation, Met, Slowest, Tier, SCHEMA};
 
 struct Context<'a> {
     events: &'a [Event],
@@ -102,8 +43,8 @@ fn tier(attributed: &[Attributed<'_>], threshold_us: f64, expected: u64, cx: &Co
         threshold_us,
         slow_requests: above.len(),
         expected,
-        share: Shares::primary(&above),
-        present: Shares::any(&above),
+        share: primary_shares(&above),
+        present: any_shares(&above),
         chance: chance(&requests, cx.events, cx.margins, cx.span),
     }
 }
@@ -160,7 +101,7 @@ pub fn explain(source: &Source, margins: Margins) -> Explanation {
 
     let mut events = BTreeMap::new();
     for e in &source.events {
-        *events.entry(e.kind.name()).or_insert(0) += 1;
+        *events.entry(e.kind.name().to_owned()).or_insert(0) += 1;
     }
     Explanation {
         app: source.app.clone(),

@@ -7,23 +7,9 @@
 //! reaches below it (`exact`).
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Figures {
-    pub p50_us: f64,
-    pub p99_us: f64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct WithWithout {
-    pub all: Figures,
-    pub without_pauses: Figures,
-    /// Requests taken out.
-    pub removed: u64,
-    /// The slow log reached below the p99 without pauses.
-    pub exact: bool,
-}
+/// The figures, declared once with the `stampede.explain/1` document.
+pub use stampede_schema::explain::{Figures, WithWithout};
 
 /// Decodes the histogram of a load document (stampede-schema's one decoder);
 /// `None` when the document has none or it cannot be read.

@@ -3,19 +3,13 @@
 
 use std::fmt::Write;
 
-use serde::Serialize;
-
 use crate::attribution::Shares;
 use crate::explanation::{Explanation, SCHEMA};
-
-#[derive(Serialize)]
-struct Document<'a> {
-    schema: &'static str,
-    runs: &'a [Explanation],
-}
+use stampede_schema::explain::ExplainDoc;
 
 pub fn json(runs: &[Explanation]) -> String {
-    let mut text = serde_json::to_string_pretty(&Document { schema: SCHEMA, runs }).unwrap_or_default();
+    let doc = ExplainDoc { schema: SCHEMA.to_owned(), runs: runs.to_vec() };
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     text.push('\n');
     text
 }

@@ -5,8 +5,9 @@
 
 use crate::events::Parsed;
 use crate::explanation::Source;
-use crate::input::{ResultsDoc, RunDoc};
+use crate::input;
 use crate::{blocked, windows};
+use stampede_schema::run::{ResultsDoc, RunRecord};
 use stampede_schema::LoadResult;
 
 /// One source per run that has a measured load phase.
@@ -15,43 +16,44 @@ pub fn from_results(doc: &ResultsDoc) -> Vec<Source> {
 }
 
 /// The source of one run of `doc`, or `None` when it has no measured load.
-pub fn from_run(doc: &ResultsDoc, run: &RunDoc) -> Option<Source> {
+pub fn from_run(doc: &ResultsDoc, run: &RunRecord) -> Option<Source> {
     let load = run.load.clone()?;
-    let mut events = run.runtime_events();
+    let mut events = input::runtime_events(run);
     let mut clock = Vec::new();
     if !events.is_empty() {
         clock.push("runtime events as stored by stampede run".to_string());
     }
-    match (run.clock.measured_start_mono_ns, doc.server_cores(run), &run.server) {
-        (Some(t0), Some(cores), Some(server)) if !server.samples.is_empty() => {
-            events.extend(windows::events(&server.samples, t0, cores));
+    let samples = &run.server.samples;
+    match (run.clock.measured_start_mono_ns, input::server_cores(doc)) {
+        (Some(t0), Some(cores)) if !samples.is_empty() => {
+            events.extend(windows::events(samples, t0, cores));
             clock.push(format!(
                 "probe samples placed from the measured phase's start (CLOCK_MONOTONIC {t0} ns), {cores} server cores"
             ));
         }
-        (None, _, Some(server)) if !server.samples.is_empty() => {
+        (None, _) if !samples.is_empty() => {
             clock.push("probe samples left out: the run has no clock.measured_start_mono_ns anchor".to_string());
         }
         _ => {}
     }
-    let micro = run.server.as_ref().and_then(|s| s.microstates.as_ref()).filter(|m| !m.samples.is_empty());
+    let micro = run.server.microstates.as_ref().filter(|m| !m.samples.is_empty());
     if let (Some(t0), Some(m)) = (run.clock.measured_start_mono_ns, micro) {
         events.extend(blocked::events(&m.samples, t0));
         clock.push("thread microstates placed from the measured phase's start".to_string());
     }
     events.extend(blocked::send_delays(&load.slow_requests));
     let notes = match (run.valid, &run.invalid_reason) {
-        (Some(false), Some(reason)) => vec![format!("stampede run marked this run invalid: {reason}")],
-        (Some(false), None) => vec!["stampede run marked this run invalid".to_string()],
+        (false, Some(reason)) => vec![format!("stampede run marked this run invalid: {reason}")],
+        (false, None) => vec!["stampede run marked this run invalid".to_string()],
         _ => Vec::new(),
     };
     Some(Source {
         notes,
         app: run.app.clone(),
-        knobs: run.knob_text(),
-        profile: run.profile.clone(),
-        path: run.path.clone(),
-        iteration: run.iteration,
+        knobs: run.knobs.clone(),
+        profile: Some(run.profile.clone()).filter(|p| !p.is_empty()),
+        path: Some(run.path.clone()).filter(|p| !p.is_empty()),
+        iteration: (run.iteration > 0).then_some(u64::from(run.iteration)),
         load,
         events,
         clock,

@@ -9,18 +9,10 @@
 //! run's median and at least 10% of one core (threads that were ready to run
 //! spent that long waiting for a CPU).
 
-use serde::Deserialize;
-
 use crate::event::{Event, Kind};
 
-/// The fields of a probe sample this module reads.
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
-#[serde(default)]
-pub struct Sample {
-    pub t_s: f64,
-    pub cpu_cores: Option<f64>,
-    pub runqueue_wait_ms: Option<f64>,
-}
+/// A probe sample as results.json stores it (declared once in stampede-schema).
+pub use stampede_schema::process::Sample;
 
 const SATURATED: f64 = 0.9;
 const SPIKE_OVER_MEDIAN: f64 = 3.0;
@@ -32,15 +24,15 @@ pub fn events(samples: &[Sample], t0_mono_ns: u64, allowed_cores: f64) -> Vec<Ev
     let mono = |t_s: f64| (t0_mono_ns as i128 + (t_s * 1e9).round() as i128).max(0) as u64;
     let intervals: Vec<(f64, f64, &Sample)> =
         samples.windows(2).filter(|w| w[1].t_s > w[0].t_s).map(|w| (w[0].t_s, w[1].t_s, &w[1])).collect();
-    let mut ratios: Vec<f64> =
-        intervals.iter().filter_map(|(a, b, s)| s.runqueue_wait_ms.map(|w| w / 1000.0 / (b - a))).collect();
+    let mut ratios: Vec<f64> = intervals.iter().map(|(a, b, s)| s.runqueue_wait_ms / 1000.0 / (b - a)).collect();
     ratios.sort_by(f64::total_cmp);
     let median = ratios.get(ratios.len() / 2).copied().unwrap_or(0.0);
     let spike = (median * SPIKE_OVER_MEDIAN).max(SPIKE_FLOOR);
     let mut out = Vec::new();
     for (a, b, s) in intervals {
         let (start, end) = (mono(a), mono(b));
-        if let Some(cores) = s.cpu_cores.filter(|&c| allowed_cores > 0.0 && c >= SATURATED * allowed_cores) {
+        let cores = s.cpu_cores;
+        if allowed_cores > 0.0 && cores >= SATURATED * allowed_cores {
             out.push(Event {
                 start_mono_ns: start,
                 end_mono_ns: end,
@@ -50,22 +42,21 @@ pub fn events(samples: &[Sample], t0_mono_ns: u64, allowed_cores: f64) -> Vec<Ev
                 error_ns: 0,
             });
         }
-        if let Some(wait) = s.runqueue_wait_ms {
-            let ratio = wait / 1000.0 / (b - a);
-            if ratio >= spike {
-                out.push(Event {
-                    start_mono_ns: start,
-                    end_mono_ns: end,
-                    kind: Kind::Runqueue,
-                    label: format!(
-                        "run-queue wait {wait:.1} ms in {:.0} ms (median {:.1} ms)",
-                        (b - a) * 1e3,
-                        median * (b - a) * 1e3
-                    ),
-                    stopped: false,
-                    error_ns: 0,
-                });
-            }
+        let wait = s.runqueue_wait_ms;
+        let ratio = wait / 1000.0 / (b - a);
+        if ratio >= spike {
+            out.push(Event {
+                start_mono_ns: start,
+                end_mono_ns: end,
+                kind: Kind::Runqueue,
+                label: format!(
+                    "run-queue wait {wait:.1} ms in {:.0} ms (median {:.1} ms)",
+                    (b - a) * 1e3,
+                    median * (b - a) * 1e3
+                ),
+                stopped: false,
+                error_ns: 0,
+            });
         }
     }
     out
@@ -76,7 +67,7 @@ mod tests {
     use super::*;
 
     fn sample(t_s: f64, cpu: f64, rq: f64) -> Sample {
-        Sample { t_s, cpu_cores: Some(cpu), runqueue_wait_ms: Some(rq) }
+        Sample { t_s, cpu_cores: cpu, runqueue_wait_ms: rq, ..Sample::default() }
     }
 
     #[test]

@@ -6,7 +6,6 @@ use std::path::Path;
 
 use procfs::FromReadSI;
 use procfs::{CpuTime, KernelStats};
-use serde::{Deserialize, Serialize};
 
 use crate::proc_file::ProcFile;
 
@@ -18,14 +17,8 @@ pub struct MachineReading {
     pub busy_ticks: u64,
 }
 
-/// One point of the machine's time series.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-pub struct MachineSample {
-    pub t_s: f64,
-    pub cpu_cores: f64,
-    pub cpu_user_cores: f64,
-    pub cpu_sys_cores: f64,
-}
+/// One point of the machine's time series (declared once in stampede-schema).
+pub use stampede_schema::process::MachineSample;
 
 pub struct MachineReader {
     file: Option<ProcFile>,

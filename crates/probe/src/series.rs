@@ -3,26 +3,10 @@
 
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
 use crate::tracked::TreeReading;
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-pub struct Sample {
-    /// Seconds since the measured phase began; negative during warmup.
-    pub t_s: f64,
-    /// CPU used since the previous sample ÷ wall time, in cores.
-    pub cpu_cores: f64,
-    pub cpu_user_cores: f64,
-    pub cpu_sys_cores: f64,
-    pub rss_mib: f64,
-    pub threads: u64,
-    /// Context switches since the previous sample.
-    pub ctx_voluntary: u64,
-    pub ctx_involuntary: u64,
-    /// Time the tree's threads waited on a run queue since the previous sample, summed over threads.
-    pub runqueue_wait_ms: f64,
-}
+/// One sample of a process tree, as results.json stores it (declared once in stampede-schema).
+pub use stampede_schema::process::Sample;
 
 /// A sample before it is placed on the measured phase's time axis.
 #[derive(Debug, Clone, Copy)]

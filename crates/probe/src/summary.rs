@@ -5,47 +5,13 @@
 
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-use stampede_schema::microstates::Microstates;
-
 use crate::machine::MachineSample;
-use crate::series::{RawSample, Sample};
+use crate::series::RawSample;
 use crate::tracked::TrackedTree;
 
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
-pub struct TreeSummary {
-    /// Average cores used over the measured phase.
-    pub cpu_cores_avg: f64,
-    /// Highest sample, as a percentage of the machine's cores.
-    pub cpu_pct_max: f64,
-    pub rss_max_mib: f64,
-    pub threads_max: u64,
-    pub ctx_voluntary: u64,
-    pub ctx_involuntary: u64,
-    pub runqueue_wait_ms: f64,
-    pub samples: Vec<Sample>,
-    pub threads_table: Vec<ThreadRow>,
-    /// Per-thread microstates (`prstat -mLc`), for the server's tree only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub microstates: Option<Microstates>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct ThreadRow {
-    pub tid: i32,
-    pub name: String,
-    pub user_s: f64,
-    pub sys_s: f64,
-    pub runqueue_wait_ms: f64,
-    pub ctx_voluntary: u64,
-    pub ctx_involuntary: u64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
-pub struct MachineSummary {
-    pub cpu_cores_avg: f64,
-    pub samples: Vec<MachineSample>,
-}
+/// The figures this module folds a series into, as results.json stores them
+/// (declared once in stampede-schema).
+pub use stampede_schema::process::{MachineSummary, ThreadRow, TreeSummary};
 
 /// Seconds from `t0` to `at`, negative before it.
 pub fn seconds_since(t0: Instant, at: Instant) -> f64 {
@@ -138,6 +104,7 @@ pub fn summarize_machine(raw: &[(Instant, f64, MachineSample)], t0: Option<Insta
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::series::Sample;
     use std::time::Duration;
 
     fn raw(at: Instant, wall_s: f64, cores: f64, rss: f64, vol: u64) -> RawSample {

@@ -1,12 +1,16 @@
-//! The load figures of crank's tables, declared once: which figures a run's
-//! load shows, under which titles, in which number format. `stampede run`
-//! prints them as a two-column terminal table per run (a row per figure) and
-//! the HTML report as one row per run (a column per figure); both take the
-//! titles and the text from here, so the two views cannot drift apart.
+//! Crank's tables, declared once: which figures a run shows about the
+//! application (its CPU, memory, threads, build and start time) and about
+//! the load (requests, RPS, latency, errors), under which titles, in which
+//! number format. `stampede run` prints them as two two-column terminal
+//! tables per run (a row per figure) and the HTML report as one row per run
+//! (a column per figure); both take the titles and the text from here, so
+//! the two views cannot drift apart.
 
-use stampede_schema::{ErrorCategory, LoadResult};
+use stampede_schema::run::RunRecord;
+use stampede_schema::ErrorCategory;
 
 use crate::format::{count, num};
+use crate::summary::Metric;
 
 /// One figure: its title (with unit) and its text.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,18 +19,54 @@ pub struct Figure {
     pub text: String,
 }
 
-/// A run's load with what the run adds to it.
-pub struct LoadRow<'a> {
-    pub load: Option<&'a LoadResult>,
-    /// The first successful request after start, milliseconds.
-    pub first_request_ms: Option<f64>,
-    /// `load.rps / server cores`.
-    pub rps_per_server_core: Option<f64>,
-    /// The load generator's cores, as the probe or the generator measured them.
-    pub loadgen_cores: Option<f64>,
+fn figures(titles: &[&'static str], texts: Vec<String>) -> Vec<Figure> {
+    titles.iter().zip(texts).map(|(&title, text)| Figure { title, text }).collect()
 }
 
-/// The titles, in table order.
+/// The application titles, in table order.
+pub const APPLICATION_TITLES: [&str; 10] = [
+    "CPU usage (%)",
+    "CPU usage, max (%)",
+    "Cores usage",
+    "Working set (MiB)",
+    "Threads (max)",
+    "Context switches (vol / invol)",
+    "Run-queue wait (ms)",
+    "Build time (ms)",
+    "Start time (ms)",
+    "Runtime version",
+];
+
+/// The application figures of one run; `cores` is the machine's (for the
+/// CPU percentage), `runtime_version` the app's `version` output.
+pub fn application_figures(run: &RunRecord, runtime_version: &str, cores: usize) -> Vec<Figure> {
+    let s = &run.server;
+    let texts = vec![
+        num(Some(s.cpu_cores_avg / cores.max(1) as f64 * 100.0)),
+        num(Some(s.cpu_pct_max)),
+        num(Some(s.cpu_cores_avg)),
+        num(Some(s.rss_max_mib)),
+        count(Some(s.threads_max)),
+        format!("{} / {}", count(Some(s.ctx_voluntary)), count(Some(s.ctx_involuntary))),
+        num(Some(s.runqueue_wait_ms)),
+        num(Some(run.build_time_ms)),
+        num(Some(run.start_time_ms)),
+        if runtime_version.is_empty() { "–".to_owned() } else { runtime_version.to_owned() },
+    ];
+    let mut all = figures(&APPLICATION_TITLES, texts);
+    // With a scenario's [database], its own figures follow the server's.
+    if let Some(db) = &run.database {
+        let texts = vec![num(db.cpu_cores_avg), num(db.rss_max_mib), num(Some(db.rps_per_core))];
+        all.extend(figures(&DATABASE_TITLES, texts));
+    }
+    all
+}
+
+/// The database's application figures (runs with a scenario `[database]`).
+pub const DATABASE_TITLES: [&str; 3] =
+    ["Database cores usage", "Database working set (MiB)", "RPS per core (server + database)"];
+
+/// The load titles, in table order.
 pub const TITLES: [&str; 15] = [
     "First request (ms)",
     "Requests",
@@ -45,18 +85,19 @@ pub const TITLES: [&str; 15] = [
     "Status codes",
 ];
 
-/// The figures of one run, in [`TITLES`] order; "–" for what was not measured.
-pub fn load_figures(row: &LoadRow<'_>) -> Vec<Figure> {
-    let load = row.load;
-    let ms = |pick: fn(&LoadResult) -> f64| num(load.map(|l| pick(l) / 1000.0));
+/// The load figures of one run, in [`TITLES`] order; "–" for what was not
+/// measured (everything but the first request when the run has no load).
+pub fn load_figures(run: &RunRecord) -> Vec<Figure> {
+    let load = run.load.as_ref();
+    let ms = |pick: fn(&stampede_schema::LoadResult) -> f64| num(load.map(|l| pick(l) / 1000.0));
     let codes = load
         .map(|l| l.status_codes.iter().map(|(code, n)| format!("{code}: {n}")).collect::<Vec<_>>().join(", "))
         .unwrap_or_default();
-    let texts = [
-        num(row.first_request_ms),
+    let texts = vec![
+        num(Some(run.first_request_ms).filter(|ms| *ms > 0.0)),
         count(load.map(|l| l.requests)),
         num(load.map(|l| l.rps)),
-        num(row.rps_per_server_core),
+        num(load.and(run.rps_per_core())),
         ms(|l| l.latency_us.mean),
         ms(|l| l.latency_us.max),
         ms(|l| l.latency_us.p50),
@@ -66,47 +107,59 @@ pub fn load_figures(row: &LoadRow<'_>) -> Vec<Figure> {
         count(load.map(|l| ErrorCategory::BadResponses.count(&l.errors))),
         count(load.map(|l| ErrorCategory::SocketErrors.count(&l.errors))),
         num(load.map(|l| l.read_bytes_per_s() / (1024.0 * 1024.0))),
-        num(row.loadgen_cores),
+        num(load.and(Metric::LoadgenCpu.of(run))),
         codes,
     ];
-    TITLES.iter().zip(texts).map(|(&title, text)| Figure { title, text }).collect()
+    figures(&TITLES, texts)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use stampede_schema::LoadResult;
 
     #[test]
-    fn figures_follow_the_titles_and_the_error_categories() {
+    fn load_figures_follow_the_titles_and_the_error_categories() {
         let mut load = LoadResult { requests: 123_456, rps: 91_006.2, ..Default::default() };
         load.errors.parse = 2;
         load.errors.status = 3;
         load.latency_us.p99 = 400.0;
+        load.loadgen.cpu_cores = 0.5;
         load.status_codes.insert("200".into(), 123_453);
-        let row = LoadRow {
-            load: Some(&load),
-            first_request_ms: Some(1.5),
-            rps_per_server_core: None,
-            loadgen_cores: Some(0.5),
-        };
-        let figures = load_figures(&row);
+        let mut run = RunRecord { first_request_ms: 1.5, load: Some(load), ..RunRecord::default() };
+        let figures = load_figures(&run);
         assert_eq!(figures.iter().map(|f| f.title).collect::<Vec<_>>(), TITLES);
-        let text = |title: &str| figures.iter().find(|f| f.title == title).unwrap().text.clone();
-        assert_eq!(text("Requests"), "123,456");
-        assert_eq!(text("Mean RPS"), "91,006");
-        assert_eq!(text("RPS per server core"), "–");
-        assert_eq!(text("Latency 99th (ms)"), "0.4");
+        let text = |figures: &[Figure], title: &str| figures.iter().find(|f| f.title == title).unwrap().text.clone();
+        assert_eq!(text(&figures, "Requests"), "123,456");
+        assert_eq!(text(&figures, "Mean RPS"), "91,006");
+        assert_eq!(text(&figures, "RPS per server core"), "–", "no server CPU measured");
+        assert_eq!(text(&figures, "Latency 99th (ms)"), "0.4");
+        assert_eq!(text(&figures, "Load generator CPU (cores)"), "0.5");
         assert_eq!(
-            (text(ErrorCategory::SocketErrors.title()), text(ErrorCategory::BadResponses.title())),
+            (text(&figures, ErrorCategory::SocketErrors.title()), text(&figures, ErrorCategory::BadResponses.title())),
             ("2".into(), "3".into())
         );
-        assert_eq!(text("Status codes"), "200: 123453");
-        let none = load_figures(&LoadRow {
-            load: None,
-            first_request_ms: None,
-            rps_per_server_core: None,
-            loadgen_cores: None,
-        });
-        assert!(none.iter().take(14).all(|f| f.text == "–"), "{none:?}");
+        assert_eq!(text(&figures, "Status codes"), "200: 123453");
+        run.server.cpu_cores_avg = 0.5;
+        assert_eq!(text(&load_figures(&run), "RPS per server core"), "182,012", "recomputed from the server's CPU");
+        run.load = None;
+        let none = load_figures(&run);
+        assert_eq!(none[0].text, "1.5");
+        assert!(none.iter().skip(1).take(13).all(|f| f.text == "–"), "{none:?}");
+    }
+
+    #[test]
+    fn application_figures_follow_their_titles() {
+        let mut run = RunRecord { build_time_ms: 1234.0, ..RunRecord::default() };
+        run.server.cpu_cores_avg = 1.0;
+        run.server.ctx_voluntary = 12_000;
+        let figures = application_figures(&run, "go1.22", 4);
+        assert_eq!(figures.iter().map(|f| f.title).collect::<Vec<_>>(), APPLICATION_TITLES);
+        let text = |title: &str| figures.iter().find(|f| f.title == title).unwrap().text.clone();
+        assert_eq!(text("CPU usage (%)"), "25");
+        assert_eq!(text("Context switches (vol / invol)"), "12,000 / 0");
+        assert_eq!(text("Build time (ms)"), "1,234");
+        assert_eq!(text("Runtime version"), "go1.22");
+        assert_eq!(application_figures(&run, "", 4)[9].text, "–");
     }
 }

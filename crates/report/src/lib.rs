@@ -13,6 +13,8 @@ pub mod html;
 pub mod schema;
 pub mod stats;
 pub mod summary;
+pub mod table;
+pub mod targets;
 
 use std::path::Path;
 
@@ -25,7 +27,7 @@ pub const DEMO_RESULTS: &str = include_str!("../demo/results.json");
 
 /// Reads `results_json_path` and writes the self-contained HTML report to `out`.
 pub fn write_html(results_json_path: &Path, out: &Path) -> Result<(), ReportError> {
-    let results = Results::from_path(results_json_path)?;
+    let results = crate::schema::read(results_json_path)?;
     write_bytes(out, &export::HtmlExporter.export(&results)?)
 }
 
@@ -40,7 +42,7 @@ mod tests {
 
     #[test]
     fn demo_results_parse_and_render() {
-        let results = Results::from_json(DEMO_RESULTS).unwrap();
+        let results = crate::schema::parse(DEMO_RESULTS).unwrap();
         assert!(results.runs.len() >= 12);
         assert!(results.runs.iter().any(|r| !r.is_valid() && r.invalid_reason.is_some()));
         let html = html::render(&results);

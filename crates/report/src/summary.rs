@@ -1,7 +1,9 @@
 //! The summary of a results file: runs grouped by configuration (app, knobs,
 //! load profile) with the median of each headline metric over the valid
-//! iterations. The Markdown, CSV and JSON exporters print it, the HTML report
-//! charts it, and `compare` pairs configurations by the same key.
+//! iterations. [`table`] lays it out once (columns, titles, units, number
+//! format) for the terminal at the end of `stampede run`, the Markdown and
+//! CSV exporters and the HTML report; the JSON exporter prints the rows, the
+//! HTML report charts them, and `compare` pairs configurations by the same key.
 
 use std::collections::BTreeMap;
 
@@ -9,6 +11,8 @@ use serde::Serialize;
 
 use crate::schema::{Results, Run};
 use crate::stats::median;
+use crate::table::{Cell, Column, Row, Table};
+use stampede_schema::ErrorCategory;
 
 /// What makes two runs iterations of the same thing.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -20,7 +24,7 @@ pub struct ConfigKey {
 
 impl ConfigKey {
     pub fn of(run: &Run) -> ConfigKey {
-        ConfigKey { app: run.app.clone(), knobs: run.knobs.clone(), profile: run.profile.clone().unwrap_or_default() }
+        ConfigKey { app: run.app.clone(), knobs: run.knobs.clone(), profile: run.profile.clone() }
     }
 
     /// `threads=2 gc=server`, or `-` when there are no knobs (as in the terminal).
@@ -70,8 +74,13 @@ impl<'a> ConfigRuns<'a> {
 
 /// Groups runs by configuration, in the order configurations first appear.
 pub fn group(results: &Results) -> Vec<ConfigRuns<'_>> {
+    group_runs(&results.runs)
+}
+
+/// [`group`] over a list of runs (`stampede run` has no whole document yet).
+pub fn group_runs(runs: &[Run]) -> Vec<ConfigRuns<'_>> {
     let mut groups: Vec<ConfigRuns<'_>> = Vec::new();
-    for run in &results.runs {
+    for run in runs {
         let key = ConfigKey::of(run);
         match groups.iter_mut().find(|g| g.key == key) {
             Some(group) => group.runs.push(run),
@@ -92,6 +101,10 @@ pub enum Metric {
     Cpu,
     Rss,
     LoadgenCpu,
+    /// Cores of the scenario's database (runs with `[database]` only).
+    DbCpu,
+    /// Requests per second per core of server and database together.
+    RpsPerCoreWithDb,
 }
 
 impl Metric {
@@ -109,11 +122,16 @@ impl Metric {
             Metric::Cpu => "cpu",
             Metric::Rss => "rss",
             Metric::LoadgenCpu => "loadgen_cpu",
+            Metric::DbCpu => "db_cpu",
+            Metric::RpsPerCoreWithDb => "rps_per_core_with_db",
         }
     }
 
     pub fn from_name(name: &str) -> Option<Metric> {
-        [Metric::LoadgenCpu].into_iter().chain(Metric::COMPARED).find(|m| m.name() == name)
+        [Metric::LoadgenCpu, Metric::DbCpu, Metric::RpsPerCoreWithDb]
+            .into_iter()
+            .chain(Metric::COMPARED)
+            .find(|m| m.name() == name)
     }
 
     /// Human title with unit.
@@ -126,19 +144,23 @@ impl Metric {
             Metric::Cpu => "server CPU (cores)",
             Metric::Rss => "server RSS max (MiB)",
             Metric::LoadgenCpu => "load generator CPU (cores)",
+            Metric::DbCpu => "database CPU (cores)",
+            Metric::RpsPerCoreWithDb => "requests/s per core (server + database)",
         }
     }
 
     /// Whether a larger value is an improvement.
     pub fn higher_is_better(self) -> bool {
-        matches!(self, Metric::Rps | Metric::RpsPerCore)
+        matches!(self, Metric::Rps | Metric::RpsPerCore | Metric::RpsPerCoreWithDb)
     }
 
     /// Words for an improvement and a regression.
     pub fn verdict_words(self) -> (&'static str, &'static str) {
         match self {
-            Metric::Rps | Metric::RpsPerCore | Metric::P50 | Metric::P99 => ("faster", "slower"),
-            Metric::Cpu | Metric::Rss | Metric::LoadgenCpu => ("less", "more"),
+            Metric::Rps | Metric::RpsPerCore | Metric::RpsPerCoreWithDb | Metric::P50 | Metric::P99 => {
+                ("faster", "slower")
+            }
+            Metric::Cpu | Metric::Rss | Metric::LoadgenCpu | Metric::DbCpu => ("less", "more"),
         }
     }
 
@@ -150,11 +172,13 @@ impl Metric {
             Metric::RpsPerCore => run.rps_per_core(),
             Metric::P50 => Some(load?.latency_us.p50 / 1000.0),
             Metric::P99 => Some(load?.latency_us.p99 / 1000.0),
-            Metric::Cpu => run.server.as_ref()?.cpu_cores_avg,
-            Metric::Rss => run.server.as_ref()?.rss_max_mib,
+            Metric::Cpu => Some(run.server.cpu_cores_avg),
+            Metric::Rss => Some(run.server.rss_max_mib),
             Metric::LoadgenCpu => {
-                load.map(|l| l.loadgen.cpu_cores).filter(|c| *c > 0.0).or_else(|| run.loadgen.as_ref()?.cpu_cores_avg)
+                Some(load.map(|l| l.loadgen.cpu_cores).filter(|c| *c > 0.0).unwrap_or(run.loadgen.cpu_cores_avg))
             }
+            Metric::DbCpu => run.database.as_ref()?.cpu_cores_avg,
+            Metric::RpsPerCoreWithDb => Some(run.database.as_ref()?.rps_per_core),
         };
         value.filter(|v| v.is_finite())
     }
@@ -169,12 +193,24 @@ pub struct SummaryRow {
     pub runs: usize,
     pub valid_runs: usize,
     pub rps: Option<f64>,
+    /// The lowest and highest requests/s of the valid iterations (shown in
+    /// the tables, not part of `stampede.summary/1`).
+    #[serde(skip)]
+    pub rps_range: Option<(f64, f64)>,
     pub rps_per_core: Option<f64>,
     pub p50_ms: Option<f64>,
     pub p99_ms: Option<f64>,
+    /// The lowest and highest p99 of the valid iterations (tables only).
+    #[serde(skip)]
+    pub p99_ms_range: Option<(f64, f64)>,
     pub server_cpu_cores: Option<f64>,
     pub server_rss_max_mib: Option<f64>,
     pub loadgen_cpu_cores: Option<f64>,
+    /// Runs with a scenario `[database]`: its cores, and requests per core of both.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_cpu_cores: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rps_per_core_with_db: Option<f64>,
     /// Socket errors summed over every run of the configuration ([`stampede_schema::Errors::socket`]).
     pub socket_errors: u64,
     /// Bad responses summed over every run of the configuration ([`stampede_schema::Errors::bad_responses`]).
@@ -190,10 +226,20 @@ impl SummaryRow {
 
 /// The summary: one row per configuration, medians over valid iterations.
 pub fn summarize(results: &Results) -> Vec<SummaryRow> {
-    group(results)
+    summarize_runs(&results.runs)
+}
+
+/// [`summarize`] over a list of runs.
+pub fn summarize_runs(runs: &[Run]) -> Vec<SummaryRow> {
+    group_runs(runs)
         .iter()
         .map(|group| {
             let med = |metric| median(&group.values(metric));
+            let range = |metric| {
+                let values = group.values(metric);
+                let min = values.iter().copied().reduce(f64::min)?;
+                Some((min, values.iter().copied().fold(min, f64::max)))
+            };
             SummaryRow {
                 app: group.key.app.clone(),
                 knobs: group.key.knobs.clone(),
@@ -201,12 +247,16 @@ pub fn summarize(results: &Results) -> Vec<SummaryRow> {
                 runs: group.runs.len(),
                 valid_runs: group.valid().count(),
                 rps: med(Metric::Rps),
+                rps_range: range(Metric::Rps),
                 rps_per_core: med(Metric::RpsPerCore),
                 p50_ms: med(Metric::P50),
                 p99_ms: med(Metric::P99),
+                p99_ms_range: range(Metric::P99),
                 server_cpu_cores: med(Metric::Cpu),
                 server_rss_max_mib: med(Metric::Rss),
                 loadgen_cpu_cores: med(Metric::LoadgenCpu),
+                db_cpu_cores: med(Metric::DbCpu),
+                rps_per_core_with_db: med(Metric::RpsPerCoreWithDb),
                 socket_errors: group.runs.iter().filter_map(|r| r.load.as_ref()).map(|l| l.socket_errors()).sum(),
                 bad_responses: group.runs.iter().filter_map(|r| r.load.as_ref()).map(|l| l.bad_responses()).sum(),
                 invalid_reasons: group
@@ -215,12 +265,84 @@ pub fn summarize(results: &Results) -> Vec<SummaryRow> {
                     .filter(|r| !r.is_valid())
                     .map(|r| {
                         let reason = r.invalid_reason.clone().unwrap_or_else(|| "no reason given".to_owned());
-                        format!("iteration {}: {reason}", r.iteration.unwrap_or(0))
+                        format!("iteration {}: {reason}", r.iteration)
                     })
                     .collect(),
             }
         })
         .collect()
+}
+
+/// A median with its spread when the iterations differ: `2,000 (1,000–3,000)`.
+fn spread(median: Option<f64>, range: Option<(f64, f64)>) -> Cell {
+    let mut cell = Cell::figure(median);
+    if let Some((min, max)) = range.filter(|(min, max)| min < max) {
+        cell.text = format!("{} ({}–{})", cell.text, crate::format::sig(min), crate::format::sig(max));
+    }
+    cell
+}
+
+/// The summary laid out once: every view prints these columns, titles,
+/// units and texts.
+pub fn table(rows: &[SummaryRow]) -> Table {
+    let column = |title: &str, key: &'static str, numeric: bool| Column { title: title.to_owned(), key, numeric };
+    let metric = |m: Metric, key: &'static str| column(m.title(), key, true);
+    let mut columns = vec![
+        column("app", "app", false),
+        column("knobs", "knobs", false),
+        column("profile", "profile", false),
+        column("runs", "runs", true),
+        column("valid runs", "valid_runs", true),
+        column("requests/s (min–max)", "rps", true),
+        metric(Metric::RpsPerCore, "rps_per_core"),
+        metric(Metric::P50, "p50_ms"),
+        column("p99 latency (ms) (min–max)", "p99_ms", true),
+        metric(Metric::Cpu, "server_cpu_cores"),
+        metric(Metric::Rss, "server_rss_max_mib"),
+        metric(Metric::LoadgenCpu, "loadgen_cpu_cores"),
+    ];
+    // With a database, its cores and requests per core of both.
+    let with_db = rows.iter().any(|r| r.db_cpu_cores.is_some() || r.rps_per_core_with_db.is_some());
+    if with_db {
+        columns
+            .extend([metric(Metric::DbCpu, "db_cpu_cores"), metric(Metric::RpsPerCoreWithDb, "rps_per_core_with_db")]);
+    }
+    columns.extend(ErrorCategory::ALL.map(|c| column(c.title(), c.key(), true)));
+    let rows = rows
+        .iter()
+        .map(|row| {
+            let mut cells = vec![
+                Cell::text(row.app.clone()),
+                Cell::text(row.key().knobs_label()),
+                Cell::text(row.profile.clone()),
+                Cell::count(row.runs as u64),
+                Cell::count(row.valid_runs as u64),
+                spread(row.rps, row.rps_range),
+                Cell::figure(row.rps_per_core),
+                Cell::figure(row.p50_ms),
+                spread(row.p99_ms, row.p99_ms_range),
+                Cell::figure(row.server_cpu_cores),
+                Cell::figure(row.server_rss_max_mib),
+                Cell::figure(row.loadgen_cpu_cores),
+            ];
+            if with_db {
+                cells.extend([Cell::figure(row.db_cpu_cores), Cell::figure(row.rps_per_core_with_db)]);
+            }
+            cells.extend(ErrorCategory::ALL.map(|c| Cell::count(row.errors(c))));
+            Row { cells, invalid: row.valid_runs == 0 }
+        })
+        .collect();
+    Table { columns, rows }
+}
+
+impl SummaryRow {
+    /// The errors of one category summed over every run of the configuration.
+    pub fn errors(&self, category: ErrorCategory) -> u64 {
+        match category {
+            ErrorCategory::SocketErrors => self.socket_errors,
+            ErrorCategory::BadResponses => self.bad_responses,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -234,7 +356,7 @@ mod tests {
           {"app":"go","knobs":{"t":"1"},"profile":"p","iteration":2,"valid":true,"load":{"rps":300.0},"server":{"cpu_cores_avg":1.0}},
           {"app":"go","knobs":{"t":"1"},"profile":"p","iteration":3,"valid":false,"invalid_reason":"boom","load":{"rps":9999.0}},
           {"app":"node","knobs":{},"profile":"p","iteration":1,"load":{"rps":50.0}}]}"#;
-        let results = Results::from_json(text).unwrap();
+        let results = crate::schema::parse(text).unwrap();
         let rows = summarize(&results);
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].rps, Some(200.0));
@@ -242,5 +364,29 @@ mod tests {
         assert_eq!((rows[0].runs, rows[0].valid_runs), (3, 2));
         assert_eq!(rows[0].invalid_reasons, vec!["iteration 3: boom".to_owned()]);
         assert_eq!(rows[1].key().knobs_label(), "-");
+    }
+
+    #[test]
+    fn the_table_shows_medians_with_their_spread_and_both_error_categories() {
+        let text = r#"{"schema":"stampede.run/1","runs":[
+          {"app":"go","profile":"p","iteration":1,"load":{"rps":1000.0,"latency_us":{"p99":400},"errors":{"parse":2,"tls":1,"status":3}},"server":{"cpu_cores_avg":0.5}},
+          {"app":"go","profile":"p","iteration":2,"load":{"rps":3000.0,"latency_us":{"p99":600}},"server":{"cpu_cores_avg":0.5}},
+          {"app":"go","profile":"p","iteration":3,"load":{"rps":2000.0,"latency_us":{"p99":500}},"server":{"cpu_cores_avg":0.5}},
+          {"app":"go","profile":"p","iteration":4,"valid":false,"load":{"rps":9.0}},
+          {"app":"node","profile":"p","iteration":1,"valid":false,"load":null}]}"#;
+        let table = table(&summarize(&crate::schema::parse(text).unwrap()));
+        let cell = |row, title: &str| table.cell(row, title).unwrap().clone();
+        assert_eq!(cell(0, "requests/s (min–max)").text, "2,000 (1,000–3,000)");
+        assert_eq!(cell(0, "requests/s (min–max)").raw, "2000");
+        assert_eq!(cell(0, Metric::RpsPerCore.title()).text, "4,000");
+        assert_eq!(cell(0, "p99 latency (ms) (min–max)").text, "0.5 (0.4–0.6)");
+        assert_eq!((cell(0, "runs").text, cell(0, "valid runs").text), ("4".into(), "3".into()));
+        assert_eq!(cell(0, ErrorCategory::SocketErrors.title()).raw, "3", "malformed and TLS are socket errors");
+        assert_eq!(cell(0, ErrorCategory::BadResponses.title()).raw, "3");
+        assert_eq!(cell(1, "requests/s (min–max)").text, "–", "no valid iteration, no figure");
+        assert!(table.rows[1].invalid && !table.rows[0].invalid);
+        let keys: Vec<&str> = table.columns.iter().map(|c| c.key).collect();
+        assert_eq!(keys[keys.len() - 2..], ["bad_responses", "socket_errors"]);
+        assert!(table.rows.iter().all(|r| r.cells.len() == table.columns.len()));
     }
 }

@@ -9,7 +9,7 @@ mod chromium;
 
 use std::path::Path;
 
-use stampede_report::{html, Results, DEMO_RESULTS};
+use stampede_report::{html, DEMO_RESULTS};
 
 struct ChartRect {
     id: String,
@@ -62,7 +62,7 @@ fn every_visible_chart_of_the_demo_has_coloured_pixels_in_the_screenshot() {
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
     let page = work.join("demo.html");
-    let results = Results::from_json(DEMO_RESULTS).unwrap();
+    let results = stampede_report::schema::parse(DEMO_RESULTS).unwrap();
     std::fs::write(&page, html::render(&results)).unwrap();
 
     let rendered = chromium::render_in_chromium(&page, &work, 1280, 2600);

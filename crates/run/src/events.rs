@@ -109,26 +109,8 @@ pub fn pump(
     })
 }
 
-/// One event as results.json stores it (docs/results.md, docs/explain.md).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct EventRecord {
-    /// Start, seconds since the measured phase began (negative in warmup).
-    pub t_s: f64,
-    pub kind: String,
-    pub label: String,
-    pub duration_ms: f64,
-    pub start_mono_ns: u64,
-    pub end_mono_ns: u64,
-    pub stopped: bool,
-    pub error_ns: u64,
-}
-
-/// The clock anchor `stampede explain` needs to place probe samples.
-#[derive(Debug, Clone, Copy, Serialize, Default)]
-pub struct ClockRecord {
-    /// CLOCK_MONOTONIC at the start of the measured phase (`t_s = 0`).
-    pub measured_start_mono_ns: Option<u64>,
-}
+/// An event as results.json stores it (declared once in stampede-schema).
+pub use stampede_schema::run::EventRecord;
 
 /// Parses a run's events and keeps those between `from_mono_ns` and
 /// `to_mono_ns`. A parse failure is a note, not a failed run.

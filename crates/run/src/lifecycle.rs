@@ -99,7 +99,7 @@ fn start_server<'a>(
 
 pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     let s = ctx.scenario;
-    let mut record = RunRecord::failed(
+    let mut record = crate::record::failed(
         &spec.app.name,
         &spec.combo.knobs,
         spec.profile,
@@ -235,8 +235,10 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     // One interval log per run beside results.json (the generator cannot
     // write one when it runs on load hosts).
     let hdr_log = hosts.is_none().then(|| format!("{stem}.hlog"));
-    let measured =
-        LoadPhase { hdr_log: hdr_log.as_ref().map(|name| ctx.results_dir.join(name)), ..phase(spec.profile.duration()) };
+    let measured = LoadPhase {
+        hdr_log: hdr_log.as_ref().map(|name| ctx.results_dir.join(name)),
+        ..phase(spec.profile.duration())
+    };
     let load = measured.run(|pid| server.set_loadgen(pid), &|| interrupted() || !server.alive());
     if let Some(recorder) = recorder {
         (ctx.phase)("reading the profile");
@@ -317,7 +319,7 @@ mod tests {
     #[test]
     fn socket_errors_and_saturation_invalidate() {
         let profile: Profile = toml::from_str("path = \"/json\"").unwrap();
-        let mut r = RunRecord::failed("go", &Default::default(), &profile, 1, 0.0, String::new());
+        let mut r = crate::record::failed("go", &Default::default(), &profile, 1, 0.0, String::new());
         r.valid = true;
         r.invalid_reason = None;
         judge(&mut r, &fake_load(1000.0, 0), None);
@@ -326,7 +328,7 @@ mod tests {
         let mut doc = fake_load(1000.0, 4);
         doc.errors.status = 0;
         doc.loadgen.cpu_cores = 0.99;
-        let mut r = RunRecord::failed("go", &Default::default(), &profile, 1, 0.0, String::new());
+        let mut r = crate::record::failed("go", &Default::default(), &profile, 1, 0.0, String::new());
         r.valid = true;
         r.invalid_reason = None;
         judge(&mut r, &doc, Some("0"));

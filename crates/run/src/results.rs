@@ -79,7 +79,7 @@ mod tests {
     fn each_push_rewrites_a_complete_document() {
         let out = std::env::temp_dir().join(format!("stampede-results-{}", std::process::id()));
         let doc = ResultsDoc {
-            schema: SCHEMA,
+            schema: SCHEMA.to_owned(),
             environment: Environment {
                 tool_version: "0".into(),
                 git_commit: None,
@@ -95,10 +95,11 @@ mod tests {
             scenario: serde_json::json!({}),
             runs: vec![],
             skipped: vec![],
+            dir: None,
         };
         let mut writer = ResultsWriter::create(&out, doc).unwrap();
         let profile: crate::scenario::Profile = toml::from_str("path = \"/json\"").unwrap();
-        writer.push(RunRecord::failed("go", &BTreeMap::new(), &profile, 1, 5.0, "port taken".into())).unwrap();
+        writer.push(crate::record::failed("go", &BTreeMap::new(), &profile, 1, 5.0, "port taken".into())).unwrap();
         let read: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&writer.path).unwrap()).unwrap();
         assert_eq!(read["schema"], "stampede.run/1");
         assert_eq!(read["runs"][0]["invalid_reason"], "port taken");

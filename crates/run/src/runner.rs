@@ -16,7 +16,7 @@ use crate::matrix::{self, Combination};
 use crate::prepare::{prepare, PrepareError};
 use crate::profiling;
 use crate::progress::Progress;
-use crate::record::{ResultsDoc, RunRecord, Skipped, SCHEMA};
+use crate::record::{ResultsDoc, Skipped, SCHEMA};
 use crate::remote_server::{ServerHost, ServerHostError};
 use crate::results::ResultsWriter;
 use crate::scenario::Scenario;
@@ -102,11 +102,12 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
     let mut environment = environment::collect(&scenario, &repo_hint, &options.tool_version);
     environment.server_host = server_host.as_ref().map(|h| h.record.clone());
     let doc = ResultsDoc {
-        schema: SCHEMA,
+        schema: SCHEMA.to_owned(),
         environment,
         scenario: serde_json::to_value(&scenario).unwrap_or(serde_json::Value::Null),
         runs: Vec::new(),
         skipped: Vec::new(),
+        dir: None,
     };
     let write_err = |source| RunError::Results { dir: options.out.clone(), source };
     let mut writer = ResultsWriter::create(&options.out, doc).map_err(write_err)?;
@@ -194,7 +195,7 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         database_env: &database_env,
                     };
                     if let Some(Err(reason)) = &contract {
-                        let record = RunRecord::failed(
+                        let record = crate::record::failed(
                             name,
                             &combo.knobs,
                             profile,

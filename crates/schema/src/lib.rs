@@ -14,17 +14,21 @@
 
 pub mod check;
 pub mod database;
+pub mod document;
 pub mod errors;
+pub mod explain;
 pub mod histogram;
 pub mod hosts;
 mod lenient;
 pub mod load;
 pub mod microstates;
 pub mod mix;
+pub mod process;
 pub mod profile;
+pub mod run;
 pub mod spec;
-pub mod units;
 pub mod stages;
+pub mod units;
 
 pub use errors::{ErrorCategory, Errors};
 pub use load::LoadResult;

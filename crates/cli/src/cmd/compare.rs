@@ -55,8 +55,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     for text in &args.fail_if {
         rules.extend(FailIf::parse_list(text)?);
     }
-    let base = Results::from_path(&args.base)?;
-    let candidate = Results::from_path(&args.candidate)?;
+    let base = stampede_report::schema::read(&args.base)?;
+    let candidate = stampede_report::schema::read(&args.candidate)?;
     let boot = Bootstrap { resamples: args.resamples as usize, seed: args.seed, ..Bootstrap::default() };
     let comparison = compare::compare(&base, &candidate, &boot, &rules);
     if comparison.pairs.is_empty() {

@@ -64,7 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let margins = Margins { min_spill_ns: args.spill_over.as_nanos() as u64, ..Margins::default() };
     let sources = match (&args.results, &args.load) {
         (Some(path), _) => match input::read(path)? {
-            Input::Results(doc) => sources::from_results(&doc),
+            Input::Run(doc) => sources::from_results(&doc),
             Input::Load(_) => anyhow::bail!(
                 "{}: a stampede.load/1 file: give it as --load {} with --events and --runtime",
                 path.display(),
@@ -74,7 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         (None, Some(path)) => {
             let load = match input::read(path)? {
                 Input::Load(load) => *load,
-                Input::Results(_) => {
+                Input::Run(_) => {
                     anyhow::bail!("--load {}: a results file from stampede run; give it without --load", path.display())
                 }
             };

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use stampede_report::{Format, Results};
+use stampede_report::Format;
 
 const EXAMPLES: &str = "Examples:
   stampede report results/2026-11-21T10-00-00/results.json
@@ -48,8 +48,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let format = Format::from_name(&args.format)
         .with_context(|| format!("--format {:?}: use html, md, csv, json or openmetrics", args.format))?;
     let results = match &args.results {
-        Some(path) => Results::from_path(path)?,
-        None => Results::from_json(stampede_report::DEMO_RESULTS)
+        Some(path) => stampede_report::schema::read(path)?,
+        None => stampede_report::schema::parse(stampede_report::DEMO_RESULTS)
             .context("the built-in demo results are broken; please report this bug")?,
     };
     let bytes = format.exporter().export(&results)?;

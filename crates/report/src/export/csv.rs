@@ -1,58 +1,26 @@
 //! The summary as CSV, one row per configuration, plain numbers in the units
-//! named by the header, for a spreadsheet.
+//! named by the header, for a spreadsheet: the columns of
+//! [`crate::summary::table`] under their machine keys, raw values.
 
 use super::Exporter;
 use crate::error::ReportError;
-use crate::format::raw;
 use crate::schema::Results;
-use crate::summary::summarize;
+use crate::summary::{summarize, table};
 
 pub struct CsvExporter;
-
-const HEADER: [&str; 15] = [
-    "app",
-    "knobs",
-    "profile",
-    "runs",
-    "valid_runs",
-    "rps",
-    "rps_per_core",
-    "p50_ms",
-    "p99_ms",
-    "server_cpu_cores",
-    "server_rss_max_mib",
-    "loadgen_cpu_cores",
-    "bad_responses",
-    "socket_errors",
-    "invalid_reasons",
-];
 
 impl Exporter for CsvExporter {
     fn export(&self, results: &Results) -> Result<Vec<u8>, ReportError> {
         let csv_error = |err: csv::Error| ReportError::Csv(err.to_string());
         let mut writer = csv::Writer::from_writer(Vec::new());
-        writer.write_record(HEADER).map_err(csv_error)?;
-        for row in summarize(results) {
-            let knobs = row.key().knobs_label();
-            writer
-                .write_record([
-                    row.app.clone(),
-                    knobs,
-                    row.profile.clone(),
-                    row.runs.to_string(),
-                    row.valid_runs.to_string(),
-                    raw(row.rps),
-                    raw(row.rps_per_core),
-                    raw(row.p50_ms),
-                    raw(row.p99_ms),
-                    raw(row.server_cpu_cores),
-                    raw(row.server_rss_max_mib),
-                    raw(row.loadgen_cpu_cores),
-                    row.bad_responses.to_string(),
-                    row.socket_errors.to_string(),
-                    row.invalid_reasons.join("; "),
-                ])
-                .map_err(csv_error)?;
+        let rows = summarize(results);
+        let model = table(&rows);
+        let header = model.columns.iter().map(|c| c.key).chain(["invalid_reasons"]);
+        writer.write_record(header).map_err(csv_error)?;
+        for (row, summary) in model.rows.iter().zip(&rows) {
+            let reasons = summary.invalid_reasons.join("; ");
+            let record = row.cells.iter().map(|c| c.raw.as_str()).chain([reasons.as_str()]);
+            writer.write_record(record).map_err(csv_error)?;
         }
         writer.into_inner().map_err(|err| ReportError::Csv(err.into_error().to_string()))
     }
@@ -66,7 +34,7 @@ mod tests {
     fn quotes_fields_with_commas_and_quotes() {
         let text = r#"{"schema":"stampede.run/1","runs":[
           {"app":"a,\"b\"","knobs":{},"profile":"p","load":{"rps":10.5}}]}"#;
-        let results = Results::from_json(text).unwrap();
+        let results = crate::schema::parse(text).unwrap();
         let out = String::from_utf8(CsvExporter.export(&results).unwrap()).unwrap();
         let mut lines = out.lines();
         assert!(lines.next().unwrap().starts_with("app,knobs,profile,runs"));

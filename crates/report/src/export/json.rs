@@ -24,7 +24,7 @@ impl Exporter for JsonExporter {
     fn export(&self, results: &Results) -> Result<Vec<u8>, ReportError> {
         let summary = Summary {
             schema: SUMMARY_SCHEMA,
-            tool_version: results.environment.tool_version.clone(),
+            tool_version: Some(results.environment.tool_version.clone()).filter(|v| !v.is_empty()),
             git_commit: results.environment.git_commit.clone(),
             rows: summarize(results),
         };

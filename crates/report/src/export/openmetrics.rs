@@ -93,7 +93,7 @@ const FAMILIES: [Family; 10] = [
         kind: "gauge",
         unit: "",
         help: "The server's CPU use over the measured phase, in cores",
-        samples: |r| one(r.server.as_ref().and_then(|s| s.cpu_cores_avg)),
+        samples: |r| one(Some(r.server.cpu_cores_avg)),
     },
     Family {
         name: "stampede_requests_per_server_core",
@@ -109,7 +109,7 @@ const FAMILIES: [Family; 10] = [
         help: "The load generator's own CPU use, in cores",
         samples: |r| {
             let from_load = r.load.as_ref().map(|l| l.loadgen.cpu_cores).filter(|c| *c > 0.0);
-            one(from_load.or_else(|| r.loadgen.as_ref().and_then(|p| p.cpu_cores_avg)))
+            one(from_load.or(Some(r.loadgen.cpu_cores_avg)))
         },
     },
     Family {
@@ -117,14 +117,14 @@ const FAMILIES: [Family; 10] = [
         kind: "gauge",
         unit: "bytes",
         help: "The server's peak resident memory",
-        samples: |r| one(r.server.as_ref().and_then(|s| s.rss_max_mib).map(|m| m * 1024.0 * 1024.0)),
+        samples: |r| one(Some(r.server.rss_max_mib * 1024.0 * 1024.0)),
     },
     Family {
         name: "stampede_run_valid",
         kind: "gauge",
         unit: "",
         help: "1 when the run is valid, 0 when it is not (see invalid_reason in the results)",
-        samples: |r| one(r.valid.map(|v| if v { 1.0 } else { 0.0 })),
+        samples: |r| one(Some(if r.valid { 1.0 } else { 0.0 })),
     },
 ];
 
@@ -157,8 +157,8 @@ fn run_labels(run: &Run) -> Vec<(&'static str, String)> {
     vec![
         ("app", run.app.clone()),
         ("knobs", ConfigKey::of(run).knobs_label()),
-        ("profile", run.profile.clone().unwrap_or_default()),
-        ("iteration", run.iteration.map_or_else(String::new, |i| i.to_string())),
+        ("profile", run.profile.clone()),
+        ("iteration", run.iteration.to_string()),
     ]
 }
 
@@ -185,7 +185,7 @@ mod tests {
     fn label_values_are_escaped_and_the_text_ends_with_eof() {
         let text = r#"{"schema":"stampede.run/1","runs":[
           {"app":"a\"b\\c\nd","knobs":{"gc":"on"},"profile":"p","iteration":2,"valid":true,"load":{"rps":10.5,"requests":21}}]}"#;
-        let out = String::from_utf8(OpenMetricsExporter.export(&Results::from_json(text).unwrap()).unwrap()).unwrap();
+        let out = String::from_utf8(OpenMetricsExporter.export(&crate::schema::parse(text).unwrap()).unwrap()).unwrap();
         assert!(out.ends_with("\n# EOF\n"));
         let want = r#"stampede_requests_per_second{app="a\"b\\c\nd",knobs="gc=on",profile="p",iteration="2"} 10.5"#;
         assert!(out.lines().any(|l| l == want), "{out}");

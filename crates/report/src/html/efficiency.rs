@@ -91,7 +91,7 @@ pub fn render(groups: &[ConfigRuns<'_>], colours: &dyn Fn(&ConfigRuns<'_>) -> us
                 let tip = format!(
                     "{} iteration {}: {} {}",
                     group.key.label(),
-                    run.iteration.unwrap_or(i as u64 + 1),
+                    if run.iteration > 0 { u64::from(run.iteration) } else { i as u64 + 1 },
                     sig(value),
                     metric.title()
                 );

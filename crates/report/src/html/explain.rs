@@ -9,7 +9,6 @@
 use std::fmt::Write;
 
 use stampede_explain::explanation::Tier;
-use stampede_explain::input::{ResultsDoc, RunDoc};
 use stampede_explain::{explain, sources, Explanation, Margins, Shares};
 
 use super::escape::esc;
@@ -26,7 +25,7 @@ enum Verdict {
     Explained(Box<Explanation>),
 }
 
-fn verdict(doc: &ResultsDoc, run: &RunDoc) -> Verdict {
+fn verdict(doc: &Results, run: &Run) -> Verdict {
     match &run.load {
         None => Verdict::NoLoad,
         Some(load) if load.slow_requests.is_empty() => Verdict::NoSlowLog,
@@ -37,24 +36,17 @@ fn verdict(doc: &ResultsDoc, run: &RunDoc) -> Verdict {
     }
 }
 
-/// The explain view of the results, when it lines up run for run.
-fn input(results: &Results) -> Option<&ResultsDoc> {
-    results.explain_input.as_ref().filter(|doc| doc.runs.len() == results.runs.len())
-}
-
 /// Whether the report gets an Explain section: some run had a load phase.
 pub fn present(results: &Results) -> bool {
-    input(results).is_some_and(|doc| doc.runs.iter().any(|r| r.load.is_some()))
+    results.runs.iter().any(|r| r.load.is_some())
 }
 
 /// Writes the Explain section, or nothing when no run had a load phase.
 pub fn section(out: &mut String, results: &Results) {
-    let Some(doc) = input(results) else { return };
     let verdicts: Vec<(&Run, Verdict)> = results
         .runs
         .iter()
-        .zip(&doc.runs)
-        .map(|(run, run_doc)| (run, verdict(doc, run_doc)))
+        .map(|run| (run, verdict(results, run)))
         .filter(|(_, v)| !matches!(v, Verdict::NoLoad))
         .collect();
     if verdicts.is_empty() {
@@ -213,7 +205,7 @@ mod tests {
     const SYNTHETIC: &str = include_str!("../../../explain/testdata/results-synthetic.json");
 
     fn rendered(text: &str) -> String {
-        let results = Results::from_json(text).unwrap();
+        let results = crate::schema::parse(text).unwrap();
         let mut out = String::new();
         section(&mut out, &results);
         out

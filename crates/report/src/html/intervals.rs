@@ -55,18 +55,17 @@ pub fn read(path: &Path) -> Result<Vec<IntervalPoint>, String> {
     Ok(points)
 }
 
-/// Reads each run's `hdr_log` (a plain file name, in `dir`) into its
-/// `latency_intervals`; a log that is missing or unreadable leaves the run
-/// without the chart, as a run without samples has no CPU line.
-pub fn attach(results: &mut crate::schema::Results, dir: &Path) {
-    for run in &mut results.runs {
-        let Some(name) = run.hdr_log.as_deref() else { continue };
-        // Only a file beside results.json: the name comes from the file.
-        if Path::new(name).file_name().and_then(|f| f.to_str()) != Some(name) {
-            continue;
-        }
-        run.latency_intervals = read(&dir.join(name)).unwrap_or_default();
+/// The interval log a run names (`hdr_log`, a plain file name in `dir`,
+/// the results file's folder), read; empty when there is none or it cannot
+/// be read, so the run goes without the chart as a run without samples has
+/// no CPU line.
+pub fn of_run(dir: Option<&Path>, run: &crate::schema::Run) -> Vec<IntervalPoint> {
+    let (Some(dir), Some(name)) = (dir, run.hdr_log.as_deref()) else { return Vec::new() };
+    // Only a file beside results.json: the name comes from the file.
+    if Path::new(name).file_name().and_then(|f| f.to_str()) != Some(name) {
+        return Vec::new();
     }
+    read(&dir.join(name)).unwrap_or_default()
 }
 
 const WIDTH: f64 = 860.0;

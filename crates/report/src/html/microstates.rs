@@ -29,7 +29,7 @@ fn values(s: &StateShares) -> [f64; 6] {
 }
 
 pub fn section(out: &mut String, run: &Run) {
-    let Some(m) = run.server.as_ref().and_then(|s| s.microstates.as_ref()) else {
+    let Some(m) = run.server.microstates.as_ref() else {
         return;
     };
     if m.groups.is_empty() {
@@ -111,7 +111,7 @@ mod tests {
             ..ThreadStates::default()
         };
         let m = Microstates::from_threads(100.0, vec![thread(1, "<w>-1"), thread(2, "<w>-2")], Vec::new(), Vec::new());
-        run.server = Some(Process { microstates: Some(m), ..Process::default() });
+        run.server = Process { microstates: Some(m), ..Process::default() };
         section(&mut out, &run);
         assert!(out.contains("&lt;w&gt;-* (2)"), "{out}");
         assert!(out.contains("&lt;w&gt;-* LCK 75.0%"), "{out}");

@@ -8,11 +8,11 @@ use std::fmt::Write;
 
 use super::escape::esc;
 use super::svg::colour;
-use super::tables::{self, Cell};
+use super::tables;
 use super::{efficiency, intervals, spectrum, timeline};
-use crate::format::{count, num};
 use crate::schema::{Results, Run};
-use crate::summary::{group, summarize, ConfigKey};
+use crate::summary::{self, group, summarize, ConfigKey};
+use crate::targets;
 
 const CSS: &str = include_str!("../../assets/report.css");
 const GUARD_JS: &str = include_str!("../../assets/guard.js");
@@ -26,6 +26,7 @@ pub fn render(results: &Results) -> String {
     let env = &results.environment;
     let scenario_name = results.scenario.get("name").and_then(|n| n.as_str()).unwrap_or("results");
 
+    let mixed = results.runs.iter().any(targets::has_mix);
     let mut out = String::with_capacity(256 * 1024);
     let _ = write!(
         out,
@@ -40,24 +41,25 @@ pub fn render(results: &Results) -> String {
         esc(scenario_name)
     );
     let mut sub = vec![format!("scenario {scenario_name}")];
-    if let Some(started) = env.started_unix_s {
-        sub.push(format!("started {}", tables::utc(started)));
+    if env.started_unix_s > 0 {
+        sub.push(format!("started {}", tables::utc(env.started_unix_s as f64)));
     }
-    sub.push(format!("stampede {}", env.tool_version.as_deref().unwrap_or("?")));
+    sub.push(format!("stampede {}", if env.tool_version.is_empty() { "?" } else { &env.tool_version }));
     if let Some(commit) = &env.git_commit {
         sub.push(format!("commit {commit}"));
     }
-    if let Some(cpu) = &env.cpu_model {
-        sub.push(cpu.clone());
+    if !env.cpu_model.is_empty() {
+        sub.push(env.cpu_model.clone());
     }
     let _ = write!(
         out,
         r##"<header><h1>Stampede report</h1><p class="sub">{}</p>
-<nav><a href="#summary">Summary</a><a href="#efficiency">Efficiency</a><a href="#latency">Latency</a><a href="#timelines">Timelines</a>{}<a href="#application">Application</a><a href="#load">Load</a><a href="#environment">Environment</a></nav>
+<nav><a href="#summary">Summary</a><a href="#efficiency">Efficiency</a><a href="#latency">Latency</a><a href="#timelines">Timelines</a>{}<a href="#application">Application</a><a href="#load">Load</a>{}<a href="#environment">Environment</a></nav>
 <div id="js-errors" class="js-errors" hidden></div></header><main>
 "##,
         esc(&sub.join(" · ")),
-        if super::explain::present(results) { r##"<a href="#explain">Explain</a>"## } else { "" }
+        if super::explain::present(results) { r##"<a href="#explain">Explain</a>"## } else { "" },
+        if mixed { r##"<a href="#targets">Targets</a>"## } else { "" }
     );
 
     summary_section(&mut out, results);
@@ -69,14 +71,13 @@ pub fn render(results: &Results) -> String {
     out.push_str(r#"<section id="latency"><h2>Latency by percentile</h2><p class="note">HdrHistogram percentile spectrum: x is 1/(1 − percentile) on a log scale, so each step to the right is ten times rarer. One line per run; dotted lines are invalid runs.</p>"#);
     let mut profiles: Vec<String> = Vec::new();
     for run in &results.runs {
-        let profile = run.profile.clone().unwrap_or_default();
+        let profile = run.profile.clone();
         if !profiles.contains(&profile) {
             profiles.push(profile);
         }
     }
     for (i, profile) in profiles.iter().enumerate() {
-        let runs: Vec<&Run> =
-            results.runs.iter().filter(|r| r.profile.clone().unwrap_or_default() == *profile).collect();
+        let runs: Vec<&Run> = results.runs.iter().filter(|r| r.profile == *profile).collect();
         if profiles.len() > 1 {
             let _ = write!(out, "<h3>Profile {}</h3>", esc(profile));
         }
@@ -89,7 +90,7 @@ pub fn render(results: &Results) -> String {
 
     out.push_str(r#"<section id="timelines"><h2>Timelines</h2><p class="note">Per run: requests and p99 per second from the load generator, CPU and RSS from the probe. Shaded: warmup. Grey line: warmup end; red: seconds with errors; purple: GC pauses and other events from the run.</p>"#);
     for (i, run) in results.runs.iter().enumerate() {
-        run_section(&mut out, run, i);
+        run_section(&mut out, run, i, results.dir.as_deref());
     }
     out.push_str("</section>\n");
     super::explain::section(&mut out, results);
@@ -98,6 +99,10 @@ pub fn render(results: &Results) -> String {
     tables::application(&mut out, results);
     out.push_str(r#"</section><section id="load"><h2>Load</h2>"#);
     tables::load(&mut out, results);
+    if mixed {
+        out.push_str(r#"</section><section id="targets"><h2>Targets</h2><p class="note">Runs with a request mix: what each target got.</p>"#);
+        tables::model(&mut out, "runs", &targets::table(&results.runs, true));
+    }
     out.push_str(r#"</section><section id="environment"><h2>Environment</h2>"#);
     tables::environment(&mut out, results);
     if !results.scenario.is_null() {
@@ -138,53 +143,13 @@ fn summary_section(out: &mut String, results: &Results) {
                 out,
                 "<li>{} iteration {}: {}</li>",
                 esc(&ConfigKey::of(run).label()),
-                run.iteration.unwrap_or(0),
+                run.iteration,
                 esc(reason)
             );
         }
         out.push_str("</ul></div>");
     }
-    let headers = [
-        "app",
-        "knobs",
-        "profile",
-        "valid runs",
-        "RPS",
-        "RPS per core",
-        "p50 (ms)",
-        "p99 (ms)",
-        "server cores",
-        "RSS (MiB)",
-        "loadgen cores",
-        stampede_schema::ErrorCategory::BadResponses.title(),
-        stampede_schema::ErrorCategory::SocketErrors.title(),
-    ];
-    let rows: Vec<(String, Vec<Cell>)> = summarize(results)
-        .into_iter()
-        .map(|row| {
-            let class = if row.valid_runs == 0 { "invalid" } else { "" };
-            let knobs = row.key().knobs_label();
-            (
-                class.to_owned(),
-                vec![
-                    Cell::Text(row.app),
-                    Cell::Text(knobs),
-                    Cell::Text(row.profile),
-                    Cell::Num(format!("{}/{}", row.valid_runs, row.runs)),
-                    Cell::Num(num(row.rps)),
-                    Cell::Num(num(row.rps_per_core)),
-                    Cell::Num(num(row.p50_ms)),
-                    Cell::Num(num(row.p99_ms)),
-                    Cell::Num(num(row.server_cpu_cores)),
-                    Cell::Num(num(row.server_rss_max_mib)),
-                    Cell::Num(num(row.loadgen_cpu_cores)),
-                    Cell::Num(count(Some(row.bad_responses))),
-                    Cell::Num(count(Some(row.socket_errors))),
-                ],
-            )
-        })
-        .collect();
-    tables::table(out, "summary", &headers, &rows);
+    tables::model(out, "summary", &summary::table(&summarize(results)));
     out.push_str(r#"<p class="note">Medians over valid iterations.</p></section>"#);
     out.push('\n');
 }
@@ -197,7 +162,7 @@ fn legend<'a>(out: &mut String, keys: impl Iterator<Item = &'a ConfigKey>, colou
     out.push_str("</div>");
 }
 
-fn run_section(out: &mut String, run: &Run, index: usize) {
+fn run_section(out: &mut String, run: &Run, index: usize, dir: Option<&std::path::Path>) {
     let class = if run.is_valid() { "run" } else { "run invalid" };
     let open = if index == 0 { " open" } else { "" };
     let _ = write!(out, r#"<details class="{class}"{open}><summary>{}</summary>"#, esc(&tables::run_heading(run)));
@@ -208,8 +173,9 @@ fn run_section(out: &mut String, run: &Run, index: usize) {
     out.push_str(
         r#"<div class="legend"><span style="--swatch:#4e79a7">requests/s</span><span style="--swatch:#f28e2b">p99</span><span style="--swatch:#59a14f">server cores</span><span style="--swatch:#9ca3af">load generator cores</span><span style="--swatch:#76b7b2">server RSS</span></div>"#,
     );
-    if !run.latency_intervals.is_empty() {
-        out.push_str(&intervals::render(&format!("chart-intervals-{index}"), &run.latency_intervals));
+    let points = intervals::of_run(dir, run);
+    if !points.is_empty() {
+        out.push_str(&intervals::render(&format!("chart-intervals-{index}"), &points));
     }
     let (markers, caption) = timeline::drawn(run);
     if let Some(caption) = &caption {
@@ -219,11 +185,11 @@ fn run_section(out: &mut String, run: &Run, index: usize) {
         out.push_str("<h3>Events</h3><ul>");
         for event in markers {
             let mut line = format!("{:.2} s · {}", event.t_s, event.kind);
-            if let Some(label) = &event.label {
-                line.push_str(&format!(" · {label}"));
+            if !event.label.is_empty() {
+                line.push_str(&format!(" · {}", event.label));
             }
-            if let Some(ms) = event.duration_ms {
-                line.push_str(&format!(" · {ms} ms"));
+            if event.duration_ms > 0.0 {
+                line.push_str(&format!(" · {} ms", event.duration_ms));
             }
             let _ = write!(out, "<li>{}</li>", esc(&line));
         }
@@ -261,16 +227,31 @@ mod tests {
                       "invalid_reason": evil,
                       "load": {"rps": 1.0, "status_codes": {evil: 1},
                                "latency_spectrum": [{"percentile": 50.0, "us": 100.0}],
-                               "timeline": [{"t_s": 0, "requests": 1, "errors": 0}]},
+                               "timeline": [{"t_s": 0, "requests": 1, "errors": 0}],
+                               "targets": [{"name": evil, "weight": 1, "requests": 1, "errors": {}, "latency_us": {}},
+                                           {"name": format!("GET /{evil}"), "weight": 1, "requests": 1,
+                                            "errors": {}, "latency_us": {}}]},
                       "server": {"threads_table": [{"tid": 1, "name": evil}]},
                       "events": [{"t_s": 0.1, "kind": evil, "label": evil}]}]
         })
         .to_string();
-        let results = Results::from_json(&text).unwrap();
+        let results = crate::schema::parse(&text).unwrap();
         let html = render(&results);
         assert!(!html.contains("<script>alert"), "unescaped value in report");
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         // Only our own two script elements.
         assert_eq!(html.matches("<script>").count(), 2);
+    }
+
+    #[test]
+    fn a_mixed_run_gets_a_targets_section_and_a_plain_one_does_not() {
+        let html = render(&crate::targets::tests::mixed_results());
+        assert!(html.contains(r#"<section id="targets">"#) && html.contains(r##"href="#targets""##));
+        assert!(html.contains("GET /api/fib/{1..100}"));
+        assert!(html.contains("GET /&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert_eq!(html.matches("<script>").count(), 2, "only our own scripts");
+        let plain =
+            crate::schema::parse(r#"{"schema":"stampede.run/1","runs":[{"app":"go","load":{"rps":1.0}}]}"#).unwrap();
+        assert!(!render(&plain).contains(r#"<section id="targets">"#));
     }
 }

@@ -63,7 +63,7 @@ pub fn render(id: &str, profile: &str, runs: &[&Run], colour_of: &dyn Fn(&Config
     for (run, points) in &lines {
         let key = ConfigKey::of(run);
         let c = colour(colour_of(&key));
-        let name = format!("{} iteration {}", key.label(), run.iteration.unwrap_or(0));
+        let name = format!("{} iteration {}", key.label(), run.iteration);
         let pixels: Vec<(f64, f64)> = points.iter().map(|(px, py, _)| (x.at(*px), y.at(*py))).collect();
         let class = if run.is_valid() { "" } else { "invalid" };
         polyline(&mut out, &pixels, c, class, &name);

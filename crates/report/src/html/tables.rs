@@ -59,9 +59,33 @@ pub fn table(out: &mut String, class: &str, headers: &[&str], rows: &[(String, V
     out.push_str("</tbody></table></div>");
 }
 
+/// Writes a [`crate::table::Table`] as it is laid out for every view.
+pub fn model(out: &mut String, class: &str, model: &crate::table::Table) {
+    let headers: Vec<&str> = model.columns.iter().map(|c| c.title.as_str()).collect();
+    let rows: Vec<(String, Vec<Cell>)> = model
+        .rows
+        .iter()
+        .map(|row| {
+            let cells = row
+                .cells
+                .iter()
+                .zip(&model.columns)
+                .map(|(cell, column)| if column.numeric { n(cell.text.clone()) } else { text(cell.text.clone()) })
+                .collect();
+            (if row.invalid { "invalid".to_owned() } else { String::new() }, cells)
+        })
+        .collect();
+    table(out, class, &headers, &rows);
+}
+
 fn run_cells(run: &Run) -> Vec<Cell> {
     let key = ConfigKey::of(run);
-    vec![text(key.app.clone()), text(key.knobs_label()), text(key.profile.clone()), n(count(run.iteration))]
+    vec![
+        text(key.app.clone()),
+        text(key.knobs_label()),
+        text(key.profile.clone()),
+        n(count(Some(run.iteration.into()))),
+    ]
 }
 
 fn status(run: &Run) -> Cell {
@@ -81,40 +105,23 @@ fn row_class(run: &Run) -> String {
     }
 }
 
-/// The application table: one row per run.
+/// The application table: one row per run, a column per figure of
+/// [`crate::crank::application_figures`] (the terminal shows the same figures).
 pub fn application(out: &mut String, results: &Results) {
-    let headers = [
-        "app",
-        "knobs",
-        "profile",
-        "iter",
-        "CPU % of machine (max)",
-        "cores (avg)",
-        "working set (MiB)",
-        "threads",
-        "build time (ms)",
-        "start time (ms)",
-        "runtime version",
-        "status",
-    ];
+    let mut headers = vec!["app", "knobs", "profile", "iter"];
+    headers.extend(crank::APPLICATION_TITLES);
+    headers.push("status");
     let rows: Vec<(String, Vec<Cell>)> = results
         .runs
         .iter()
         .map(|run| {
-            let server = run.server.clone().unwrap_or_default();
-            let runtime =
-                results.environment.runtimes.get(&run.app).cloned().flatten().unwrap_or_else(|| "–".to_owned());
+            let runtime = results.environment.runtimes.get(&run.app).map_or("", String::as_str);
             let mut cells = run_cells(run);
-            cells.extend([
-                n(num(server.cpu_pct_max)),
-                n(num(server.cpu_cores_avg)),
-                n(num(server.rss_max_mib)),
-                n(count(server.threads_max)),
-                n(num(run.build_time_ms)),
-                n(num(run.start_time_ms)),
-                text(runtime),
-                status(run),
-            ]);
+            let figures = crank::application_figures(run, runtime, results.environment.cores);
+            let last = figures.len() - 1;
+            cells
+                .extend(figures.into_iter().enumerate().map(|(i, f)| if i == last { text(f.text) } else { n(f.text) }));
+            cells.push(status(run));
             (row_class(run), cells)
         })
         .collect();
@@ -131,8 +138,9 @@ pub fn load(out: &mut String, results: &Results) {
         .iter()
         .map(|run| {
             let mut cells = run_cells(run);
+            let mut figures = crank::load_figures(run).into_iter();
+            cells.extend(figures.next().map(|f| n(f.text)));
             if run.load.is_none() {
-                cells.push(n(num(run.first_request_ms)));
                 cells.push(Cell::Wrap(match &run.invalid_reason {
                     Some(reason) => format!("no load measured: {reason}"),
                     None => "no load measured".to_owned(),
@@ -140,20 +148,8 @@ pub fn load(out: &mut String, results: &Results) {
                 cells.extend((2..crank::TITLES.len()).map(|_| text("")));
                 return (row_class(run), cells);
             }
-            let row = crank::LoadRow {
-                load: run.load.as_ref(),
-                first_request_ms: run.first_request_ms,
-                rps_per_server_core: run.rps_per_core(),
-                loadgen_cores: crate::summary::Metric::LoadgenCpu.of(run),
-            };
-            let last = crank::TITLES.len() - 1;
-            cells.extend(crank::load_figures(&row).into_iter().enumerate().map(|(i, f)| {
-                if i == last {
-                    Cell::Wrap(f.text)
-                } else {
-                    n(f.text)
-                }
-            }));
+            let last = crank::TITLES.len() - 2;
+            cells.extend(figures.enumerate().map(|(i, f)| if i == last { Cell::Wrap(f.text) } else { n(f.text) }));
             (row_class(run), cells)
         })
         .collect();
@@ -162,13 +158,13 @@ pub fn load(out: &mut String, results: &Results) {
 
 /// One run's threads, busiest first.
 pub fn threads(out: &mut String, run: &Run) {
-    let Some(server) = &run.server else { return };
+    let server = &run.server;
     if server.threads_table.is_empty() {
         out.push_str(r#"<p class="note">No per-thread table recorded.</p>"#);
         return;
     }
     let mut rows: Vec<_> = server.threads_table.iter().collect();
-    let busy = |r: &&crate::schema::ThreadRow| r.user_s.unwrap_or(0.0) + r.sys_s.unwrap_or(0.0);
+    let busy = |r: &&crate::schema::ThreadRow| r.user_s + r.sys_s;
     rows.sort_by(|a, b| busy(b).total_cmp(&busy(a)));
     let headers =
         ["tid", "name", "user (s)", "sys (s)", "run-queue wait (ms)", "voluntary switches", "involuntary switches"];
@@ -178,13 +174,13 @@ pub fn threads(out: &mut String, run: &Run) {
             (
                 String::new(),
                 vec![
-                    n(count(r.tid)),
-                    text(r.name.clone().unwrap_or_default()),
-                    n(num(r.user_s)),
-                    n(num(r.sys_s)),
-                    n(num(r.runqueue_wait_ms)),
-                    n(count(r.ctx_voluntary)),
-                    n(count(r.ctx_involuntary)),
+                    n(r.tid.to_string()),
+                    text(r.name.clone()),
+                    n(num(Some(r.user_s))),
+                    n(num(Some(r.sys_s))),
+                    n(num(Some(r.runqueue_wait_ms))),
+                    n(count(Some(r.ctx_voluntary))),
+                    n(count(Some(r.ctx_involuntary))),
                 ],
             )
         })
@@ -195,26 +191,21 @@ pub fn threads(out: &mut String, run: &Run) {
 /// The environment as a two-column table.
 pub fn environment(out: &mut String, results: &Results) {
     let env = &results.environment;
-    let or_dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "–".to_owned());
+    let or_dash = |v: &str| if v.is_empty() { "–".to_owned() } else { v.to_owned() };
     let mut rows: Vec<(String, String)> = vec![
         ("tool version".into(), or_dash(&env.tool_version)),
-        ("git commit".into(), or_dash(&env.git_commit)),
-        ("command line".into(), env.command_line.as_ref().map(|c| c.to_line()).unwrap_or_else(|| "–".into())),
+        ("git commit".into(), or_dash(env.git_commit.as_deref().unwrap_or(""))),
+        ("command line".into(), or_dash(&env.command_line)),
         ("CPU".into(), or_dash(&env.cpu_model)),
-        ("cores".into(), count(env.cores)),
+        ("cores".into(), if env.cores > 0 { env.cores.to_string() } else { "–".into() }),
         ("kernel".into(), or_dash(&env.kernel)),
-        ("started".into(), env.started_unix_s.map(utc).unwrap_or_else(|| "–".into())),
+        ("started".into(), if env.started_unix_s > 0 { utc(env.started_unix_s as f64) } else { "–".into() }),
     ];
-    match &env.pinning {
-        Some(pinning) if !pinning.is_empty() => {
-            for (role, cpus) in pinning {
-                rows.push((format!("pinning: {role}"), cpus.clone().unwrap_or_else(|| "not pinned".into())));
-            }
-        }
-        _ => rows.push(("pinning".into(), "not pinned".into())),
+    for (role, cpus) in [("server", &env.pinning.server), ("load generator", &env.pinning.loadgen)] {
+        rows.push((format!("pinning: {role}"), cpus.clone().unwrap_or_else(|| "not pinned".into())));
     }
     for (app, version) in &env.runtimes {
-        rows.push((format!("runtime: {app}"), version.clone().unwrap_or_else(|| "–".into())));
+        rows.push((format!("runtime: {app}"), or_dash(version)));
     }
     out.push_str(r#"<div class="table-wrap"><table class="env"><tbody>"#);
     for (key, value) in rows {
@@ -246,7 +237,7 @@ pub fn utc(unix_s: f64) -> String {
 /// A short summary line for a run's heading.
 pub fn run_heading(run: &Run) -> String {
     let key = ConfigKey::of(run);
-    let mut heading = format!("{} · iteration {}", key.label(), run.iteration.unwrap_or(0));
+    let mut heading = format!("{} · iteration {}", key.label(), run.iteration);
     if let Some(load) = &run.load {
         heading.push_str(&format!(" · {} req/s", num(Some(load.rps))));
         heading.push_str(&format!(" · p99 {} ms", sig(load.latency_us.p99 / 1000.0)));

@@ -29,9 +29,8 @@ pub fn markers(run: &Run) -> Vec<Event> {
         events.push(Event {
             t_s: 0.0,
             kind: "warmup_end".to_owned(),
-            label: Some("warmup end".to_owned()),
-            duration_ms: None,
-            stopped: None,
+            label: "warmup end".to_owned(),
+            ..Event::default()
         });
     }
     if let Some(load) = &run.load {
@@ -39,9 +38,8 @@ pub fn markers(run: &Run) -> Vec<Event> {
             events.push(Event {
                 t_s: point.t_s as f64,
                 kind: "errors".to_owned(),
-                label: Some(format!("{} errors", point.errors)),
-                duration_ms: None,
-                stopped: None,
+                label: format!("{} errors", point.errors),
+                ..Event::default()
             });
         }
     }
@@ -67,7 +65,7 @@ pub fn drawn(run: &Run) -> (Vec<Event>, Option<String>) {
         return (all, None);
     }
     let (mut kept, others): (Vec<Event>, Vec<Event>) = all.into_iter().partition(is_runtime);
-    kept.retain(|e| e.stopped != Some(false));
+    kept.retain(|e| e.stopped);
     let stopped = kept.len();
     let caption;
     if stopped <= MAX_DRAWN_EVENTS {
@@ -90,18 +88,18 @@ pub fn drawn(run: &Run) -> (Vec<Event>, Option<String>) {
 /// Merges events (sorted by start) falling in the same of `slots` equal
 /// slices of their span into one band each.
 fn merge(events: &[Event], slots: usize) -> Vec<Event> {
-    let end = |e: &Event| e.t_s + e.duration_ms.unwrap_or(0.0) / 1000.0;
+    let end = |e: &Event| e.t_s + e.duration_ms / 1000.0;
     let from = events.iter().map(|e| e.t_s).fold(f64::INFINITY, f64::min);
     let to = events.iter().map(end).fold(f64::NEG_INFINITY, f64::max);
     let width = ((to - from) / slots as f64).max(1e-9);
     let mut bands: Vec<(usize, Event, usize, f64)> = Vec::new();
     for e in events {
         let slot = (((e.t_s - from) / width) as usize).min(slots - 1);
-        let ms = e.duration_ms.unwrap_or(0.0);
+        let ms = e.duration_ms;
         match bands.last_mut() {
             Some((s, band, n, total)) if *s == slot => {
                 let band_end = end(band).max(end(e));
-                band.duration_ms = Some((band_end - band.t_s) * 1000.0);
+                band.duration_ms = (band_end - band.t_s) * 1000.0;
                 *n += 1;
                 *total += ms;
             }
@@ -112,7 +110,7 @@ fn merge(events: &[Event], slots: usize) -> Vec<Event> {
         .into_iter()
         .map(|(_, mut band, n, total)| {
             if n > 1 {
-                band.label = Some(format!("{n} pauses, {} ms in total", sig(total)));
+                band.label = format!("{n} pauses, {} ms in total", sig(total));
             }
             band
         })
@@ -120,7 +118,7 @@ fn merge(events: &[Event], slots: usize) -> Vec<Event> {
 }
 
 fn samples(run: &Run) -> &[Sample] {
-    run.server.as_ref().map(|s| s.samples.as_slice()).unwrap_or(&[])
+    &run.server.samples
 }
 
 fn kind_colour(kind: &str) -> &'static str {
@@ -144,7 +142,7 @@ struct Series<'a> {
 pub fn render(id: &str, run: &Run) -> String {
     let timeline = run.load.as_ref().map(|l| l.timeline.as_slice()).unwrap_or(&[]);
     let server = samples(run);
-    let loadgen = run.loadgen.as_ref().map(|s| s.samples.as_slice()).unwrap_or(&[]);
+    let loadgen = &run.loadgen.samples;
     let panels: Vec<(&str, Vec<Series<'_>>)> = vec![
         (
             "requests/s",
@@ -169,13 +167,13 @@ pub fn render(id: &str, run: &Run) -> String {
             vec![
                 Series {
                     name: "server cores",
-                    points: server.iter().filter_map(|s| Some((s.t_s, s.cpu_cores?))).collect(),
+                    points: server.iter().map(|s| (s.t_s, s.cpu_cores)).collect(),
                     colour: "#59a14f",
                     class: "",
                 },
                 Series {
                     name: "load generator cores",
-                    points: loadgen.iter().filter_map(|s| Some((s.t_s, s.cpu_cores?))).collect(),
+                    points: loadgen.iter().map(|s| (s.t_s, s.cpu_cores)).collect(),
                     colour: "#9ca3af",
                     class: "dashed",
                 },
@@ -185,7 +183,7 @@ pub fn render(id: &str, run: &Run) -> String {
             "RSS (MiB)",
             vec![Series {
                 name: "server RSS MiB",
-                points: server.iter().filter_map(|s| Some((s.t_s, s.rss_mib?))).collect(),
+                points: server.iter().map(|s| (s.t_s, s.rss_mib)).collect(),
                 colour: "#76b7b2",
                 class: "",
             }],
@@ -219,15 +217,19 @@ pub fn render(id: &str, run: &Run) -> String {
         );
     }
     for event in &events {
-        let label = event.label.clone().unwrap_or_else(|| event.kind.clone());
+        let label = if event.label.is_empty() { event.kind.clone() } else { event.label.clone() };
         let mut tip = format!("{label} at {} s", sig(event.t_s));
-        if let Some(ms) = event.duration_ms {
+        if event.duration_ms > 0.0 {
+            let ms = event.duration_ms;
             tip.push_str(&format!(", {} ms", sig(ms)));
         }
         let colour = kind_colour(&event.kind);
         let ex = x.at(event.t_s.clamp(t_min, t_max));
-        let width =
-            event.duration_ms.map(|ms| (x.at(event.t_s + ms / 1000.0) - x.at(event.t_s)).max(2.0)).unwrap_or(0.0);
+        let width = if event.duration_ms > 0.0 {
+            (x.at(event.t_s + event.duration_ms / 1000.0) - x.at(event.t_s)).max(2.0)
+        } else {
+            0.0
+        };
         if width > 0.0 {
             let _ = write!(
                 out,
@@ -280,7 +282,6 @@ pub fn render(id: &str, run: &Run) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::Results;
 
     #[test]
     fn markers_include_given_events_warmup_end_and_error_seconds() {
@@ -288,7 +289,7 @@ mod tests {
           "load":{"timeline":[{"t_s":0,"requests":10,"errors":0},{"t_s":1,"requests":10,"errors":3}]},
           "server":{"samples":[{"t_s":-0.5,"cpu_cores":1.0},{"t_s":0.5,"cpu_cores":1.0}]},
           "events":[{"t_s":0.7,"kind":"gc","label":"GC <pause>","duration_ms":12}]}]}"#;
-        let results = Results::from_json(text).unwrap();
+        let results = crate::schema::parse(text).unwrap();
         let kinds: Vec<String> = markers(&results.runs[0]).into_iter().map(|e| e.kind).collect();
         assert_eq!(kinds, vec!["warmup_end", "gc", "errors"]);
         let svg = render("t", &results.runs[0]);
@@ -308,7 +309,7 @@ mod tests {
             "load": {"timeline": [{"t_s": 0, "requests": 10, "errors": 0}, {"t_s": 4, "requests": 10, "errors": 0}]},
             "events": events}]})
         .to_string();
-        Results::from_json(&text).unwrap().runs.remove(0)
+        crate::schema::parse(&text).unwrap().runs.remove(0)
     }
 
     #[test]
@@ -316,7 +317,7 @@ mod tests {
         let run = many_events(10);
         let (events, caption) = drawn(&run);
         assert_eq!(events.len(), 100);
-        assert!(events.iter().all(|e| e.stopped == Some(true)));
+        assert!(events.iter().all(|e| e.stopped));
         assert!(caption.unwrap().contains("only the 100 stop-the-world pauses"));
         let svg = render("t", &run);
         assert_eq!(svg.matches(r#"data-kind="gc""#).count(), 100);
@@ -330,20 +331,20 @@ mod tests {
         assert!(caption.unwrap().contains("merged"));
         let held: usize = events
             .iter()
-            .map(|e| match e.label.as_deref().and_then(|l| l.split_once(" pauses, ")) {
+            .map(|e| match e.label.split_once(" pauses, ") {
                 Some((n, _)) => n.parse::<usize>().unwrap(),
                 None => 1,
             })
             .sum();
         assert_eq!(held, 1000, "every pause is in one band");
         let last = events.last().unwrap();
-        assert!((last.t_s + last.duration_ms.unwrap() / 1000.0 - (999.0 * 0.004 + 0.0005)).abs() < 1e-9);
+        assert!((last.t_s + last.duration_ms / 1000.0 - (999.0 * 0.004 + 0.0005)).abs() < 1e-9);
     }
 
     #[test]
     fn a_few_events_are_drawn_as_they_are() {
         let run = Run {
-            events: vec![Event { t_s: 1.0, kind: "gc".into(), stopped: Some(false), ..Event::default() }],
+            events: vec![Event { t_s: 1.0, kind: "gc".into(), stopped: false, ..Event::default() }],
             ..Run::default()
         };
         let (events, caption) = drawn(&run);

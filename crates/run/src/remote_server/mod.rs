@@ -15,7 +15,6 @@ mod session;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use stampede_remote::{clock, copy, HostError, Ssh};
 
 use crate::agent::protocol::{Action, App, Command, Event, Request, Serve, VERSION};
@@ -31,22 +30,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const BUILD_LIMIT: Duration = Duration::from_secs(900);
 
 /// Where the server ran, as results.json records it (`environment.server_host`).
-#[derive(Debug, Clone, Serialize)]
-pub struct ServerHostRecord {
-    /// `[hosts] server` as written.
-    pub host: String,
-    /// The address the controller and load hosts reached the server at.
-    pub address: String,
-    /// The stampede that ran the agent there.
-    pub stampede: String,
-    /// Its wall clock minus ours, in milliseconds.
-    pub clock_offset_ms: f64,
-    /// The round trip of that measurement, in milliseconds (the offset is uncertain by half).
-    pub clock_rtt_ms: f64,
-    pub cores: usize,
-    pub cpu_model: String,
-    pub kernel: String,
-}
+pub use stampede_schema::run::ServerHostRecord;
 
 /// A reachable server host.
 pub struct ServerHost {

@@ -1,0 +1,120 @@
+//! Reading a results file Stampede wrote: a `stampede.run/1` results.json or
+//! a single `stampede.load/1` document. One reader, used by `report`,
+//! `compare` and `explain`, so they accept the same files and name the same
+//! field when one is wrong.
+
+use std::path::Path;
+
+use crate::load::{self, LoadResult};
+use crate::run::{self, ResultsDoc};
+
+/// The largest results file read: far above any real scenario's (a few
+/// MiB), far below what would exhaust memory.
+pub const MAX_DOCUMENT_BYTES: u64 = 512 * 1024 * 1024;
+
+/// Either document a results file may hold.
+#[derive(Debug, Clone)]
+pub enum Document {
+    Run(Box<ResultsDoc>),
+    Load(Box<LoadResult>),
+}
+
+impl Document {
+    /// The document as results: a load document becomes one run.
+    pub fn into_results(self) -> ResultsDoc {
+        match self {
+            Document::Run(doc) => *doc,
+            Document::Load(load) => ResultsDoc::from_load(*load),
+        }
+    }
+}
+
+/// Why a document could not be read; the caller adds the file name.
+#[derive(Debug, thiserror::Error)]
+pub enum DocumentError {
+    #[error("cannot read it: {0}")]
+    Read(std::io::Error),
+    #[error("it is larger than {} MiB, the most a results file may be", MAX_DOCUMENT_BYTES >> 20)]
+    TooLarge,
+    #[error("not JSON ({0})")]
+    NotJson(serde_json::Error),
+    #[error("{}{message}", in_field(field))]
+    Json { field: String, message: String },
+    #[error("schema is {found:?}, expected \"stampede.run/1\" (a results.json from `stampede run`) or \"stampede.load/1\" (from `stampede load --json`)")]
+    Schema { found: String },
+}
+
+fn in_field(field: &str) -> String {
+    if field.is_empty() || field == "." {
+        String::new()
+    } else {
+        format!("field {field}: ")
+    }
+}
+
+/// Parses a document held in memory; errors name the field at fault.
+pub fn parse(text: &str) -> Result<Document, DocumentError> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(DocumentError::NotJson)?;
+    let found = match value.get("schema") {
+        Some(serde_json::Value::String(schema)) => schema.clone(),
+        Some(other) => other.to_string(),
+        None => "(no schema field)".to_owned(),
+    };
+    match found.as_str() {
+        run::SCHEMA => Ok(Document::Run(Box::new(typed(value)?))),
+        load::SCHEMA => Ok(Document::Load(Box::new(typed(value)?))),
+        _ => Err(DocumentError::Schema { found }),
+    }
+}
+
+fn typed<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, DocumentError> {
+    serde_path_to_error::deserialize(value)
+        .map_err(|e| DocumentError::Json { field: e.path().to_string(), message: e.inner().to_string() })
+}
+
+/// Reads a file, refusing one above [`MAX_DOCUMENT_BYTES`] (`/dev/zero`, a
+/// disk image) instead of growing without bound.
+pub fn read_text(path: &Path) -> Result<String, DocumentError> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let file = std::fs::File::open(path).map_err(DocumentError::Read)?;
+    file.take(MAX_DOCUMENT_BYTES + 1).read_to_end(&mut bytes).map_err(DocumentError::Read)?;
+    if bytes.len() as u64 > MAX_DOCUMENT_BYTES {
+        return Err(DocumentError::TooLarge);
+    }
+    String::from_utf8(bytes).map_err(|e| DocumentError::Read(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
+}
+
+/// Reads and parses a file.
+pub fn read(path: &Path) -> Result<Document, DocumentError> {
+    parse(&read_text(path)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wrong_type_names_the_field() {
+        let text = r#"{"schema":"stampede.run/1","runs":[{"app":"go","load":{"rps":"fast"}}]}"#;
+        let err = parse(text).unwrap_err().to_string();
+        assert!(err.contains("runs[0].load.rps"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_schema_is_refused_by_name() {
+        let err = parse(r#"{"schema":"other/9"}"#).unwrap_err().to_string();
+        assert!(err.contains("other/9"), "{err}");
+        let err = parse(r#"{"runs":[]}"#).unwrap_err().to_string();
+        assert!(err.contains("no schema field"), "{err}");
+    }
+
+    #[test]
+    fn a_load_document_becomes_one_run() {
+        let doc = parse(r#"{"schema":"stampede.load/1","url":"http://x/","rps":10.0,"mode":"closed"}"#).unwrap();
+        let results = doc.into_results();
+        assert_eq!(results.runs.len(), 1);
+        assert_eq!((results.runs[0].app.as_str(), results.runs[0].profile.as_str()), ("http://x/", "closed"));
+        assert!(results.runs[0].is_valid());
+    }
+}

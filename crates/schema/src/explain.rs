@@ -1,0 +1,234 @@
+//! The `stampede.explain/1` document (docs/explain.md): what `stampede
+//! explain --json` prints for each run, and the vocabulary of server-side
+//! trouble (event kinds and the causes slow requests are attributed to).
+//! `stampede-explain` computes these types and serialises them; a program
+//! reading the document uses the same declarations.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA: &str = "stampede.explain/1";
+
+/// The whole document: one explanation per run with a measured load.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ExplainDoc {
+    pub schema: String,
+    pub runs: Vec<Explanation>,
+}
+
+/// What happened on the server side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A garbage-collector pause, or a GC phase that takes the mutator's CPU.
+    Gc,
+    /// A JVM safepoint that is not a collection (deoptimisation, biased-lock
+    /// revocation, cleanup): the application threads were stopped all the same.
+    Safepoint,
+    /// The process was stopped by something else (SIGSTOP in the validation tests).
+    Pause,
+    /// The server's process tree used all the CPU it was allowed.
+    CpuSaturation,
+    /// The server's threads waited for a CPU far more than usual.
+    Runqueue,
+    /// Far more of the server's threads than usual were blocked in `futex`
+    /// (the probe's microstates: a contended lock).
+    Lock,
+    /// Far more of the server's threads than usual were blocked in read/write calls.
+    BlockedIo,
+    /// The load generator sent the request late (actual minus intended send).
+    SendDelay,
+}
+
+impl Kind {
+    pub fn parse(text: &str) -> Option<Kind> {
+        Some(match text {
+            "gc" => Kind::Gc,
+            "safepoint" => Kind::Safepoint,
+            "pause" => Kind::Pause,
+            "cpu_saturation" => Kind::CpuSaturation,
+            "runqueue" => Kind::Runqueue,
+            "lock" => Kind::Lock,
+            "blocked_io" => Kind::BlockedIo,
+            "send_delay" => Kind::SendDelay,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Gc => "gc",
+            Kind::Safepoint => "safepoint",
+            Kind::Pause => "pause",
+            Kind::CpuSaturation => "cpu_saturation",
+            Kind::Runqueue => "runqueue",
+            Kind::Lock => "lock",
+            Kind::BlockedIo => "blocked_io",
+            Kind::SendDelay => "send_delay",
+        }
+    }
+
+    /// The cause a slow request is attributed to when it meets this event.
+    /// GC and safepoint pauses both stop the runtime and share the `gc` cause.
+    pub fn cause(self) -> Cause {
+        match self {
+            Kind::Gc | Kind::Safepoint => Cause::Gc,
+            Kind::Pause => Cause::Pause,
+            Kind::CpuSaturation => Cause::CpuSaturation,
+            Kind::Runqueue => Cause::Runqueue,
+            Kind::Lock => Cause::Lock,
+            Kind::BlockedIo => Cause::BlockedIo,
+            Kind::SendDelay => Cause::SendDelay,
+        }
+    }
+}
+
+/// The causes slow requests are attributed to, in order of precedence: when a
+/// request meets several, the first in this order is its cause (a runtime
+/// pause is the most specific evidence, CPU saturation the least).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    Gc,
+    Pause,
+    SendDelay,
+    Lock,
+    BlockedIo,
+    Runqueue,
+    CpuSaturation,
+}
+
+impl Cause {
+    pub const ALL: [Cause; 7] = [
+        Cause::Gc,
+        Cause::Pause,
+        Cause::SendDelay,
+        Cause::Lock,
+        Cause::BlockedIo,
+        Cause::Runqueue,
+        Cause::CpuSaturation,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::Gc => "gc",
+            Cause::Pause => "pause",
+            Cause::Runqueue => "runqueue",
+            Cause::CpuSaturation => "cpu_saturation",
+            Cause::SendDelay => "send_delay",
+            Cause::Lock => "lock",
+            Cause::BlockedIo => "blocked_io",
+        }
+    }
+}
+
+/// Shares of a set of slow requests, as fractions of their number.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Shares {
+    pub gc: f64,
+    pub pause: f64,
+    pub runqueue: f64,
+    pub cpu_saturation: f64,
+    /// A burst of futex waits in the server (microstates' LCK).
+    #[serde(default)]
+    pub lock: f64,
+    /// A burst of read/write waits in the server (microstates' IO).
+    #[serde(default)]
+    pub blocked_io: f64,
+    /// The load generator's own lateness in sending.
+    #[serde(default)]
+    pub send_delay: f64,
+    pub unexplained: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    pub p50_us: f64,
+    pub p99_us: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WithWithout {
+    pub all: Figures,
+    pub without_pauses: Figures,
+    /// Requests taken out.
+    pub removed: u64,
+    /// The slow log reached below the p99 without pauses.
+    pub exact: bool,
+}
+
+/// Slow requests above one threshold.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Tier {
+    pub threshold_us: f64,
+    /// Logged requests above the threshold: the ones attributed.
+    pub slow_requests: usize,
+    /// Requests above the threshold by the histogram (≈ requests × (1 − q)).
+    pub expected: u64,
+    /// Each request under its first cause; adds up to 1.
+    pub share: Shares,
+    /// How often each cause was present at all; may add up to more than 1.
+    pub present: Shares,
+    /// The shares the same requests get when moved to random times: the level
+    /// a share must clearly exceed to be evidence.
+    pub chance: Shares,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Met {
+    pub kind: Kind,
+    pub label: String,
+    /// Event start relative to the request's intended send time.
+    pub offset_ms: f64,
+    pub duration_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Slowest {
+    pub latency_us: f64,
+    pub intended_mono_ns: u64,
+    pub cause: Option<Cause>,
+    pub events: Vec<Met>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Explanation {
+    pub app: String,
+    pub knobs: BTreeMap<String, String>,
+    pub profile: Option<String>,
+    pub path: Option<String>,
+    pub iteration: Option<u64>,
+    pub requests: u64,
+    /// p99 of the run: requests slower than this are the slow requests.
+    pub slow_threshold_us: f64,
+    pub slow_requests: usize,
+    pub share: Shares,
+    pub present: Shares,
+    pub chance: Shares,
+    pub p999: Tier,
+    pub latency: Option<WithWithout>,
+    pub slowest: Vec<Slowest>,
+    /// Events known for the run, by kind.
+    pub events: BTreeMap<String, usize>,
+    pub clock: Vec<String>,
+    /// Caveats: an incomplete slow log, missing events, …
+    pub notes: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_and_causes_read_back_by_their_names() {
+        for kind in [Kind::Gc, Kind::Safepoint, Kind::Pause, Kind::CpuSaturation, Kind::Runqueue] {
+            assert_eq!(Kind::parse(kind.name()), Some(kind));
+            assert_eq!(serde_json::to_string(&kind).unwrap(), format!("\"{}\"", kind.name()));
+        }
+        assert_eq!(Kind::Safepoint.cause(), Cause::Gc, "a safepoint stops the runtime like a GC pause");
+        let met: Met =
+            serde_json::from_str(r#"{"kind":"runqueue","label":"x","offset_ms":1.5,"duration_ms":2}"#).unwrap();
+        assert_eq!(met.kind.cause(), Cause::Runqueue);
+    }
+}
