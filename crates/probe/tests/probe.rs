@@ -38,13 +38,17 @@ fn a_busy_grandchild_counts_as_server_cpu() {
     let report = probe.finish();
     drop(spinner);
     let server = &report.server;
-    assert!(server.cpu_cores_avg > 0.3 && server.cpu_cores_avg < 1.2, "cores {}", server.cpu_cores_avg);
+    // The spinner is the only busy process of the tree, and only a grandchild:
+    // any clear share of a core counted means it was counted. How much of a
+    // core it got depends on the machine's load (a busy 2-core machine gave it
+    // 0.2), so the bound is far below one core, and above an idle tree's ~0.
+    assert!(server.cpu_cores_avg > 0.05 && server.cpu_cores_avg < 1.2, "cores {}", server.cpu_cores_avg);
     assert!(server.rss_max_mib > 0.0);
     assert!(server.threads_max >= 2, "threads {}", server.threads_max);
     assert!(server.samples.iter().any(|s| s.t_s < 0.0), "warmup samples kept");
     assert!(server.samples.len() >= 20, "{} samples", server.samples.len());
     let busiest = &server.threads_table[0];
-    assert!(busiest.user_s + busiest.sys_s > 0.2, "{busiest:?}");
+    assert!(busiest.user_s + busiest.sys_s > 0.03, "{busiest:?}");
     assert!(
         report.machine.cpu_cores_avg >= server.cpu_cores_avg * 0.8,
         "machine {} server {}",

@@ -64,6 +64,8 @@ pub struct Recorder {
     pub frequency_hz: u32,
     names: HashMap<u32, String>,
     started: Instant,
+    /// How long it sampled, once [`Recorder::interrupt`] stopped it.
+    sampled: Option<Duration>,
 }
 
 impl Recorder {
@@ -125,6 +127,7 @@ impl Recorder {
             frequency_hz,
             names: HashMap::new(),
             started: Instant::now(),
+            sampled: None,
         };
         recorder.remember_names();
         recorder.wait_until_sampling(&data)?;
@@ -173,14 +176,27 @@ impl Recorder {
         self.started.elapsed()
     }
 
-    /// Stops perf with SIGINT (so it writes its data), waits for it with a
+    /// Ends sampling now (SIGINT, so perf writes its data) without waiting
+    /// for perf: two recorders of one phase are interrupted together, so
+    /// neither samples the time the other takes to finish.
+    pub fn interrupt(&mut self) {
+        if self.sampled.is_some() {
+            return;
+        }
+        self.sampled = Some(self.started.elapsed());
+        self.remember_names();
+        if let Some(child) = &self.child {
+            // SAFETY: kill(2) on the pid of a child we spawned and have not reaped.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+        }
+    }
+
+    /// Stops perf (see [`Recorder::interrupt`]), waits for it with a
     /// deadline, and returns `perf script`'s text.
     pub fn stop(mut self) -> Result<Recording, ProfileError> {
-        let duration = self.started.elapsed();
-        self.remember_names();
+        self.interrupt();
+        let duration = self.sampled.unwrap_or_default();
         let mut child = self.child.take().expect("perf child present until stop");
-        // SAFETY: kill(2) on the pid of a child we spawned and have not reaped.
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
         let deadline = Instant::now() + STOP_DEADLINE;
         loop {
             match child.try_wait() {

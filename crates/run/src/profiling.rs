@@ -38,13 +38,17 @@ pub fn start(pid: u32, frequency_hz: u32) -> Recorders {
 /// into `dir`, and returns the summary for the run record; a failure is noted
 /// and gives no profile.
 pub fn finish(
-    recorders: Recorders,
+    mut recorders: Recorders,
     slow: &[SlowRequest],
     dir: &Path,
     stem: &str,
     title: &str,
     note: &dyn Fn(&str),
 ) -> Option<ProfileSummary> {
+    // Both end with the phase, before either is read (reading takes seconds).
+    for recorder in [&mut recorders.on_cpu, &mut recorders.off_cpu].into_iter().flatten() {
+        recorder.interrupt();
+    }
     let off_cpu = recorders.off_cpu.and_then(|r| r.stop()).and_then(|rec| OffCpu::from_recording(&rec));
     let written = recorders.on_cpu.and_then(|r| r.stop()).and_then(|rec| {
         let (script, names) = (rec.script.clone(), rec.names.clone());
