@@ -11,6 +11,7 @@ pub mod export;
 pub mod format;
 pub mod html;
 pub mod schema;
+pub mod stages;
 pub mod stats;
 pub mod summary;
 pub mod table;

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::duration::serde_text;
+use stampede_load::stages::Stages;
 use stampede_schema::LoadSpec;
 
 /// The most iterations a scenario may ask for.
@@ -104,8 +105,12 @@ impl<'de> Deserialize<'de> for Profile {
             (_, Some(p)) => format!("profile {p:?}: "),
             _ => "profile: ".into(),
         };
-        table.entry("duration").or_insert_with(|| defaults::duration().into());
-        table.entry("warmup").or_insert_with(|| defaults::warmup().into());
+        // Stages set the measured phase's length, and a ramp is its own
+        // warm-up: a staged profile gets neither default.
+        if !table.contains_key("stages") {
+            table.entry("duration").or_insert_with(|| defaults::duration().into());
+            table.entry("warmup").or_insert_with(|| defaults::warmup().into());
+        }
         let spec: LoadSpec = serde_path_to_error::deserialize(toml::Value::Table(table))
             .map_err(|e| D::Error::custom(format!("{label}{}: {}", e.path(), e.inner())))?;
         Ok(Profile { name, path, spec })
@@ -125,7 +130,8 @@ impl Profile {
 
     /// The measured phase's duration.
     pub fn duration(&self) -> Duration {
-        self.spec.duration.unwrap_or(defaults::DURATION)
+        let staged = self.spec.stages.as_deref().and_then(|s| Stages::parse(s, self.spec.ramp).ok());
+        staged.map_or(self.spec.duration.unwrap_or(defaults::DURATION), |s| s.total())
     }
 
     /// The spec of one phase `duration` long, against the server at
@@ -133,7 +139,11 @@ impl Profile {
     pub fn phase_spec(&self, dir: &Path, base_url: &str, duration: Duration) -> Result<LoadSpec, String> {
         let mut spec = self.spec.clone();
         spec.urls.splice(0..0, self.path.iter().cloned());
-        spec.duration = Some(duration);
+        // A staged phase lasts as long as its stages (the measured phase; a
+        // staged profile has no warm-up phase).
+        if spec.stages.is_none() {
+            spec.duration = Some(duration);
+        }
         spec.warmup = Duration::ZERO;
         stampede_load::spec::inline(&spec, dir, Some(base_url))
     }
@@ -516,5 +526,19 @@ mod tests {
             }
         }
         assert!(seen >= 4, "found {seen} scenario files in {}", dir.display());
+    }
+
+    #[test]
+    fn a_staged_profile_lasts_as_long_as_its_stages_and_sends_them() {
+        let text = "apps = [\"go\"]\n[[profiles]]\npath = \"/json\"\nstages = \"2s:100,3s:300\"\n";
+        let s = parse(text, &[]).unwrap();
+        let profile = &s.profiles[0];
+        assert_eq!(profile.duration(), Duration::from_secs(5));
+        assert!(profile.spec.warmup.is_zero(), "a ramp is its own warm-up");
+        let spec = profile.phase_spec(Path::new("."), "http://127.0.0.1:1", profile.duration()).unwrap();
+        assert_eq!((spec.stages.as_deref(), spec.duration), (Some("2s:100,3s:300"), None));
+        // A duration beside stages is refused, naming the profile.
+        let err = parse(&format!("{text}duration = \"9s\"\n"), &[]).unwrap_err().to_string();
+        assert!(err.contains("profiles[0].stages") && err.contains("drop duration"), "{err}");
     }
 }

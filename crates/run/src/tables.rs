@@ -42,6 +42,9 @@ pub fn run_tables(run: &RunRecord, runtime_version: &str, cores: usize) -> Strin
     if targets::has_mix(run) {
         text.push_str(&format!("\n{}\n", terminal(&targets::table([run], false))));
     }
+    if stampede_report::stages::has_stages(run) {
+        text.push_str(&format!("\n{}\n", terminal(&stampede_report::stages::table([run], false))));
+    }
     text
 }
 

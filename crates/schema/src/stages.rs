@@ -26,8 +26,10 @@ pub struct Stage {
     pub target: f64,
 }
 
-/// One stage of a run: what it asked for and what it got.
+/// One stage of a run: what it asked for and what it got. Read leniently
+/// (a field left out reads as its default), like every results document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
 pub struct StageResult {
     pub ramp: Ramp,
     /// From the start of the measured phase, seconds.

@@ -61,6 +61,10 @@ impl Exporter for MarkdownExporter {
             out.push_str("\nPer target (runs with several targets):\n\n");
             write_table(&mut out, &targets::table(&results.runs, true));
         }
+        if results.runs.iter().any(crate::stages::has_stages) {
+            out.push_str("\nPer stage (ramped runs):\n\n");
+            write_table(&mut out, &crate::stages::table(&results.runs, true));
+        }
         let invalid: Vec<_> = rows.iter().flat_map(|row| row.invalid_reasons.iter().map(move |r| (row, r))).collect();
         if !invalid.is_empty() {
             out.push_str("\nInvalid runs (left out of the medians):\n\n");

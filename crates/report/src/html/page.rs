@@ -27,6 +27,7 @@ pub fn render(results: &Results) -> String {
     let scenario_name = results.scenario.get("name").and_then(|n| n.as_str()).unwrap_or("results");
 
     let mixed = results.runs.iter().any(targets::has_mix);
+    let staged = results.runs.iter().any(crate::stages::has_stages);
     let mut out = String::with_capacity(256 * 1024);
     let _ = write!(
         out,
@@ -54,12 +55,13 @@ pub fn render(results: &Results) -> String {
     let _ = write!(
         out,
         r##"<header><h1>Stampede report</h1><p class="sub">{}</p>
-<nav><a href="#summary">Summary</a><a href="#efficiency">Efficiency</a><a href="#latency">Latency</a><a href="#timelines">Timelines</a>{}<a href="#application">Application</a><a href="#load">Load</a>{}<a href="#environment">Environment</a></nav>
+<nav><a href="#summary">Summary</a><a href="#efficiency">Efficiency</a><a href="#latency">Latency</a><a href="#timelines">Timelines</a>{}<a href="#application">Application</a><a href="#load">Load</a>{}{}<a href="#environment">Environment</a></nav>
 <div id="js-errors" class="js-errors" hidden></div></header><main>
 "##,
         esc(&sub.join(" · ")),
         if super::explain::present(results) { r##"<a href="#explain">Explain</a>"## } else { "" },
-        if mixed { r##"<a href="#targets">Targets</a>"## } else { "" }
+        if mixed { r##"<a href="#targets">Targets</a>"## } else { "" },
+        if staged { r##"<a href="#stages">Stages</a>"## } else { "" }
     );
 
     summary_section(&mut out, results);
@@ -102,6 +104,10 @@ pub fn render(results: &Results) -> String {
     if mixed {
         out.push_str(r#"</section><section id="targets"><h2>Targets</h2><p class="note">Runs with a request mix: what each target got.</p>"#);
         tables::model(&mut out, "runs", &targets::table(&results.runs, true));
+    }
+    if staged {
+        out.push_str(r#"</section><section id="stages"><h2>Stages</h2><p class="note">Ramped runs: what each stage asked for and what it got.</p>"#);
+        tables::model(&mut out, "runs", &crate::stages::table(&results.runs, true));
     }
     out.push_str(r#"</section><section id="environment"><h2>Environment</h2>"#);
     tables::environment(&mut out, results);
