@@ -8,7 +8,6 @@ use stampede_schema::stages::Ramp;
 use stampede_schema::ErrorCategory;
 
 use crate::schema::Run;
-use crate::summary::ConfigKey;
 use crate::table::{Cell, Column, Row, Table};
 
 /// Whether a run's load was ramped through stages.
@@ -23,12 +22,7 @@ pub fn table<'a>(runs: impl IntoIterator<Item = &'a Run>, run_columns: bool) -> 
     let column = |title: &str, key: &'static str, numeric: bool| Column { title: title.to_owned(), key, numeric };
     let mut columns = Vec::new();
     if run_columns {
-        columns.extend([
-            column("app", "app", false),
-            column("knobs", "knobs", false),
-            column("profile", "profile", false),
-            column("iter", "iteration", true),
-        ]);
+        columns.extend(crate::table::run_columns());
     }
     columns.extend([
         column("stage", "stage", true),
@@ -49,16 +43,10 @@ pub fn table<'a>(runs: impl IntoIterator<Item = &'a Run>, run_columns: bool) -> 
     ]);
     let mut rows = Vec::new();
     for run in runs.into_iter().filter(|r| has_stages(r)) {
-        let key = ConfigKey::of(run);
         for (i, stage) in run.load.iter().flat_map(|l| &l.stages).enumerate() {
             let mut cells = Vec::new();
             if run_columns {
-                cells.extend([
-                    Cell::text(key.app.clone()),
-                    Cell::text(key.knobs_label()),
-                    Cell::text(key.profile.clone()),
-                    Cell::count(run.iteration.into()),
-                ]);
+                cells.extend(crate::table::run_cells(run));
             }
             let ramp = match stage.ramp {
                 Ramp::Rate => "rate",

@@ -6,6 +6,29 @@
 //! and HTML only lay it out, so a figure cannot read differently in two of
 //! them.
 
+/// The columns that say which run a row belongs to (the per-target and
+/// per-stage tables list every run in one table): app, knobs, profile, iteration.
+pub fn run_columns() -> [Column; 4] {
+    let column = |title: &str, key: &'static str, numeric: bool| Column { title: title.to_owned(), key, numeric };
+    [
+        column("app", "app", false),
+        column("knobs", "knobs", false),
+        column("profile", "profile", false),
+        column("iter", "iteration", true),
+    ]
+}
+
+/// The cells of [`run_columns`] for one run.
+pub fn run_cells(run: &crate::schema::Run) -> [Cell; 4] {
+    let key = crate::summary::ConfigKey::of(run);
+    [
+        Cell::text(key.app.clone()),
+        Cell::text(key.knobs_label()),
+        Cell::text(key.profile),
+        Cell::count(run.iteration.into()),
+    ]
+}
+
 /// One column.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Column {

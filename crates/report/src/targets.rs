@@ -8,7 +8,6 @@
 use stampede_schema::ErrorCategory;
 
 use crate::schema::Run;
-use crate::summary::ConfigKey;
 use crate::table::{Cell, Column, Row, Table};
 
 /// Whether a run's load had several targets.
@@ -23,12 +22,7 @@ pub fn table<'a>(runs: impl IntoIterator<Item = &'a Run>, run_columns: bool) -> 
     let column = |title: &str, key: &'static str, numeric: bool| Column { title: title.to_owned(), key, numeric };
     let mut columns = Vec::new();
     if run_columns {
-        columns.extend([
-            column("app", "app", false),
-            column("knobs", "knobs", false),
-            column("profile", "profile", false),
-            column("iter", "iteration", true),
-        ]);
+        columns.extend(crate::table::run_columns());
     }
     columns.extend([
         column("target", "target", false),
@@ -44,16 +38,10 @@ pub fn table<'a>(runs: impl IntoIterator<Item = &'a Run>, run_columns: bool) -> 
     ]);
     let mut rows = Vec::new();
     for run in runs.into_iter().filter(|r| has_mix(r)) {
-        let key = ConfigKey::of(run);
         for target in run.load.iter().flat_map(|l| &l.targets) {
             let mut cells = Vec::new();
             if run_columns {
-                cells.extend([
-                    Cell::text(key.app.clone()),
-                    Cell::text(key.knobs_label()),
-                    Cell::text(key.profile.clone()),
-                    Cell::count(run.iteration.into()),
-                ]);
+                cells.extend(crate::table::run_cells(run));
             }
             cells.extend([
                 Cell::text(target.name.clone()),
