@@ -162,27 +162,9 @@ pub fn chance(requests: &[Request], events: &[Event], margins: Margins, span: (u
                 }
             })
             .collect();
-        let s = primary_shares(&attribute(&moved, events, margins));
-        total.gc += s.gc;
-        total.pause += s.pause;
-        total.runqueue += s.runqueue;
-        total.cpu_saturation += s.cpu_saturation;
-        total.lock += s.lock;
-        total.blocked_io += s.blocked_io;
-        total.send_delay += s.send_delay;
-        total.unexplained += s.unexplained;
+        total.add_scaled(&primary_shares(&attribute(&moved, events, margins)), 1.0 / PLACES as f64);
     }
-    let n = PLACES as f64;
-    Shares {
-        gc: total.gc / n,
-        pause: total.pause / n,
-        runqueue: total.runqueue / n,
-        cpu_saturation: total.cpu_saturation / n,
-        lock: total.lock / n,
-        blocked_io: total.blocked_io / n,
-        send_delay: total.send_delay / n,
-        unexplained: total.unexplained / n,
-    }
+    total
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ pub fn has_stages(run: &Run) -> bool {
 /// knobs, profile and iteration in front (the report lists every run in one
 /// table, the terminal one run at a time).
 pub fn table<'a>(runs: impl IntoIterator<Item = &'a Run>, run_columns: bool) -> Table {
-    let column = |title: &str, key: &'static str, numeric: bool| Column { title: title.to_owned(), key, numeric };
+    let column = Column::new;
     let mut columns = Vec::new();
     if run_columns {
         columns.extend(crate::table::run_columns());

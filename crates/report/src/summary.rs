@@ -285,7 +285,7 @@ fn spread(median: Option<f64>, range: Option<(f64, f64)>) -> Cell {
 /// The summary laid out once: every view prints these columns, titles,
 /// units and texts.
 pub fn table(rows: &[SummaryRow]) -> Table {
-    let column = |title: &str, key: &'static str, numeric: bool| Column { title: title.to_owned(), key, numeric };
+    let column = Column::new;
     let metric = |m: Metric, key: &'static str| column(m.title(), key, true);
     let mut columns = vec![
         column("app", "app", false),

@@ -9,12 +9,11 @@
 /// The columns that say which run a row belongs to (the per-target and
 /// per-stage tables list every run in one table): app, knobs, profile, iteration.
 pub fn run_columns() -> [Column; 4] {
-    let column = |title: &str, key: &'static str, numeric: bool| Column { title: title.to_owned(), key, numeric };
     [
-        column("app", "app", false),
-        column("knobs", "knobs", false),
-        column("profile", "profile", false),
-        column("iter", "iteration", true),
+        Column::new("app", "app", false),
+        Column::new("knobs", "knobs", false),
+        Column::new("profile", "profile", false),
+        Column::new("iter", "iteration", true),
     ]
 }
 
@@ -38,6 +37,12 @@ pub struct Column {
     pub key: &'static str,
     /// Numbers are right-aligned.
     pub numeric: bool,
+}
+
+impl Column {
+    pub fn new(title: &str, key: &'static str, numeric: bool) -> Column {
+        Column { title: title.to_owned(), key, numeric }
+    }
 }
 
 /// One cell: the text people read and the plain value machines read

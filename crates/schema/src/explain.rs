@@ -142,6 +142,20 @@ pub struct Shares {
     pub unexplained: f64,
 }
 
+impl Shares {
+    /// Every share of `self` plus `other`'s times `weight`.
+    pub fn add_scaled(&mut self, other: &Shares, weight: f64) {
+        self.gc += other.gc * weight;
+        self.pause += other.pause * weight;
+        self.runqueue += other.runqueue * weight;
+        self.cpu_saturation += other.cpu_saturation * weight;
+        self.lock += other.lock * weight;
+        self.blocked_io += other.blocked_io * weight;
+        self.send_delay += other.send_delay * weight;
+        self.unexplained += other.unexplained * weight;
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Figures {
     pub p50_us: f64,
