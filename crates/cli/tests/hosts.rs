@@ -298,6 +298,7 @@ fn an_unreachable_host_is_one_line_and_exit_2() {
 /// Regression: `--targets` was refused with `--hosts`, and `--order` and
 /// `--seed` never reached the hosts. The targets file and its binary body
 /// are read here and travel in each host's spec; the hosts need no files.
+/// The load hosts themselves travel in the spec document (`from_hosts`).
 fn a_targets_file_its_order_and_seed_reach_the_hosts(net: &Net) {
     let server = support_hostile::Hostile::start_on(net.server_listener(), support_hostile::Trick::None);
     let dir = std::env::temp_dir().join(format!("stampede-hosts-targets-{}", std::process::id()));
@@ -307,12 +308,23 @@ fn a_targets_file_its_order_and_seed_reach_the_hosts(net: &Net) {
     let targets = dir.join("mix.txt");
     let text = format!("POST {}\nX-K: v\n@blob.bin\nGET {}\n", server.url("/t/a"), server.url("/t/b/{rand:1..1000}"));
     std::fs::write(&targets, text).unwrap();
-    let mut cmd = Command::new(BIN);
-    cmd.args(["load", "--json", "--hosts", &net.load_hosts.join(",")])
+    // Through a spec document with `from_hosts`, as `stampede run` sends it.
+    let printed = Command::new(BIN)
+        .args(["load", "--print-spec", "--hosts", &net.load_hosts.join(",")])
         .arg("--ssh-config")
         .arg(&net.ssh_config)
         .args(["--remote-path", BIN, "--order", "random", "--seed", "5", "-n", "400", "-c", "2", "--targets"])
         .arg(&targets)
+        .output()
+        .unwrap();
+    assert_eq!(printed.status.code(), Some(0), "{}", String::from_utf8_lossy(&printed.stderr));
+    let spec: Value = serde_json::from_slice(&printed.stdout).unwrap();
+    assert_eq!(spec["from_hosts"]["hosts"], serde_json::json!(net.load_hosts), "{spec}");
+    let spec_file = dir.join("spec.json");
+    std::fs::write(&spec_file, &printed.stdout).unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["load", "--json", "--spec"])
+        .arg(&spec_file)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

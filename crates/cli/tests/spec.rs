@@ -83,7 +83,8 @@ fn every_flag_reaches_the_spec_and_the_spec_replays_as_written() {
         "insecure": true, "alpn": ["h2", "http/1.1"], "engine": "io-uring", "hdr_log": "lat.hlog", "ramp": "rate",
     });
     assert_eq!(spec, want);
-    // The flags -k conflicts with, --duration, --warmup, --pipeline and --body-file.
+    // The flags -k, --hdr-log and -n conflict with: --duration, --warmup,
+    // --pipeline, --body-file and the load hosts.
     let other = printed(&[
         "--ca",
         ca.to_str().unwrap(),
@@ -95,8 +96,26 @@ fn every_flag_reaches_the_spec_and_the_spec_replays_as_written() {
         "4",
         "--body-file",
         "b.json",
+        "--hosts",
+        "me@a,b",
+        "--copy-binary",
+        "--remote-path",
+        "/opt/stampede",
+        "--ssh-config",
+        ca.to_str().unwrap(),
+        "--on-host-failure",
+        "continue",
+        "--max-clock-offset",
+        "250ms",
+        "--connect-timeout",
+        "3s",
         "http://h:1/",
     ]);
+    let from_hosts = json!({
+        "hosts": ["me@a", "b"], "copy_binary": true, "remote_path": "/opt/stampede", "ssh_config": ca,
+        "on_host_failure": "continue", "max_clock_offset": "250ms", "connect_timeout": "3s",
+    });
+    assert_eq!(other["from_hosts"], from_hosts, "where the load goes from is in the spec too");
     assert_eq!(
         (&other["ca"], &other["duration"], &other["warmup"], &other["pipeline"]),
         (&json!(ca), &json!("3s"), &json!("1s"), &json!(4))

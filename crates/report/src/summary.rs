@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::schema::{Results, Run};
 use crate::stats::median;
 use crate::table::{Cell, Column, Row, Table};
+pub use stampede_schema::summary::SummaryRow;
 use stampede_schema::ErrorCategory;
 
 /// What makes two runs iterations of the same thing.
@@ -184,43 +185,10 @@ impl Metric {
     }
 }
 
-/// One configuration's line in the summary.
-#[derive(Debug, Clone, Serialize)]
-pub struct SummaryRow {
-    pub app: String,
-    pub knobs: BTreeMap<String, String>,
-    pub profile: String,
-    pub runs: usize,
-    pub valid_runs: usize,
-    pub rps: Option<f64>,
-    /// The lowest and highest requests/s of the valid iterations (shown in
-    /// the tables, not part of `stampede.summary/1`).
-    #[serde(skip)]
-    pub rps_range: Option<(f64, f64)>,
-    pub rps_per_core: Option<f64>,
-    pub p50_ms: Option<f64>,
-    pub p99_ms: Option<f64>,
-    /// The lowest and highest p99 of the valid iterations (tables only).
-    #[serde(skip)]
-    pub p99_ms_range: Option<(f64, f64)>,
-    pub server_cpu_cores: Option<f64>,
-    pub server_rss_max_mib: Option<f64>,
-    pub loadgen_cpu_cores: Option<f64>,
-    /// Runs with a scenario `[database]`: its cores, and requests per core of both.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub db_cpu_cores: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rps_per_core_with_db: Option<f64>,
-    /// Socket errors summed over every run of the configuration ([`stampede_schema::Errors::socket`]).
-    pub socket_errors: u64,
-    /// Bad responses summed over every run of the configuration ([`stampede_schema::Errors::bad_responses`]).
-    pub bad_responses: u64,
-    pub invalid_reasons: Vec<String>,
-}
-
-impl SummaryRow {
-    pub fn key(&self) -> ConfigKey {
-        ConfigKey { app: self.app.clone(), knobs: self.knobs.clone(), profile: self.profile.clone() }
+impl ConfigKey {
+    /// The configuration a summary row is the line of.
+    pub fn of_row(row: &SummaryRow) -> ConfigKey {
+        ConfigKey { app: row.app.clone(), knobs: row.knobs.clone(), profile: row.profile.clone() }
     }
 }
 
@@ -313,7 +281,7 @@ pub fn table(rows: &[SummaryRow]) -> Table {
         .map(|row| {
             let mut cells = vec![
                 Cell::text(row.app.clone()),
-                Cell::text(row.key().knobs_label()),
+                Cell::text(ConfigKey::of_row(row).knobs_label()),
                 Cell::text(row.profile.clone()),
                 Cell::count(row.runs as u64),
                 Cell::count(row.valid_runs as u64),
@@ -335,16 +303,6 @@ pub fn table(rows: &[SummaryRow]) -> Table {
     Table { columns, rows }
 }
 
-impl SummaryRow {
-    /// The errors of one category summed over every run of the configuration.
-    pub fn errors(&self, category: ErrorCategory) -> u64 {
-        match category {
-            ErrorCategory::SocketErrors => self.socket_errors,
-            ErrorCategory::BadResponses => self.bad_responses,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -363,7 +321,7 @@ mod tests {
         assert_eq!(rows[0].rps_per_core, Some(200.0));
         assert_eq!((rows[0].runs, rows[0].valid_runs), (3, 2));
         assert_eq!(rows[0].invalid_reasons, vec!["iteration 3: boom".to_owned()]);
-        assert_eq!(rows[1].key().knobs_label(), "-");
+        assert_eq!(ConfigKey::of_row(&rows[1]).knobs_label(), "-");
     }
 
     #[test]

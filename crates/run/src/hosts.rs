@@ -9,6 +9,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use stampede_schema::hosts::{HostsSpec, OnHostFailure};
+
 use crate::error::ScenarioError;
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
@@ -107,21 +109,22 @@ impl Hosts {
         Ok(())
     }
 
-    /// The flags that send a `stampede load` to the load hosts.
-    pub fn load_args(&self) -> Vec<String> {
-        let mut a = vec!["--hosts".to_string(), self.load.join(",")];
-        if let Some(cfg) = &self.ssh_config {
-            a.extend(["--ssh-config".into(), cfg.display().to_string()]);
+    /// Where the load phases go from: the `from_hosts` of the spec the
+    /// generator is sent (checked by [`Hosts::validate`] first).
+    pub fn load_spec(&self) -> HostsSpec {
+        HostsSpec {
+            hosts: self.load.clone(),
+            copy_binary: self.copy_binary,
+            remote_path: self.remote_path.clone(),
+            ssh_config: self.ssh_config.clone(),
+            on_host_failure: match self.on_host_failure.as_str() {
+                "continue" => OnHostFailure::Continue,
+                _ => OnHostFailure::Stop,
+            },
+            max_clock_offset: crate::duration::parse(&self.max_clock_offset)
+                .unwrap_or(HostsSpec::default().max_clock_offset),
+            ..HostsSpec::default()
         }
-        if let Some(path) = &self.remote_path {
-            a.extend(["--remote-path".into(), path.clone()]);
-        }
-        if self.copy_binary {
-            a.push("--copy-binary".into());
-        }
-        a.extend(["--on-host-failure".into(), self.on_host_failure.clone()]);
-        a.extend(["--max-clock-offset".into(), self.max_clock_offset.clone()]);
-        a
     }
 
     /// The URL base the load hosts use for a server on `port`.
@@ -148,13 +151,21 @@ mod tests {
     }
 
     #[test]
-    fn load_hosts_become_flags() {
-        let h = hosts("load = [\"me@a\", \"me@b\"]\nserver_address = \"10.0.0.9\"\nssh_config = \"/tmp/cfg\"\ncopy_binary = true\n");
+    fn load_hosts_become_the_specs_from_hosts() {
+        let h = hosts("load = [\"me@a\", \"me@b\"]\nserver_address = \"10.0.0.9\"\nssh_config = \"/tmp/cfg\"\ncopy_binary = true\non_host_failure = \"continue\"\nmax_clock_offset = \"250ms\"\n");
         h.validate(false, false).unwrap();
         assert_eq!(
-            h.load_args().join(" "),
-            "--hosts me@a,me@b --ssh-config /tmp/cfg --copy-binary --on-host-failure stop --max-clock-offset 100ms"
+            h.load_spec(),
+            HostsSpec {
+                hosts: vec!["me@a".into(), "me@b".into()],
+                copy_binary: true,
+                ssh_config: Some("/tmp/cfg".into()),
+                on_host_failure: OnHostFailure::Continue,
+                max_clock_offset: std::time::Duration::from_millis(250),
+                ..HostsSpec::default()
+            }
         );
+        assert_eq!(hosts("load = [\"a\"]").load_spec().on_host_failure, OnHostFailure::Stop);
         assert_eq!(h.base_url(8080), "http://10.0.0.9:8080");
         assert_eq!(hosts("load = [\"a\"]\nserver_address = \"fd00::9\"").base_url(80), "http://[fd00::9]:80");
     }

@@ -44,13 +44,9 @@ pub struct LoadPhase<'a> {
 }
 
 impl LoadPhase<'_> {
-    /// The generator's arguments: where the load goes from, never what it is.
+    /// The generator's arguments: the spec comes on stdin, the result on stdout.
     pub fn args(&self) -> Vec<String> {
-        let mut args: Vec<String> = ["load", "--spec", "-", "--json"].map(String::from).into();
-        if let Some(hosts) = self.hosts {
-            args.extend(hosts.load_args());
-        }
-        args
+        ["load", "--spec", "-", "--json"].map(String::from).into()
     }
 
     /// What the generator is sent: the profile's spec for this phase, every file read into it.
@@ -59,6 +55,7 @@ impl LoadPhase<'_> {
         if self.hdr_log.is_some() {
             spec.hdr_log.clone_from(&self.hdr_log);
         }
+        spec.from_hosts = self.hosts.map(crate::hosts::Hosts::load_spec);
         Ok(spec)
     }
 

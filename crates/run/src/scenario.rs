@@ -166,6 +166,12 @@ impl Profile {
         if self.spec.requests.is_some() {
             return Err(("requests".into(), "stampede run measures for a duration; use duration".into()));
         }
+        if self.spec.from_hosts.is_some() {
+            return Err((
+                "from_hosts".into(),
+                "not in a profile: list the load hosts in the scenario's [hosts] load".into(),
+            ));
+        }
         if self.spec.hdr_log.is_some() {
             return Err(("hdr_log".into(), "not in a scenario: every phase would write the same file".into()));
         }
@@ -508,6 +514,7 @@ mod tests {
             ("requests = 10", "profiles[0].requests: "),
             ("targets = \"none.txt\"", "profiles[0].targets: targets "),
             ("urls = [\"http://10.0.0.1/\"]", "profiles[0].urls: "),
+            ("from_hosts = { hosts = [\"me@a\"] }", "profiles[0].from_hosts: not in a profile"),
         ] {
             let err = parse(&format!("{base}{extra}\n"), &[]).unwrap_err().to_string();
             assert!(err.contains(want), "{extra}: {err}");

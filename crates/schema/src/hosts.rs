@@ -55,3 +55,56 @@ pub struct MultiHost {
     #[serde(default)]
     pub failed_hosts: Vec<HostFailure>,
 }
+
+/// Where a load is sent from when it is not this machine (`stampede load
+/// --hosts …`, a scenario's `[hosts] load`): the `from_hosts` part of a
+/// [`crate::LoadSpec`]. It says how the load travels, not what it is, so the
+/// controller strips it from the spec each host receives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HostsSpec {
+    /// `user@host` or Host names of the ssh config.
+    pub hosts: Vec<String>,
+    /// Copy this binary to hosts that lack this version.
+    pub copy_binary: bool,
+    /// The stampede to run on the hosts; `stampede` on their PATH when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote_path: Option<String>,
+    /// `ssh -F FILE` instead of ~/.ssh/config.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ssh_config: Option<std::path::PathBuf>,
+    /// When a host fails: stop the others, or go on without it.
+    pub on_host_failure: OnHostFailure,
+    /// A host whose clock differs from this one's by more counts as failed.
+    #[serde(with = "crate::units::serde_text")]
+    pub max_clock_offset: std::time::Duration,
+    /// Give up on connecting to a host after this long.
+    #[serde(with = "crate::units::serde_text")]
+    pub connect_timeout: std::time::Duration,
+}
+
+impl Default for HostsSpec {
+    /// `stampede load --hosts`'s defaults.
+    fn default() -> HostsSpec {
+        HostsSpec {
+            hosts: Vec::new(),
+            copy_binary: false,
+            remote_path: None,
+            ssh_config: None,
+            on_host_failure: OnHostFailure::Stop,
+            max_clock_offset: std::time::Duration::from_millis(100),
+            connect_timeout: std::time::Duration::from_secs(10),
+        }
+    }
+}
+
+/// What a multi-host load does when one host fails.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnHostFailure {
+    /// Stop the other hosts; the run fails (exit 2).
+    #[default]
+    Stop,
+    /// Go on without it; the result is marked partial.
+    Continue,
+}

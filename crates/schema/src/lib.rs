@@ -28,6 +28,7 @@ pub mod profile;
 pub mod run;
 pub mod spec;
 pub mod stages;
+pub mod summary;
 pub mod units;
 
 pub use errors::{ErrorCategory, Errors};

@@ -101,6 +101,10 @@ pub struct LoadSpec {
     pub stages: Option<String>,
     /// What `stages` ramps: `rate` (open loop) or `connections` (closed loop).
     pub ramp: crate::stages::Ramp,
+    /// Send this load from other machines over ssh (`--hosts`, docs/hosts.md);
+    /// how the load travels, so the hosts receive the spec without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_hosts: Option<crate::hosts::HostsSpec>,
 }
 
 impl Default for LoadSpec {
@@ -136,6 +140,7 @@ impl Default for LoadSpec {
             hdr_log: None,
             stages: None,
             ramp: crate::stages::Ramp::Rate,
+            from_hosts: None,
         }
     }
 }
@@ -324,6 +329,15 @@ mod tests {
             hdr_log: Some("lat.hlog".into()),
             stages: Some("10s:100,5s:0".into()),
             ramp: crate::stages::Ramp::Connections,
+            from_hosts: Some(crate::hosts::HostsSpec {
+                hosts: vec!["me@a".into(), "b".into()],
+                copy_binary: true,
+                remote_path: Some("/opt/stampede".into()),
+                ssh_config: Some("ssh.cfg".into()),
+                on_host_failure: crate::hosts::OnHostFailure::Continue,
+                max_clock_offset: Duration::from_millis(250),
+                connect_timeout: Duration::from_secs(3),
+            }),
         }
     }
 

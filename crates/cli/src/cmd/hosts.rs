@@ -1,35 +1,37 @@
-//! `stampede load --hosts …`: the flags of a multi-host run turned into a
-//! `stampede_remote::Plan`, and its outcome printed: the merged total in the
+//! `stampede load --hosts …` (or a spec with `from_hosts`): the load spec and
+//! where it goes from turned into a `stampede_remote::Plan`, and its outcome printed: the merged total in the
 //! usual layout, one row per host, and one line per failed host. The work is
 //! done by the `stampede-remote` crate.
 
-use super::load::{Args, OnHostFailure};
-use stampede_load::{text, LoadConfig, Stop};
+use super::load::Args;
+use stampede_load::{text, Stop};
 use stampede_remote::share::{self, Total};
 use stampede_remote::{Plan, Ssh};
+use stampede_schema::hosts::{HostsSpec, OnHostFailure};
 use stampede_schema::{LoadResult, LoadSpec};
 use std::fmt::Write;
 use std::path::Path;
 use std::time::Duration;
 
-/// `stampede load --hosts …`: the load spec of the flags (or `--spec`), sent to other machines.
-pub fn run_args(args: Args) -> anyhow::Result<i32> {
-    let (spec, dir) = args.spec()?;
-    let mut cfg = stampede_load::spec::config(&spec, &dir).map_err(anyhow::Error::msg)?;
+/// Sends `spec` from `from.hosts`: its files are read here and travel inside
+/// it, and its seed is fixed here so every host's seed derives from one
+/// printed value. `args` gives only the output (`--json`) and the flags that
+/// cannot go with hosts.
+pub fn run(args: &Args, from: &HostsSpec, spec: &LoadSpec, dir: &Path) -> anyhow::Result<i32> {
+    let mut cfg = stampede_load::spec::config(spec, dir).map_err(anyhow::Error::msg)?;
     cfg.interrupt = super::load::interrupt_flag()?;
-    run(&args, &spec, &dir, &cfg)
-}
-
-/// Sends `spec` (checked as `cfg`) from the hosts of `args`: its files are
-/// read here and travel inside it, and its seed is fixed here so every
-/// host's seed derives from one printed value.
-pub fn run(args: &Args, spec: &LoadSpec, dir: &Path, cfg: &LoadConfig) -> anyhow::Result<i32> {
-    let hosts: Vec<String> = args.hosts.iter().map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).collect();
+    let hosts: Vec<String> = from.hosts.iter().map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).collect();
     if let Some(bad) = hosts.iter().find(|h| h.starts_with('-') || h.contains(char::is_whitespace)) {
         anyhow::bail!("--hosts {bad:?} is not a host; use user@host or a Host name from your ssh config");
     }
-    if let Some(cfg_file) = args.ssh_config.as_ref().filter(|p| !p.is_file()) {
+    if let Some(cfg_file) = from.ssh_config.as_ref().filter(|p| !p.is_file()) {
         anyhow::bail!("--ssh-config {}: no such file", cfg_file.display());
+    }
+    if args.find_max || args.start_at.is_some() {
+        anyhow::bail!("--find-max and --start-at cannot be used with --hosts (or a spec's from_hosts)");
+    }
+    if spec.stages.is_some() {
+        anyhow::bail!("--stages cannot be used with --hosts (or a spec's from_hosts): send a --rate from the hosts");
     }
     if spec.hdr_log.is_some() {
         anyhow::bail!("--hdr-log cannot be used with --hosts: each host would write its own file there");
@@ -37,7 +39,7 @@ pub fn run(args: &Args, spec: &LoadSpec, dir: &Path, cfg: &LoadConfig) -> anyhow
     let mut sent = stampede_load::spec::inline(spec, dir, None).map_err(anyhow::Error::msg)?;
     sent.seed = Some(spec.seed.unwrap_or_else(stampede_load::spec::clock_seed));
     share::split(&Total::of(&sent), hosts.len()).map_err(anyhow::Error::msg)?;
-    let copy_binary = match args.copy_binary {
+    let copy_binary = match from.copy_binary {
         true => {
             Some(std::env::current_exe().map_err(|e| anyhow::anyhow!("--copy-binary: cannot find this binary: {e}"))?)
         }
@@ -46,13 +48,13 @@ pub fn run(args: &Args, spec: &LoadSpec, dir: &Path, cfg: &LoadConfig) -> anyhow
     let plan = Plan {
         hosts: hosts.clone(),
         ssh: Ssh {
-            config: args.ssh_config.clone(),
-            connect_timeout: args.connect_timeout,
-            remote_path: args.remote_path.clone().unwrap_or_else(|| "stampede".into()),
+            config: from.ssh_config.clone(),
+            connect_timeout: from.connect_timeout,
+            remote_path: from.remote_path.clone().unwrap_or_else(|| "stampede".into()),
         },
         copy_binary,
-        max_clock_offset: args.max_clock_offset,
-        continue_on_failure: args.on_host_failure == OnHostFailure::Continue,
+        max_clock_offset: from.max_clock_offset,
+        continue_on_failure: from.on_host_failure == OnHostFailure::Continue,
         spec: sent,
         run_length: match cfg.stop {
             Stop::Duration(d) => Some(d + cfg.warmup),

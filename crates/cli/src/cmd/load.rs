@@ -5,6 +5,7 @@
 use anyhow::Context;
 use stampede_load::units::{parse_count, parse_duration, parse_whole};
 use stampede_load::{text, LoadConfig, Stop};
+use stampede_schema::hosts::HostsSpec;
 use stampede_schema::spec::{Arrival, Body, Engine, LoadSpec, Order};
 use stampede_schema::stages::Ramp;
 use std::path::{Path, PathBuf};
@@ -359,6 +360,31 @@ impl Args {
     /// The load spec these flags describe (`--spec`: the document's), and
     /// the directory its relative paths start from.
     pub fn spec(&self) -> anyhow::Result<(LoadSpec, PathBuf)> {
+        let (mut spec, dir) = self.load_spec()?;
+        if !self.hosts.is_empty() {
+            spec.from_hosts = Some(self.hosts_spec());
+        }
+        Ok((spec, dir))
+    }
+
+    /// The "Load hosts" flags: where the load is sent from.
+    fn hosts_spec(&self) -> HostsSpec {
+        HostsSpec {
+            hosts: self.hosts.clone(),
+            copy_binary: self.copy_binary,
+            remote_path: self.remote_path.clone(),
+            ssh_config: self.ssh_config.as_deref().map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())),
+            on_host_failure: match self.on_host_failure {
+                OnHostFailure::Stop => stampede_schema::hosts::OnHostFailure::Stop,
+                OnHostFailure::Continue => stampede_schema::hosts::OnHostFailure::Continue,
+            },
+            max_clock_offset: self.max_clock_offset,
+            connect_timeout: self.connect_timeout,
+        }
+    }
+
+    /// The load itself: `--spec`'s document, or the flags above "Load hosts".
+    fn load_spec(&self) -> anyhow::Result<(LoadSpec, PathBuf)> {
         if let Some(path) = &self.spec {
             return read_spec(path);
         }
@@ -410,6 +436,7 @@ impl Args {
                 RampArg::Rate => Ramp::Rate,
                 RampArg::Connections => Ramp::Connections,
             },
+            from_hosts: None,
         };
         Ok((spec, PathBuf::new()))
     }
@@ -427,20 +454,9 @@ fn read_spec(path: &Path) -> anyhow::Result<(LoadSpec, PathBuf)> {
     Ok((spec, path.parent().map(Path::to_path_buf).unwrap_or_default()))
 }
 
-/// The spec of the flags and its run configuration.
-pub fn config(args: &Args) -> anyhow::Result<(LoadSpec, LoadConfig)> {
-    let (spec, dir) = args.spec()?;
-    let cfg = stampede_load::spec::config(&spec, &dir).map_err(anyhow::Error::msg)?;
-    Ok((spec, cfg))
-}
-
-pub fn run(args: Args) -> anyhow::Result<i32> {
-    if args.print_spec {
-        let (spec, _) = args.spec()?;
-        println!("{}", serde_json::to_string_pretty(&spec)?);
-        return Ok(0);
-    }
-    let (_, mut cfg) = config(&args)?;
+/// `stampede load` on this machine, of the spec `args.spec()` gave.
+pub fn run(args: Args, spec: &LoadSpec, dir: &Path) -> anyhow::Result<i32> {
+    let mut cfg = stampede_load::spec::config(spec, dir).map_err(anyhow::Error::msg)?;
     cfg.interrupt = interrupt_flag()?;
     if args.exit_on_stdin_eof {
         stop_on_stdin_eof(cfg.interrupt.clone());
@@ -534,26 +550,10 @@ mod tests {
     use clap::Args as _;
 
     /// Flags of `stampede load` that are not part of the load: how to run
-    /// it (output, capacity search, load hosts, a host's start). Every other
+    /// it (output, capacity search, a load host's start). Every other
     /// flag must be a field of the load spec.
-    const NOT_THE_LOAD: [&str; 16] = [
-        "spec",
-        "print_spec",
-        "json",
-        "find_max",
-        "slo",
-        "hosts",
-        "copy_binary",
-        "remote_path",
-        "ssh_config",
-        "on_host_failure",
-        "max_clock_offset",
-        "connect_timeout",
-        "start_at",
-        "exit_on_stdin_eof",
-        "quiet",
-        "help",
-    ];
+    const NOT_THE_LOAD: [&str; 9] =
+        ["spec", "print_spec", "json", "find_max", "slo", "start_at", "exit_on_stdin_eof", "quiet", "help"];
 
     #[test]
     fn every_flag_is_a_field_of_the_load_spec_or_named_as_not_the_load() {
@@ -571,18 +571,24 @@ mod tests {
             alpn: vec!["h2".into()],
             hdr_log: Some("l".into()),
             stages: Some("1s:1".into()),
+            from_hosts: Some(HostsSpec {
+                remote_path: Some("r".into()),
+                ssh_config: Some("s".into()),
+                ..HostsSpec::default()
+            }),
             ..LoadSpec::default()
         })
         .unwrap();
+        let hosts = &fields["from_hosts"];
         let cmd = Args::augment_args(clap::Command::new("load"));
         for arg in cmd.get_arguments() {
             let id = arg.get_id().as_str();
             // --body-file is the spec's body, as "@FILE".
             let field = if id == "body_file" { "body" } else { id };
             assert!(
-                fields.get(field).is_some() || NOT_THE_LOAD.contains(&id),
-                "--{id} is neither a LoadSpec field nor in NOT_THE_LOAD: add it to the spec (and Args::spec) so \
-                 profiles and load hosts get it too"
+                fields.get(field).is_some() || hosts.get(field).is_some() || NOT_THE_LOAD.contains(&id),
+                "--{id} is neither a LoadSpec field (nor one of its from_hosts) nor in NOT_THE_LOAD: add it to the \
+                 spec (and Args::spec) so profiles, `stampede run` and load hosts get it too"
             );
         }
     }

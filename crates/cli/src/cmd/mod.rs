@@ -52,12 +52,24 @@ pub enum Command {
     Agent,
 }
 
+/// `stampede load`: the spec of the flags (or `--spec`) printed, sent from
+/// its `from_hosts` (hosts.rs), or run here (load.rs); neither module knows
+/// the other.
+fn load_here_or_from_hosts(args: load::Args) -> anyhow::Result<i32> {
+    let (mut spec, dir) = args.spec()?;
+    if args.print_spec {
+        println!("{}", serde_json::to_string_pretty(&spec)?);
+        return Ok(0);
+    }
+    match spec.from_hosts.take() {
+        Some(hosts) => hosts::run(&args, &hosts, &spec, &dir),
+        None => load::run(args, &spec, &dir),
+    }
+}
+
 pub fn dispatch(cli: Cli) -> i32 {
     let result = match cli.command {
-        // With --hosts the load is sent from other machines (hosts.rs uses
-        // load.rs's flags; load.rs does not know about hosts).
-        Command::Load(args) if !args.hosts.is_empty() && !args.print_spec => hosts::run_args(args),
-        Command::Load(args) => load::run(args),
+        Command::Load(args) => load_here_or_from_hosts(args),
         Command::Check(args) => check::run(args),
         Command::Run(args) => run::run(args),
         Command::Report(args) => report::run(args),

@@ -1,29 +1,19 @@
-//! The summary as JSON (`stampede.summary/1`), for scripts that want the
-//! medians without re-deriving them from every run.
-
-use serde::Serialize;
+//! The summary as JSON (`stampede.summary/1`, declared in
+//! `stampede_schema::summary`), for scripts that want the medians without
+//! re-deriving them from every run.
 
 use super::Exporter;
 use crate::error::ReportError;
 use crate::schema::Results;
-use crate::summary::{summarize, SummaryRow};
-
-pub const SUMMARY_SCHEMA: &str = "stampede.summary/1";
+use crate::summary::summarize;
+use stampede_schema::summary::{SummaryDoc, SUMMARY_SCHEMA};
 
 pub struct JsonExporter;
 
-#[derive(Serialize)]
-struct Summary {
-    schema: &'static str,
-    tool_version: Option<String>,
-    git_commit: Option<String>,
-    rows: Vec<SummaryRow>,
-}
-
 impl Exporter for JsonExporter {
     fn export(&self, results: &Results) -> Result<Vec<u8>, ReportError> {
-        let summary = Summary {
-            schema: SUMMARY_SCHEMA,
+        let summary = SummaryDoc {
+            schema: SUMMARY_SCHEMA.to_owned(),
             tool_version: Some(results.environment.tool_version.clone()).filter(|v| !v.is_empty()),
             git_commit: results.environment.git_commit.clone(),
             rows: summarize(results),

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use super::Exporter;
 use crate::error::ReportError;
 use crate::schema::Results;
-use crate::summary::{summarize, table};
+use crate::summary::{summarize, table, ConfigKey};
 use crate::table::Table;
 use crate::targets::{self, has_mix};
 
@@ -69,7 +69,7 @@ impl Exporter for MarkdownExporter {
         if !invalid.is_empty() {
             out.push_str("\nInvalid runs (left out of the medians):\n\n");
             for (row, reason) in invalid {
-                let _ = writeln!(out, "- {}: {}", cell(&row.key().label()), cell(reason));
+                let _ = writeln!(out, "- {}: {}", cell(&ConfigKey::of_row(row).label()), cell(reason));
             }
         }
         if !results.skipped.is_empty() {

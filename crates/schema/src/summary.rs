@@ -1,0 +1,75 @@
+//! `stampede.summary/1`: what `stampede report --format json` prints, one
+//! row per configuration (app, knobs, load profile) with the median of each
+//! headline figure over its valid iterations. Declared here, beside the
+//! results it is derived from, so a script or another crate that reads a
+//! summary uses the same type the report serialises; the report computes the
+//! rows (`stampede_report::summary::summarize`). Fields are documented in
+//! docs/report.md, which a test compares with real output.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ErrorCategory;
+
+pub const SUMMARY_SCHEMA: &str = "stampede.summary/1";
+
+/// The whole summary document.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SummaryDoc {
+    /// Always [`SUMMARY_SCHEMA`].
+    pub schema: String,
+    /// Stampede version that wrote the results, when recorded.
+    pub tool_version: Option<String>,
+    pub git_commit: Option<String>,
+    pub rows: Vec<SummaryRow>,
+}
+
+/// One configuration's line in the summary.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SummaryRow {
+    pub app: String,
+    pub knobs: BTreeMap<String, String>,
+    pub profile: String,
+    /// Iterations of the configuration, valid or not.
+    pub runs: usize,
+    pub valid_runs: usize,
+    /// Medians over the valid iterations; `None` when none was valid.
+    pub rps: Option<f64>,
+    /// The lowest and highest requests/s of the valid iterations (shown in
+    /// the tables, not part of `stampede.summary/1`).
+    #[serde(skip)]
+    pub rps_range: Option<(f64, f64)>,
+    pub rps_per_core: Option<f64>,
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    /// The lowest and highest p99 of the valid iterations (tables only).
+    #[serde(skip)]
+    pub p99_ms_range: Option<(f64, f64)>,
+    pub server_cpu_cores: Option<f64>,
+    pub server_rss_max_mib: Option<f64>,
+    pub loadgen_cpu_cores: Option<f64>,
+    /// Runs with a scenario `[database]`: its cores, and requests per core of both.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_cpu_cores: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rps_per_core_with_db: Option<f64>,
+    /// Socket errors summed over every run of the configuration ([`crate::Errors::socket`]).
+    pub socket_errors: u64,
+    /// Bad responses summed over every run of the configuration ([`crate::Errors::bad_responses`]).
+    pub bad_responses: u64,
+    /// `iteration N: reason` for each invalid iteration.
+    pub invalid_reasons: Vec<String>,
+}
+
+impl SummaryRow {
+    /// The errors of one category summed over every run of the configuration.
+    pub fn errors(&self, category: ErrorCategory) -> u64 {
+        match category {
+            ErrorCategory::SocketErrors => self.socket_errors,
+            ErrorCategory::BadResponses => self.bad_responses,
+        }
+    }
+}
