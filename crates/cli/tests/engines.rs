@@ -80,7 +80,12 @@ fn pipelined_and_open_loop_runs_work_on_io_uring() {
     let srv = TestServer::start(Mode::Ok);
     let r = load_json(&["--engine", "io-uring", "-n", "1600", "-c", "2", "--pipeline", "8", &srv.url("/")], DEADLINE);
     assert_eq!((r["requests"].as_u64(), r["errors"]["parse"].as_u64()), (Some(1600), Some(0)));
-    let r = load_json(&["--engine", "io-uring", "--rate", "2000", "-d", "1s", "-c", "4", &srv.url("/")], DEADLINE);
+    // A lenient --max-lag: the saturation check must not fire from the
+    // loop's logic; a busy machine's scheduler is not what this tests.
+    let r = load_json(
+        &["--engine", "io-uring", "--rate", "2000", "-d", "1s", "-c", "4", "--max-lag", "20ms", &srv.url("/")],
+        DEADLINE,
+    );
     let sent = r["requests"].as_f64().unwrap();
     assert!((1800.0..=2200.0).contains(&sent), "{sent} requests at 2000/s for 1 s");
     assert_eq!(r["saturated"], false, "{}", r["saturation_reason"]);

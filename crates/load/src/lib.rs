@@ -28,6 +28,7 @@ pub mod response;
 pub mod result;
 mod runner;
 mod rusage;
+mod rx_time;
 mod share;
 pub mod spec;
 pub mod stages;

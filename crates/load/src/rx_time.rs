@@ -1,0 +1,162 @@
+//! When a response reached this machine, not when the load generator got to
+//! it: the kernel's receive timestamp of each read (`SO_TIMESTAMPNS`, taken
+//! as the packet enters the network stack, CLOCK_REALTIME), carried in the
+//! control data of io_uring's multishot `recvmsg`.
+//!
+//! Stamping a response when its completion is handled adds the generator's
+//! own delay (the time to wake up, or to work through the rest of a batch)
+//! to every latency it records; with the kernel's time it does not. That
+//! also lets the io_uring loop wait for several completions before waking
+//! (`uring_worker.rs`), which costs the server nothing and no longer costs
+//! the measurement anything either. `std`'s `Instant` is CLOCK_MONOTONIC, so
+//! a receive time is placed on it by the distance between the two clocks,
+//! read together once per batch: a step of the wall clock inside one batch
+//! (microseconds) is the only error that adds.
+
+use std::time::{Duration, Instant};
+
+/// Room for one `SCM_TIMESTAMPNS` control message (`CMSG_SPACE(16)`).
+pub const CONTROL_LEN: usize = 32;
+
+/// Asks the kernel to timestamp what `fd` receives.
+pub fn enable(fd: std::os::fd::RawFd) -> std::io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: a valid option value of the right size for a socket we own.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            &on as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// The receive time in a `recvmsg` control area, as nanoseconds of
+/// CLOCK_REALTIME; `None` when it holds none.
+pub fn of_control(control: &[u8]) -> Option<i128> {
+    // cmsghdr on 64-bit Linux: len (usize), level (i32), type (i32), then
+    // the data, 8-byte aligned; written out because the control area is a
+    // slice of the kernel's buffer, not a msghdr `CMSG_FIRSTHDR` could walk.
+    let mut off = 0;
+    while off + 16 <= control.len() {
+        let len = usize::from_ne_bytes(control[off..off + 8].try_into().ok()?);
+        let level = i32::from_ne_bytes(control[off + 8..off + 12].try_into().ok()?);
+        let kind = i32::from_ne_bytes(control[off + 12..off + 16].try_into().ok()?);
+        if len < 16 || off + len > control.len() {
+            return None;
+        }
+        if level == libc::SOL_SOCKET && kind == libc::SCM_TIMESTAMPNS && len >= 32 {
+            let sec = i64::from_ne_bytes(control[off + 16..off + 24].try_into().ok()?);
+            let nsec = i64::from_ne_bytes(control[off + 24..off + 32].try_into().ok()?);
+            return (sec > 0).then_some(sec as i128 * 1_000_000_000 + nsec as i128);
+        }
+        off += (len + 7) & !7;
+    }
+    None
+}
+
+/// CLOCK_REALTIME and `Instant` read together, to place receive times on `Instant`.
+#[derive(Clone, Copy)]
+pub struct Clocks {
+    now: Instant,
+    real_ns: i128,
+}
+
+impl Clocks {
+    pub fn read() -> Clocks {
+        let now = Instant::now();
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: a valid clock id and a timespec to fill.
+        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+        Clocks { now, real_ns: ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128 }
+    }
+
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// `real_ns` on the `Instant` clock, never later than the reading and
+    /// never before `floor` (the request's send time: a clock step must not
+    /// make a latency negative). Without a time, the reading itself.
+    pub fn place(&self, real_ns: Option<i128>, floor: Instant) -> Instant {
+        let Some(real_ns) = real_ns else { return self.now };
+        let ago = (self.real_ns - real_ns).max(0);
+        let t = self.now.checked_sub(Duration::from_nanos(ago.min(u64::MAX as i128) as u64)).unwrap_or(floor);
+        t.max(floor).min(self.now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmsg(level: i32, kind: i32, sec: i64, nsec: i64) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&32usize.to_ne_bytes());
+        b.extend_from_slice(&level.to_ne_bytes());
+        b.extend_from_slice(&kind.to_ne_bytes());
+        b.extend_from_slice(&sec.to_ne_bytes());
+        b.extend_from_slice(&nsec.to_ne_bytes());
+        b
+    }
+
+    #[test]
+    fn the_timestamp_is_found_and_other_messages_are_skipped() {
+        assert_eq!(of_control(&cmsg(libc::SOL_SOCKET, libc::SCM_TIMESTAMPNS, 5, 7)), Some(5_000_000_007));
+        let mut two = cmsg(libc::IPPROTO_IP, 1, 9, 9);
+        two.extend(cmsg(libc::SOL_SOCKET, libc::SCM_TIMESTAMPNS, 1, 2));
+        assert_eq!(of_control(&two), Some(1_000_000_002));
+        assert_eq!(of_control(&[0; CONTROL_LEN]), None, "an empty control area holds no time");
+        assert_eq!(of_control(&cmsg(libc::SOL_SOCKET, libc::SCM_TIMESTAMPNS, 0, 0)), None);
+    }
+
+    /// The kernel really stamps what a TCP socket receives, and the parser
+    /// finds the stamp where `recvmsg` puts it.
+    #[test]
+    fn a_tcp_read_carries_its_receive_time() {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        enable(client.as_raw_fd()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        let before = Clocks::read();
+        server.write_all(b"HTTP/1.1 200 OK\r\n\r\n").unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        let mut data = [0u8; 64];
+        let mut control = [0u8; CONTROL_LEN];
+        let mut iov = libc::iovec { iov_base: data.as_mut_ptr().cast(), iov_len: data.len() };
+        // SAFETY: msghdr is plain data; its pointers name the buffers above.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = CONTROL_LEN as _;
+        // SAFETY: a connected socket and a msghdr whose buffers outlive the call.
+        let n = unsafe { libc::recvmsg(client.as_raw_fd(), &mut msg, 0) };
+        let after = Clocks::read();
+        assert_eq!(n, 19);
+        let rx = of_control(&control[..msg.msg_controllen as usize]).expect("a receive time");
+        assert!(before.real_ns <= rx && rx <= after.real_ns, "{} <= {rx} <= {}", before.real_ns, after.real_ns);
+        let at = after.place(Some(rx), before.now());
+        assert!(after.now() - at >= Duration::from_millis(15), "the read came 20 ms after the arrival");
+    }
+
+    #[test]
+    fn a_receive_time_lands_between_the_send_and_the_reading() {
+        let clocks = Clocks::read();
+        let sent = clocks.now() - Duration::from_millis(10);
+        let at = clocks.place(Some(clocks.real_ns - 3_000_000), sent);
+        assert_eq!(clocks.now() - at, Duration::from_millis(3));
+        assert_eq!(clocks.place(Some(clocks.real_ns - 50_000_000), sent), sent, "a wall-clock step is cut at the send");
+        assert_eq!(clocks.place(Some(clocks.real_ns + 1_000), sent), clocks.now(), "never after the reading");
+        assert_eq!(clocks.place(None, sent), clocks.now());
+    }
+}
