@@ -1,5 +1,5 @@
 //! The terminal's microstates table after each run: the server's thread
-//! groups (`netty-worker-*`), least idle first, with the `prstat -mLc` shares
+//! groups (`netty-worker-*`), busiest first (as `prstat` sorts), with the `prstat -mLc` shares
 //! of their thread-seconds. Groups rather than threads keep it short for a
 //! runtime with a hundred workers; results.json and the report have every thread.
 
@@ -7,7 +7,7 @@ use comfy_table::presets::ASCII_MARKDOWN;
 use comfy_table::{CellAlignment, Table};
 use stampede_schema::microstates::Microstates;
 
-/// Rows shown: the least idle groups.
+/// Rows shown: the busiest groups.
 const TOP_GROUPS: usize = 8;
 
 pub fn table(m: &Microstates) -> String {
@@ -46,8 +46,10 @@ mod tests {
     use stampede_schema::microstates::{StateSeconds, ThreadStates};
 
     #[test]
-    fn groups_are_listed_least_idle_first_and_capped() {
-        let threads = (0..12)
+    /// Regression: idle JVM threads parked on futexes (LCK 100%) filled the
+    /// table and hid the Netty event loops that served the requests.
+    fn groups_are_listed_busiest_first_and_capped() {
+        let mut threads: Vec<ThreadStates> = (0..12)
             .map(|i| ThreadStates {
                 tid: i,
                 name: format!("{}-{i}", ["pool", "gc", "io"][i as usize % 3]) + &"x".repeat(i as usize),
@@ -55,11 +57,19 @@ mod tests {
                 ..ThreadStates::default()
             })
             .collect();
+        threads.push(ThreadStates {
+            tid: 99,
+            name: "zz-worker-1".into(),
+            seconds: StateSeconds { usr_s: 1.0, lat_s: 1.0, lck_s: 2.0, ..StateSeconds::default() },
+            ..ThreadStates::default()
+        });
         let m = Microstates::from_threads(100.0, threads, Vec::new(), Vec::new());
         let text = table(&m);
         assert!(text.contains("LCK %") && text.contains("every 100 ms"), "{text}");
         assert!(text.contains("more groups in results.json"), "{text}");
         let first = text.lines().nth(2).unwrap();
-        assert!(first.contains("pool-*") && first.contains("100.0"), "{text}");
+        assert!(first.contains("zz-worker-*") && first.contains("50.0"), "the worker first: {text}");
+        let second = text.lines().nth(3).unwrap();
+        assert!(second.contains("pool-*") && second.contains("100.0"), "then the least asleep: {text}");
     }
 }

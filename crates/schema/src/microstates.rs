@@ -118,9 +118,9 @@ pub struct StateSample {
 pub struct Microstates {
     /// The probe's sampling interval: blocked threads were classified this often.
     pub interval_ms: f64,
-    /// Per thread, the least idle first (ascending SLP share).
+    /// Per thread, the busiest first (USR + SYS + LAT share, descending).
     pub threads: Vec<ThreadStates>,
-    /// Per thread group, the least idle first.
+    /// Per thread group, the busiest first.
     pub groups: Vec<GroupStates>,
     /// The tree's time series (warmup included, with negative `t_s`).
     pub samples: Vec<StateSample>,
@@ -147,9 +147,13 @@ pub fn thread_group(name: &str) -> String {
     group
 }
 
-/// How idle a row is, for ordering: its SLP share, then its name.
-fn least_idle_first(a: (&StateShares, &str), b: (&StateShares, &str)) -> std::cmp::Ordering {
-    a.0.slp_pct.total_cmp(&b.0.slp_pct).then_with(|| a.1.cmp(b.1))
+/// Busiest first, as `prstat` sorts: by the share on or waiting for a CPU
+/// (USR + SYS + LAT), then the least asleep, then by name. Not by the
+/// blocked shares alone: a pool's idle threads park on futexes too (LCK
+/// 100%) and would hide the workers that serve the requests.
+fn busiest_first(a: (&StateShares, &str), b: (&StateShares, &str)) -> std::cmp::Ordering {
+    let busy = |s: &StateShares| s.usr_pct + s.sys_pct + s.lat_pct;
+    busy(b.0).total_cmp(&busy(a.0)).then_with(|| a.0.slp_pct.total_cmp(&b.0.slp_pct)).then_with(|| a.1.cmp(b.1))
 }
 
 impl Microstates {
@@ -180,8 +184,8 @@ impl Microstates {
         for group in &mut groups {
             group.shares = group.seconds.shares();
         }
-        threads.sort_by(|a, b| least_idle_first((&a.shares, &a.name), (&b.shares, &b.name)).then(a.tid.cmp(&b.tid)));
-        groups.sort_by(|a, b| least_idle_first((&a.shares, &a.group), (&b.shares, &b.group)));
+        threads.sort_by(|a, b| busiest_first((&a.shares, &a.name), (&b.shares, &b.name)).then(a.tid.cmp(&b.tid)));
+        groups.sort_by(|a, b| busiest_first((&a.shares, &a.group), (&b.shares, &b.group)));
         Microstates { interval_ms, threads, groups, samples, notes }
     }
 }

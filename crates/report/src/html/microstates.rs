@@ -52,7 +52,7 @@ pub fn section(out: &mut String, run: &Run) {
     }
 }
 
-/// The stacked bars, one row per group, least idle first.
+/// The stacked bars, one row per group, busiest first.
 fn bars(m: &Microstates) -> String {
     const LABEL_W: f64 = 220.0;
     const BAR_W: f64 = 600.0;
