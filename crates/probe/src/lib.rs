@@ -16,6 +16,7 @@ mod machine;
 pub mod microstate;
 mod microstates;
 mod proc_file;
+mod proc_text;
 mod sampler;
 mod series;
 mod summary;

@@ -3,14 +3,13 @@
 //! moved into a "retired" total, so a worker that exits does not make the
 //! tree's CPU time go backwards.
 
-use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-
-use procfs::process::{Schedstat, Stat};
-use procfs::FromRead;
 
 use crate::microstate::{StateNanos, ThreadMicro};
 use crate::proc_file::ProcFile;
+use crate::proc_text;
 use crate::tree;
 
 /// Cumulative counters of one thread, from its `stat`, `schedstat` and `status`.
@@ -63,6 +62,8 @@ pub struct TrackedThread {
     stat: ProcFile,
     schedstat: ProcFile,
     status: ProcFile,
+    /// The processes this thread forked (`children`), read at each rescan.
+    children: Option<ProcFile>,
     pub last: ThreadReading,
     /// Counters at the start of the measured phase (zero for a thread born later).
     pub baseline: Option<ThreadReading>,
@@ -105,6 +106,7 @@ impl TrackedThread {
             stat: ProcFile::open(&task_path(pid, tid, "stat")).ok()?,
             schedstat: ProcFile::open(&task_path(pid, tid, "schedstat")).ok()?,
             status: ProcFile::open(&task_path(pid, tid, "status")).ok()?,
+            children: ProcFile::open(&task_path(pid, tid, "children")).ok(),
             last: ThreadReading::default(),
             baseline: None,
             pid,
@@ -117,35 +119,35 @@ impl TrackedThread {
     /// tick counters and context switches only when `detail` is set, since
     /// `status` costs ten times as much to generate.
     fn read(&mut self, buf: &mut Vec<u8>, detail: bool) -> bool {
-        if self.schedstat.read_into(buf).is_err() {
+        let Ok(text) = self.schedstat.read(buf) else {
             return false;
-        }
-        if let Ok(sched) = Schedstat::from_read(&buf[..]) {
-            self.last.exec_ns = sched.sum_exec_runtime;
-            self.last.runqueue_wait_ns = sched.run_delay;
+        };
+        if let Some((exec_ns, runqueue_ns)) = proc_text::schedstat(text) {
+            self.last.exec_ns = exec_ns;
+            self.last.runqueue_wait_ns = runqueue_ns;
         }
         if !detail {
             return true;
         }
-        if self.stat.read_into(buf).is_err() {
+        let Ok(text) = self.stat.read(buf) else {
             return false;
-        }
-        match Stat::from_read(&buf[..]) {
-            Ok(stat) => {
-                self.last.user_ticks = stat.utime;
-                self.last.sys_ticks = stat.stime;
+        };
+        match proc_text::stat(text) {
+            Some(stat) => {
+                self.last.user_ticks = stat.utime_ticks;
+                self.last.sys_ticks = stat.stime_ticks;
                 // Refreshed every time: a thread opened before an exec (taskset,
                 // sh) is renamed by it.
-                if self.name != stat.comm {
-                    self.name = stat.comm;
+                if self.name.as_bytes() != stat.comm {
+                    self.name = String::from_utf8_lossy(stat.comm).into_owned();
                 }
             }
-            Err(_) => return false,
+            None => return false,
         }
-        if self.status.read_into(buf).is_err() {
+        let Ok(text) = self.status.read(buf) else {
             return false;
-        }
-        let (voluntary, involuntary) = context_switches(buf);
+        };
+        let (voluntary, involuntary) = context_switches(text);
         self.last.ctx_voluntary = voluntary;
         self.last.ctx_involuntary = involuntary;
         true
@@ -185,31 +187,37 @@ impl TrackedTree {
 
     /// Re-discovers the tree's processes: new ones are opened (their counters
     /// count from zero, since they were born after the last scan), vanished
-    /// ones retired.
+    /// ones retired. The walk reads the `children` file of every tracked
+    /// thread through its open descriptor (one `pread` each), so only new
+    /// processes cost directory reads and `open`s; a process born and gone
+    /// between two rescans is never seen (its CPU is missing from the tree).
     pub fn rescan(&mut self) {
-        let pids = tree::descendants(self.root);
-        let gone: Vec<i32> = self.processes.keys().copied().filter(|p| !pids.contains(p)).collect();
-        for pid in gone {
-            self.retire_process(pid);
-        }
-        for pid in pids {
-            if self.processes.contains_key(&pid) {
+        let mut seen = BTreeSet::new();
+        let mut queue = vec![self.root];
+        while let Some(pid) = queue.pop() {
+            if !seen.insert(pid) {
                 continue;
             }
-            let Ok(stat) = ProcFile::open(&PathBuf::from(format!("/proc/{pid}/stat"))) else {
-                continue;
+            let process = match self.processes.entry(pid) {
+                Entry::Occupied(tracked) => tracked.into_mut(),
+                Entry::Vacant(slot) => match TrackedProcess::open(pid) {
+                    Some(process) => slot.insert(process),
+                    None => continue,
+                },
             };
-            let mut process = TrackedProcess {
-                pid,
-                stat,
-                threads: BTreeMap::new(),
-                rss_bytes: 0,
-                num_threads: 0,
-                user_ticks: 0,
-                sys_ticks: 0,
-            };
-            process.rescan_threads();
-            self.processes.insert(pid, process);
+            for thread in process.threads.values() {
+                let Some(children) = thread.children.as_ref() else {
+                    continue;
+                };
+                if let Ok(text) = children.read_records(&mut self.buf) {
+                    let pids = text.split(|b| *b == b' ' || *b == b'\n');
+                    queue.extend(pids.filter_map(|p| std::str::from_utf8(p).ok()?.parse::<i32>().ok()));
+                }
+            }
+        }
+        let gone: Vec<i32> = self.processes.keys().copied().filter(|p| !seen.contains(p)).collect();
+        for pid in gone {
+            self.retire_process(pid);
         }
     }
 
@@ -235,18 +243,18 @@ impl TrackedTree {
         let mut gone_processes = Vec::new();
         let mut gone_threads = Vec::new();
         for process in self.processes.values_mut() {
-            if process.stat.read_into(&mut self.buf).is_err() {
+            let Ok(text) = process.stat.read(&mut self.buf) else {
                 gone_processes.push(process.pid);
                 continue;
-            }
-            match Stat::from_read(&self.buf[..]) {
-                Ok(stat) => {
-                    process.rss_bytes = stat.rss * self.page_size;
-                    process.num_threads = stat.num_threads.max(0) as u64;
-                    process.user_ticks = stat.utime;
-                    process.sys_ticks = stat.stime;
+            };
+            match proc_text::stat(text) {
+                Some(stat) => {
+                    process.rss_bytes = stat.rss_pages * self.page_size;
+                    process.num_threads = stat.num_threads;
+                    process.user_ticks = stat.utime_ticks;
+                    process.sys_ticks = stat.stime_ticks;
                 }
-                Err(_) => {
+                None => {
                     gone_processes.push(process.pid);
                     continue;
                 }
@@ -324,6 +332,23 @@ impl TrackedTree {
 }
 
 impl TrackedProcess {
+    /// Opens a process and its threads; `None` when it is gone (or has no
+    /// threads left to read, a zombie).
+    fn open(pid: i32) -> Option<TrackedProcess> {
+        let stat = ProcFile::open(&PathBuf::from(format!("/proc/{pid}/stat"))).ok()?;
+        let mut process = TrackedProcess {
+            pid,
+            stat,
+            threads: BTreeMap::new(),
+            rss_bytes: 0,
+            num_threads: 0,
+            user_ticks: 0,
+            sys_ticks: 0,
+        };
+        process.rescan_threads();
+        (!process.threads.is_empty()).then_some(process)
+    }
+
     /// Opens threads that appeared; returns the ones that vanished.
     fn rescan_threads(&mut self) -> Vec<TrackedThread> {
         let tids = tree::threads_of(self.pid);
@@ -358,6 +383,38 @@ mod tests {
         let status = b"Name:\tx\nvoluntary_ctxt_switches:\t120\nnonvoluntary_ctxt_switches:\t7\n";
         assert_eq!(context_switches(status), (120, 7));
         assert_eq!(context_switches(b"Name:\tx\n"), (0, 0));
+    }
+
+    #[test]
+    fn rescan_finds_grandchildren_through_open_children_files_and_retires_the_dead() {
+        use std::process::Command;
+        use std::time::{Duration, Instant};
+        let mut child = Command::new("sh").args(["-c", "sleep 30 & sleep 30 & wait"]).spawn().unwrap();
+        let root = child.id() as i32;
+        let mut tree = TrackedTree::new(root);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            tree.rescan();
+            if tree.processes.len() >= 3 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let found: Vec<i32> = tree.processes.keys().copied().collect();
+        let _ = Command::new("pkill").args(["-P", &root.to_string()]).status();
+        let mut gone = false;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !gone && Instant::now() < deadline {
+            tree.rescan();
+            gone = tree.processes.len() == 1;
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(found.len(), 3, "expected sh and two sleeps, got {found:?}");
+        assert!(found.contains(&root));
+        assert!(gone, "the killed sleeps are still tracked: {:?}", tree.processes.keys().collect::<Vec<_>>());
+        assert!(tree.retired_threads.len() >= 2);
     }
 
     #[test]
