@@ -99,8 +99,11 @@ fn task_path(pid: i32, tid: i32, file: &str) -> PathBuf {
 }
 
 impl TrackedThread {
+    /// Opens a thread's files and reads them all once, so a thread born
+    /// between two detail reads (a second apart) has its name and counters
+    /// from the start.
     fn open(pid: i32, tid: i32) -> Option<TrackedThread> {
-        Some(TrackedThread {
+        let mut thread = TrackedThread {
             tid,
             name: String::new(),
             stat: ProcFile::open(&task_path(pid, tid, "stat")).ok()?,
@@ -111,7 +114,8 @@ impl TrackedThread {
             baseline: None,
             pid,
             micro: ThreadMicro::new(&task_path(pid, tid, "syscall")),
-        })
+        };
+        thread.read(&mut Vec::new(), true).then_some(thread)
     }
 
     /// Reads the thread's counters; false when it is gone. The scheduler's
@@ -422,7 +426,8 @@ mod tests {
         let mut tree = TrackedTree::new(std::process::id() as i32);
         tree.rescan();
         let reading = tree.read(true);
-        assert_eq!(reading.processes, 1);
+        // At least this process: other tests of this binary spawn children.
+        assert!(reading.processes >= 1, "{reading:?}");
         assert!(reading.threads >= 1);
         assert!(reading.rss_bytes > 1024 * 1024, "{reading:?}");
         assert!(reading.totals.ctx_voluntary + reading.totals.ctx_involuntary > 0, "{reading:?}");
