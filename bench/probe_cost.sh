@@ -5,9 +5,9 @@
 # each, and prints the probe's own CPU (its sampling thread's scheduler
 # runtime) as a percentage of one core: the median over the rounds and the
 # min-max. Rows: the target's threads parked (the probe reads each thread's
-# `schedstat` every sample), or waking every 5 ms (the microstates also read
-# the `syscall` file of every thread that ran), with microstates off for
-# comparison.
+# `schedstat` every sample), or waking every 5 ms like a busy server's (the
+# microstates also read the `syscall` file of every thread that ran), each
+# with microstates on and off: the difference is what the microstates cost.
 #
 # With BASE=<git revision>, the same rows (parked, microstates on) are
 # measured for that revision too, built in target/probe-base, rounds
@@ -57,7 +57,7 @@ summary() {
 }
 
 echo "probe cost, $THREADS-thread target, $SECONDS_EACH s a round, $(nproc) cores, kernel $(uname -r), $(date +%F)"
-rows=("10 1 0" "100 1 0" "10 0 0" "10 1 5" "10 0 5")
+rows=("10 1 0" "10 0 0" "10 1 5" "10 0 5" "100 1 0" "100 0 0" "100 1 5" "100 0 5")
 for row in "${rows[@]}"; do
   read -r interval micro wake <<<"$row"
   label="${interval} ms, microstates $([ "$micro" = 1 ] && echo on || echo off), $([ "$wake" = 0 ] && echo parked || echo "waking every ${wake} ms")"
