@@ -80,6 +80,10 @@ struct TrackedProcess {
     /// CPU ticks of the whole process, exited threads included.
     user_ticks: u64,
     sys_ticks: u64,
+    /// The process's CPU-time clock (`clock_getcpuclockid`) and its reading
+    /// when the threads were last read: see [`TrackedProcess::ran`].
+    cpu_clock: Option<libc::clockid_t>,
+    threads_read_at_ns: Option<u64>,
 }
 
 /// A process tree under observation.
@@ -265,7 +269,22 @@ impl TrackedTree {
             }
             if process.num_threads != process.threads.len() as u64 {
                 gone_threads.extend(process.rescan_threads());
+                process.threads_read_at_ns = None;
             }
+            let runtime_ns = process.runtime_ns();
+            if !detail && runtime_ns.is_some() && runtime_ns == process.threads_read_at_ns {
+                // No thread ran: every thread's counters are as last read.
+                reading.rss_bytes += process.rss_bytes;
+                reading.threads += process.threads.len() as u64;
+                reading.processes += 1;
+                for thread in process.threads.values() {
+                    reading.totals.add_scheduling(&thread.last);
+                }
+                reading.totals.user_ticks += process.user_ticks;
+                reading.totals.sys_ticks += process.sys_ticks;
+                continue;
+            }
+            process.threads_read_at_ns = runtime_ns;
             let mut dead = Vec::new();
             for thread in process.threads.values_mut() {
                 if !thread.read(&mut self.buf, detail) {
@@ -335,7 +354,34 @@ impl TrackedTree {
     }
 }
 
+/// The CPU-time clock of another process (Linux allows reading any
+/// process's, unlike its threads').
+fn cpu_clock(pid: i32) -> Option<libc::clockid_t> {
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: `clock` is a valid place for the one clockid it writes.
+    (unsafe { libc::clock_getcpuclockid(pid, &mut clock) } == 0).then_some(clock)
+}
+
 impl TrackedProcess {
+    /// The process's CPU time in nanoseconds, all its threads (exited ones
+    /// included), in one system call without text. When it has not moved
+    /// since the threads were last read, no thread ran, so their `schedstat`
+    /// (and `syscall`) reads are skipped: for an idle process (a cluster's
+    /// master, a database's idle backends, a parked pool) a sample then costs
+    /// two system calls instead of one per thread. What that can delay, not
+    /// lose: run-queue wait the kernel books on a thread that waited but was
+    /// moved off its queue without running (migration, a priority change) is
+    /// counted at the next sample some thread of the process runs.
+    fn runtime_ns(&self) -> Option<u64> {
+        let clock = self.cpu_clock?;
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid place for the one timespec it writes.
+        if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+            return None;
+        }
+        Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+    }
+
     /// Opens a process and its threads; `None` when it is gone (or has no
     /// threads left to read, a zombie).
     fn open(pid: i32) -> Option<TrackedProcess> {
@@ -348,6 +394,8 @@ impl TrackedProcess {
             num_threads: 0,
             user_ticks: 0,
             sys_ticks: 0,
+            cpu_clock: cpu_clock(pid),
+            threads_read_at_ns: None,
         };
         process.rescan_threads();
         (!process.threads.is_empty()).then_some(process)
@@ -419,6 +467,39 @@ mod tests {
         assert!(found.contains(&root));
         assert!(gone, "the killed sleeps are still tracked: {:?}", tree.processes.keys().collect::<Vec<_>>());
         assert!(tree.retired_threads.len() >= 2);
+    }
+
+    #[test]
+    fn an_idle_process_is_read_through_its_cpu_clock_alone() {
+        use std::process::Command;
+        use std::time::{Duration, Instant};
+        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+        // Wait until it is asleep, past its start-up.
+        let stat = format!("/proc/{}/stat", child.id());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            let text = std::fs::read_to_string(&stat).unwrap_or_default();
+            if text.contains("(sleep) S") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let mut tree = TrackedTree::new(child.id() as i32);
+        tree.rescan();
+        let first = tree.read(true);
+        let second = tree.read(false);
+        let third = tree.read(false);
+        let process = tree.processes.values().next().map(|p| (p.threads_read_at_ns, p.runtime_ns()));
+        let _ = child.kill();
+        let _ = child.wait();
+        // `sleep` does not run between the reads: its clock stands still, the
+        // threads are not re-read, and the reading is the same.
+        let (read_at, now) = process.expect("the sleep is tracked");
+        assert!(now.is_some(), "another process's CPU clock is readable");
+        assert_eq!(read_at, now);
+        assert_eq!((second.totals, second.threads), (third.totals, third.threads));
+        assert_eq!(first.totals.exec_ns, third.totals.exec_ns);
+        assert_eq!(third.threads, 1);
     }
 
     #[test]
