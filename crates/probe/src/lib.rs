@@ -6,8 +6,9 @@
 //!
 //! The probe keeps its /proc files open and re-reads each with one `pread`, so
 //! one sample of a thirty-thread server is one small read per thread (its
-//! `schedstat`, plus its `syscall` if it ran, for the microstates) and no
-//! directory walks; a process's thread list is re-read only when its thread
+//! `schedstat`, plus its `syscall` if it ran, for the microstates; none when
+//! the process's CPU-time clock shows no thread ran) and no directory walks;
+//! a process's thread list is re-read only when its thread
 //! count changes, the tree's processes every [`ProbeConfig::rescan`] through
 //! the threads' open `children` files, and each thread's `stat` and `status`
 //! once a second. `bench/probe_cost.sh` measures what that costs.
