@@ -185,11 +185,11 @@ const MACHINE_PERIOD: Duration = Duration::from_millis(100);
 /// `status`, 5 and 10 µs a thread) are read every second, and at the start
 /// and end of the measured phase, so their totals stay exact. Read every
 /// 100 ms they were most of the probe's cost at the default interval
-/// (measured: 0.85 % of a core for a 31-thread process at 100 ms). What
-/// this gives up: the context switches of the time series land in one
-/// sample a second, and a thread that exits loses the ticks and switches of
-/// its last second (from the thread table and the switch totals; the tree's
-/// CPU comes from the scheduler and the process's own ticks and is whole).
+/// (measured for a 31-thread process at 100 ms: 0.86 % of a core, 0.25 %
+/// once read every second). What this gives up: the context switches of the
+/// time series land in one sample a second, and a thread that exits loses
+/// the ticks and switches of its last second (from the thread table and the
+/// switch totals; its CPU comes from `schedstat`, read every sample).
 const DETAIL_PERIOD: Duration = Duration::from_secs(1);
 
 /// Every how many samples something with `period` is read.
