@@ -4,10 +4,14 @@
 //! waiting for a CPU, for the server's whole process tree (cluster and uvicorn
 //! workers included), for the load generator, and for the machine.
 //!
-//! The probe keeps its /proc files open and re-reads them with `pread`, so one
-//! sample of a ten-thread server costs a few dozen small reads and no directory
-//! walks; the tree is re-discovered only when its thread count changes or
-//! every [`ProbeConfig::rescan`].
+//! The probe keeps its /proc files open and re-reads each with one `pread`, so
+//! one sample of a thirty-thread server is one small read per thread (its
+//! `schedstat`, plus its `syscall` if it ran, for the microstates; none when
+//! the process's CPU-time clock shows no thread ran) and no directory walks;
+//! a process's thread list is re-read only when its thread
+//! count changes, the tree's processes every [`ProbeConfig::rescan`] through
+//! the threads' open `children` files, and each thread's `stat` and `status`
+//! once a second. `bench/probe_cost.sh` measures what that costs.
 
 mod error;
 mod host;
@@ -16,6 +20,7 @@ mod machine;
 pub mod microstate;
 mod microstates;
 mod proc_file;
+mod proc_text;
 mod sampler;
 mod series;
 mod summary;

@@ -41,8 +41,8 @@ impl MachineReader {
 
     pub fn read(&mut self) -> Option<MachineReading> {
         let file = self.file.as_ref()?;
-        file.read_into(&mut self.buf).ok()?;
-        let stats = KernelStats::from_read(&self.buf[..], procfs::current_system_info()).ok()?;
+        let text = file.read(&mut self.buf).ok()?;
+        let stats = KernelStats::from_read(text, procfs::current_system_info()).ok()?;
         Some(MachineReading::from_cpu_time(&stats.total))
     }
 }

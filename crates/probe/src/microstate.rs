@@ -187,8 +187,7 @@ impl ThreadMicro {
 
     fn read_class(&self, buf: &mut Vec<u8>) -> Option<Blocked> {
         let file = self.syscall.as_ref()?;
-        file.read_into(buf).ok()?;
-        classify(buf)
+        classify(file.read(buf).ok()?)
     }
 
     /// Marks the start of the measured phase.

@@ -17,39 +17,49 @@ impl ProcFile {
         Ok(ProcFile { file: File::open(path)? })
     }
 
-    /// Reads the whole file into `buf` (cleared first). An error, or an empty
-    /// read, means the process or thread is gone.
-    pub fn read_into(&self, buf: &mut Vec<u8>) -> io::Result<()> {
-        buf.clear();
-        if buf.capacity() < 1024 {
-            buf.reserve(1024);
-        }
-        loop {
-            let len = buf.len();
-            let spare = buf.capacity() - len;
-            buf.resize(len + spare, 0);
-            let n = self.file.read_at(&mut buf[len..], len as u64);
-            match n {
-                Ok(0) => {
-                    buf.truncate(len);
-                    break;
-                }
-                Ok(n) => {
-                    buf.truncate(len + n);
-                    if buf.len() == buf.capacity() {
-                        buf.reserve(buf.capacity());
-                    }
-                }
-                Err(err) => {
-                    buf.truncate(len);
-                    return Err(err);
-                }
-            }
-        }
-        if buf.is_empty() {
+    /// Reads a one-record file (`stat`, `status`, `schedstat`, `syscall`,
+    /// `/proc/stat`) whole and returns its text, kept in `buf`. An error, or
+    /// an empty read, means the process or thread is gone.
+    ///
+    /// Two things keep this at one system call and no memory traffic beyond
+    /// the text. A read shorter than the buffer is the whole file: the kernel
+    /// generates such a file's text in one `show` call (growing its own
+    /// buffer until it fits) and hands over all of it that fits, so only a
+    /// read that fills the buffer needs another; reading on to the empty
+    /// read at the end doubled the `pread`s of a sample (measured 79 against
+    /// 40 for a 31-thread process). And `buf` is only ever grown, never
+    /// truncated, so it is zeroed once and not before every read.
+    pub fn read<'b>(&self, buf: &'b mut Vec<u8>) -> io::Result<&'b [u8]> {
+        let len = self.fill(buf, true)?;
+        if len == 0 {
             return Err(io::Error::new(io::ErrorKind::NotFound, "empty read: process gone"));
         }
-        Ok(())
+        Ok(&buf[..len])
+    }
+
+    /// Reads a file of many records (`children`, one per child), which may
+    /// be empty. The kernel stops a read at the end of its own page-sized
+    /// buffer, so a short read is not the end here: it reads on to an empty one.
+    pub fn read_records<'b>(&self, buf: &'b mut Vec<u8>) -> io::Result<&'b [u8]> {
+        let len = self.fill(buf, false)?;
+        Ok(&buf[..len])
+    }
+
+    fn fill(&self, buf: &mut Vec<u8>, short_is_whole: bool) -> io::Result<usize> {
+        if buf.len() < 1024 {
+            buf.resize(1024, 0);
+        }
+        let mut len = 0;
+        loop {
+            let n = self.file.read_at(&mut buf[len..], len as u64)?;
+            len += n;
+            if n == 0 || (short_is_whole && len < buf.len()) {
+                return Ok(len);
+            }
+            if len == buf.len() {
+                buf.resize(buf.len() * 2, 0);
+            }
+        }
     }
 }
 
@@ -61,8 +71,13 @@ mod tests {
     fn rereads_a_changing_file_from_the_start() {
         let file = ProcFile::open(Path::new("/proc/thread-self/schedstat")).unwrap();
         let mut buf = Vec::new();
-        file.read_into(&mut buf).unwrap();
-        let first: u64 = std::str::from_utf8(&buf).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+        let first: u64 = std::str::from_utf8(file.read(&mut buf).unwrap())
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
         // The kernel updates a running thread's runtime at ticks and switches.
         let start = std::time::Instant::now();
         let mut x = 0u64;
@@ -70,8 +85,13 @@ mod tests {
             x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
         }
         std::thread::yield_now();
-        file.read_into(&mut buf).unwrap();
-        let second: u64 = std::str::from_utf8(&buf).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+        let second: u64 = std::str::from_utf8(file.read(&mut buf).unwrap())
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
         assert!(second > first, "runtime did not advance: {first} -> {second}");
     }
 
@@ -79,8 +99,7 @@ mod tests {
     fn reads_files_longer_than_the_first_buffer() {
         let file = ProcFile::open(Path::new("/proc/self/status")).unwrap();
         let mut buf = Vec::new();
-        file.read_into(&mut buf).unwrap();
-        let text = String::from_utf8(buf).unwrap();
+        let text = String::from_utf8(file.read(&mut buf).unwrap().to_vec()).unwrap();
         assert!(text.contains("nonvoluntary_ctxt_switches"), "{text}");
     }
 }

@@ -3,14 +3,13 @@
 //! moved into a "retired" total, so a worker that exits does not make the
 //! tree's CPU time go backwards.
 
-use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-
-use procfs::process::{Schedstat, Stat};
-use procfs::FromRead;
 
 use crate::microstate::{StateNanos, ThreadMicro};
 use crate::proc_file::ProcFile;
+use crate::proc_text;
 use crate::tree;
 
 /// Cumulative counters of one thread, from its `stat`, `schedstat` and `status`.
@@ -63,6 +62,8 @@ pub struct TrackedThread {
     stat: ProcFile,
     schedstat: ProcFile,
     status: ProcFile,
+    /// The processes this thread forked (`children`), read at each rescan.
+    children: Option<ProcFile>,
     pub last: ThreadReading,
     /// Counters at the start of the measured phase (zero for a thread born later).
     pub baseline: Option<ThreadReading>,
@@ -79,6 +80,10 @@ struct TrackedProcess {
     /// CPU ticks of the whole process, exited threads included.
     user_ticks: u64,
     sys_ticks: u64,
+    /// The process's CPU-time clock (`clock_getcpuclockid`) and its reading
+    /// when the threads were last read: see [`TrackedProcess::ran`].
+    cpu_clock: Option<libc::clockid_t>,
+    threads_read_at_ns: Option<u64>,
 }
 
 /// A process tree under observation.
@@ -98,18 +103,23 @@ fn task_path(pid: i32, tid: i32, file: &str) -> PathBuf {
 }
 
 impl TrackedThread {
+    /// Opens a thread's files and reads them all once, so a thread born
+    /// between two detail reads (a second apart) has its name and counters
+    /// from the start.
     fn open(pid: i32, tid: i32) -> Option<TrackedThread> {
-        Some(TrackedThread {
+        let mut thread = TrackedThread {
             tid,
             name: String::new(),
             stat: ProcFile::open(&task_path(pid, tid, "stat")).ok()?,
             schedstat: ProcFile::open(&task_path(pid, tid, "schedstat")).ok()?,
             status: ProcFile::open(&task_path(pid, tid, "status")).ok()?,
+            children: ProcFile::open(&task_path(pid, tid, "children")).ok(),
             last: ThreadReading::default(),
             baseline: None,
             pid,
             micro: ThreadMicro::new(&task_path(pid, tid, "syscall")),
-        })
+        };
+        thread.read(&mut Vec::new(), true).then_some(thread)
     }
 
     /// Reads the thread's counters; false when it is gone. The scheduler's
@@ -117,35 +127,35 @@ impl TrackedThread {
     /// tick counters and context switches only when `detail` is set, since
     /// `status` costs ten times as much to generate.
     fn read(&mut self, buf: &mut Vec<u8>, detail: bool) -> bool {
-        if self.schedstat.read_into(buf).is_err() {
+        let Ok(text) = self.schedstat.read(buf) else {
             return false;
-        }
-        if let Ok(sched) = Schedstat::from_read(&buf[..]) {
-            self.last.exec_ns = sched.sum_exec_runtime;
-            self.last.runqueue_wait_ns = sched.run_delay;
+        };
+        if let Some((exec_ns, runqueue_ns)) = proc_text::schedstat(text) {
+            self.last.exec_ns = exec_ns;
+            self.last.runqueue_wait_ns = runqueue_ns;
         }
         if !detail {
             return true;
         }
-        if self.stat.read_into(buf).is_err() {
+        let Ok(text) = self.stat.read(buf) else {
             return false;
-        }
-        match Stat::from_read(&buf[..]) {
-            Ok(stat) => {
-                self.last.user_ticks = stat.utime;
-                self.last.sys_ticks = stat.stime;
+        };
+        match proc_text::stat(text) {
+            Some(stat) => {
+                self.last.user_ticks = stat.utime_ticks;
+                self.last.sys_ticks = stat.stime_ticks;
                 // Refreshed every time: a thread opened before an exec (taskset,
                 // sh) is renamed by it.
-                if self.name != stat.comm {
-                    self.name = stat.comm;
+                if self.name.as_bytes() != stat.comm {
+                    self.name = String::from_utf8_lossy(stat.comm).into_owned();
                 }
             }
-            Err(_) => return false,
+            None => return false,
         }
-        if self.status.read_into(buf).is_err() {
+        let Ok(text) = self.status.read(buf) else {
             return false;
-        }
-        let (voluntary, involuntary) = context_switches(buf);
+        };
+        let (voluntary, involuntary) = context_switches(text);
         self.last.ctx_voluntary = voluntary;
         self.last.ctx_involuntary = involuntary;
         true
@@ -185,31 +195,37 @@ impl TrackedTree {
 
     /// Re-discovers the tree's processes: new ones are opened (their counters
     /// count from zero, since they were born after the last scan), vanished
-    /// ones retired.
+    /// ones retired. The walk reads the `children` file of every tracked
+    /// thread through its open descriptor (one `pread` each), so only new
+    /// processes cost directory reads and `open`s; a process born and gone
+    /// between two rescans is never seen (its CPU is missing from the tree).
     pub fn rescan(&mut self) {
-        let pids = tree::descendants(self.root);
-        let gone: Vec<i32> = self.processes.keys().copied().filter(|p| !pids.contains(p)).collect();
-        for pid in gone {
-            self.retire_process(pid);
-        }
-        for pid in pids {
-            if self.processes.contains_key(&pid) {
+        let mut seen = BTreeSet::new();
+        let mut queue = vec![self.root];
+        while let Some(pid) = queue.pop() {
+            if !seen.insert(pid) {
                 continue;
             }
-            let Ok(stat) = ProcFile::open(&PathBuf::from(format!("/proc/{pid}/stat"))) else {
-                continue;
+            let process = match self.processes.entry(pid) {
+                Entry::Occupied(tracked) => tracked.into_mut(),
+                Entry::Vacant(slot) => match TrackedProcess::open(pid) {
+                    Some(process) => slot.insert(process),
+                    None => continue,
+                },
             };
-            let mut process = TrackedProcess {
-                pid,
-                stat,
-                threads: BTreeMap::new(),
-                rss_bytes: 0,
-                num_threads: 0,
-                user_ticks: 0,
-                sys_ticks: 0,
-            };
-            process.rescan_threads();
-            self.processes.insert(pid, process);
+            for thread in process.threads.values() {
+                let Some(children) = thread.children.as_ref() else {
+                    continue;
+                };
+                if let Ok(text) = children.read_records(&mut self.buf) {
+                    let pids = text.split(|b| *b == b' ' || *b == b'\n');
+                    queue.extend(pids.filter_map(|p| std::str::from_utf8(p).ok()?.parse::<i32>().ok()));
+                }
+            }
+        }
+        let gone: Vec<i32> = self.processes.keys().copied().filter(|p| !seen.contains(p)).collect();
+        for pid in gone {
+            self.retire_process(pid);
         }
     }
 
@@ -235,25 +251,40 @@ impl TrackedTree {
         let mut gone_processes = Vec::new();
         let mut gone_threads = Vec::new();
         for process in self.processes.values_mut() {
-            if process.stat.read_into(&mut self.buf).is_err() {
+            let Ok(text) = process.stat.read(&mut self.buf) else {
                 gone_processes.push(process.pid);
                 continue;
-            }
-            match Stat::from_read(&self.buf[..]) {
-                Ok(stat) => {
-                    process.rss_bytes = stat.rss * self.page_size;
-                    process.num_threads = stat.num_threads.max(0) as u64;
-                    process.user_ticks = stat.utime;
-                    process.sys_ticks = stat.stime;
+            };
+            match proc_text::stat(text) {
+                Some(stat) => {
+                    process.rss_bytes = stat.rss_pages * self.page_size;
+                    process.num_threads = stat.num_threads;
+                    process.user_ticks = stat.utime_ticks;
+                    process.sys_ticks = stat.stime_ticks;
                 }
-                Err(_) => {
+                None => {
                     gone_processes.push(process.pid);
                     continue;
                 }
             }
             if process.num_threads != process.threads.len() as u64 {
                 gone_threads.extend(process.rescan_threads());
+                process.threads_read_at_ns = None;
             }
+            let runtime_ns = process.runtime_ns();
+            if !detail && runtime_ns.is_some() && runtime_ns == process.threads_read_at_ns {
+                // No thread ran: every thread's counters are as last read.
+                reading.rss_bytes += process.rss_bytes;
+                reading.threads += process.threads.len() as u64;
+                reading.processes += 1;
+                for thread in process.threads.values() {
+                    reading.totals.add_scheduling(&thread.last);
+                }
+                reading.totals.user_ticks += process.user_ticks;
+                reading.totals.sys_ticks += process.sys_ticks;
+                continue;
+            }
+            process.threads_read_at_ns = runtime_ns;
             let mut dead = Vec::new();
             for thread in process.threads.values_mut() {
                 if !thread.read(&mut self.buf, detail) {
@@ -323,7 +354,53 @@ impl TrackedTree {
     }
 }
 
+/// The CPU-time clock of another process (Linux allows reading any
+/// process's, unlike its threads').
+fn cpu_clock(pid: i32) -> Option<libc::clockid_t> {
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: `clock` is a valid place for the one clockid it writes.
+    (unsafe { libc::clock_getcpuclockid(pid, &mut clock) } == 0).then_some(clock)
+}
+
 impl TrackedProcess {
+    /// The process's CPU time in nanoseconds, all its threads (exited ones
+    /// included), in one system call without text. When it has not moved
+    /// since the threads were last read, no thread ran, so their `schedstat`
+    /// (and `syscall`) reads are skipped: for an idle process (a cluster's
+    /// master, a database's idle backends, a parked pool) a sample then costs
+    /// two system calls instead of one per thread. What that can delay, not
+    /// lose: run-queue wait the kernel books on a thread that waited but was
+    /// moved off its queue without running (migration, a priority change) is
+    /// counted at the next sample some thread of the process runs.
+    fn runtime_ns(&self) -> Option<u64> {
+        let clock = self.cpu_clock?;
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid place for the one timespec it writes.
+        if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+            return None;
+        }
+        Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+    }
+
+    /// Opens a process and its threads; `None` when it is gone (or has no
+    /// threads left to read, a zombie).
+    fn open(pid: i32) -> Option<TrackedProcess> {
+        let stat = ProcFile::open(&PathBuf::from(format!("/proc/{pid}/stat"))).ok()?;
+        let mut process = TrackedProcess {
+            pid,
+            stat,
+            threads: BTreeMap::new(),
+            rss_bytes: 0,
+            num_threads: 0,
+            user_ticks: 0,
+            sys_ticks: 0,
+            cpu_clock: cpu_clock(pid),
+            threads_read_at_ns: None,
+        };
+        process.rescan_threads();
+        (!process.threads.is_empty()).then_some(process)
+    }
+
     /// Opens threads that appeared; returns the ones that vanished.
     fn rescan_threads(&mut self) -> Vec<TrackedThread> {
         let tids = tree::threads_of(self.pid);
@@ -361,11 +438,77 @@ mod tests {
     }
 
     #[test]
+    fn rescan_finds_grandchildren_through_open_children_files_and_retires_the_dead() {
+        use std::process::Command;
+        use std::time::{Duration, Instant};
+        let mut child = Command::new("sh").args(["-c", "sleep 30 & sleep 30 & wait"]).spawn().unwrap();
+        let root = child.id() as i32;
+        let mut tree = TrackedTree::new(root);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            tree.rescan();
+            if tree.processes.len() >= 3 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let found: Vec<i32> = tree.processes.keys().copied().collect();
+        let _ = Command::new("pkill").args(["-P", &root.to_string()]).status();
+        let mut gone = false;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !gone && Instant::now() < deadline {
+            tree.rescan();
+            gone = tree.processes.len() == 1;
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(found.len(), 3, "expected sh and two sleeps, got {found:?}");
+        assert!(found.contains(&root));
+        assert!(gone, "the killed sleeps are still tracked: {:?}", tree.processes.keys().collect::<Vec<_>>());
+        assert!(tree.retired_threads.len() >= 2);
+    }
+
+    #[test]
+    fn an_idle_process_is_read_through_its_cpu_clock_alone() {
+        use std::process::Command;
+        use std::time::{Duration, Instant};
+        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+        // Wait until it is asleep, past its start-up.
+        let stat = format!("/proc/{}/stat", child.id());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            let text = std::fs::read_to_string(&stat).unwrap_or_default();
+            if text.contains("(sleep) S") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let mut tree = TrackedTree::new(child.id() as i32);
+        tree.rescan();
+        let first = tree.read(true);
+        let second = tree.read(false);
+        let third = tree.read(false);
+        let process = tree.processes.values().next().map(|p| (p.threads_read_at_ns, p.runtime_ns()));
+        let _ = child.kill();
+        let _ = child.wait();
+        // `sleep` does not run between the reads: its clock stands still, the
+        // threads are not re-read, and the reading is the same.
+        let (read_at, now) = process.expect("the sleep is tracked");
+        assert!(now.is_some(), "another process's CPU clock is readable");
+        assert_eq!(read_at, now);
+        assert_eq!((second.totals, second.threads), (third.totals, third.threads));
+        assert_eq!(first.totals.exec_ns, third.totals.exec_ns);
+        assert_eq!(third.threads, 1);
+    }
+
+    #[test]
     fn this_process_reads_as_a_live_tree() {
         let mut tree = TrackedTree::new(std::process::id() as i32);
         tree.rescan();
         let reading = tree.read(true);
-        assert_eq!(reading.processes, 1);
+        // At least this process: other tests of this binary spawn children.
+        assert!(reading.processes >= 1, "{reading:?}");
         assert!(reading.threads >= 1);
         assert!(reading.rss_bytes > 1024 * 1024, "{reading:?}");
         assert!(reading.totals.ctx_voluntary + reading.totals.ctx_involuntary > 0, "{reading:?}");
