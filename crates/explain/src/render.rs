@@ -71,6 +71,23 @@ pub fn human(runs: &[Explanation]) -> String {
             run.p999.slow_requests,
             shares_line(&run.p999.share)
         );
+        if let Some(l) = &run.lock_level {
+            let slow = l.slow_windows_pct.map_or("no sample".to_string(), |p| format!("{p:.0}%"));
+            let _ = writeln!(
+                out,
+                "  lock level: working threads ({:.1} on average) blocked on futexes {slow} of their time in the slow windows, {:.0}% over the run",
+                l.working_threads, l.run_pct
+            );
+        }
+        if !run.frames.is_empty() {
+            let _ = writeln!(
+                out,
+                "  frames over-represented in the slow windows (share of on-CPU samples there; over the run):"
+            );
+            for f in &run.frames {
+                let _ = writeln!(out, "    {:>5.1}% ({:>5.1}%)  {}", f.slow_pct, f.run_pct, f.frame);
+            }
+        }
         if let Some(l) = &run.latency {
             let _ = writeln!(
                 out,

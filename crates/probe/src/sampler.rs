@@ -91,8 +91,8 @@ impl Series {
         let sample = sample_between(&self.last.1, &reading, wall_s);
         self.raw.push(RawSample { at: now, wall_s, sample });
         if let Some(micro) = self.micro.as_mut() {
-            let (nanos, threads) = self.tree.observe_microstates(now);
-            micro.push(RawMicro { at: now, wall_s, threads, nanos });
+            let observed = self.tree.observe_microstates(now);
+            micro.push(RawMicro { at: now, wall_s, observed });
         }
         self.last = (now, reading);
     }

@@ -32,8 +32,9 @@ pub enum Kind {
     CpuSaturation,
     /// The server's threads waited for a CPU far more than usual.
     Runqueue,
-    /// Far more of the server's threads than usual were blocked in `futex`
-    /// (the probe's microstates: a contended lock).
+    /// Far more of the server's threads than usual were blocked in `futex`,
+    /// or the working threads spent at least half their time there (the
+    /// probe's microstates: a contended lock, in bursts or steadily).
     Lock,
     /// Far more of the server's threads than usual were blocked in read/write calls.
     BlockedIo,
@@ -130,7 +131,7 @@ pub struct Shares {
     pub pause: f64,
     pub runqueue: f64,
     pub cpu_saturation: f64,
-    /// A burst of futex waits in the server (microstates' LCK).
+    /// Futex waits in the server (microstates' LCK), a burst or steady contention.
     #[serde(default)]
     pub lock: f64,
     /// A burst of read/write waits in the server (microstates' IO).
@@ -206,6 +207,28 @@ pub struct Slowest {
     pub events: Vec<Met>,
 }
 
+/// How much of the working threads' time went to futex waits (microstates'
+/// LCK of the threads that used a CPU within the last second), in percent:
+/// the evidence for steady lock contention, which is present at every time
+/// and so cannot stand out from its chance level.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LockLevel {
+    /// In the slow (above p99) requests' windows, weighted by overlap; none
+    /// when no sample overlapped them.
+    pub slow_windows_pct: Option<f64>,
+    /// Over the measured phase.
+    pub run_pct: f64,
+    /// Working threads per sample, on average.
+    pub working_threads: f64,
+}
+
+/// One frame of the slow-window profile (`stampede run --profile` with a slow
+/// log) that is more frequent in the slow requests' windows than over the
+/// run: its share of on-CPU samples there, and over the whole phase (the
+/// by-chance level), in percent.
+pub use crate::profile::FrameShift;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Explanation {
     pub app: String,
@@ -225,6 +248,13 @@ pub struct Explanation {
     pub slowest: Vec<Slowest>,
     /// Events known for the run, by kind.
     pub events: BTreeMap<String, usize>,
+    /// The working threads' futex share, when the run has microstates.
+    #[serde(default)]
+    pub lock_level: Option<LockLevel>,
+    /// The most over-represented frames of the slow-window profile, when the
+    /// run has one (most over-represented first).
+    #[serde(default)]
+    pub frames: Vec<FrameShift>,
     pub clock: Vec<String>,
     /// Caveats: an incomplete slow log, missing events, …
     pub notes: Vec<String>,
