@@ -87,7 +87,9 @@ pub fn run_and_explain(s: &Scratch, bin: &Path, mode: &str, load: &str, extra: &
     args.extend_from_slice(extra);
     let out = s.run(&args);
     let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "stampede run failed:\n{stderr}");
+    // 1: a run marked invalid (a loaded machine can make the generator fall
+    // behind its rate); its results are still written and explained.
+    assert!(matches!(out.status.code(), Some(0 | 1)), "stampede run failed:\n{stderr}");
     support_run::assert_nothing_left(s);
     let dir = std::fs::read_dir(s.out())
         .unwrap()
