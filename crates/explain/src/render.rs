@@ -26,6 +26,9 @@ fn shares_line(s: &Shares) -> String {
     if s.send_delay > 0.0 {
         parts.push(format!("load generator late {}", pct(s.send_delay)));
     }
+    if s.kernel_drops > 0.0 {
+        parts.push(format!("kernel drops {}", pct(s.kernel_drops)));
+    }
     parts.push(format!("lock {}", pct(s.lock)));
     if s.blocked_io > 0.0 {
         parts.push(format!("blocked I/O {}", pct(s.blocked_io)));

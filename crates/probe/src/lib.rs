@@ -15,6 +15,7 @@ pub mod lifeline;
 mod machine;
 pub mod microstate;
 mod microstates;
+pub mod net_drops;
 mod proc_file;
 mod sampler;
 mod series;

@@ -40,6 +40,9 @@ pub enum Kind {
     BlockedIo,
     /// The load generator sent the request late (actual minus intended send).
     SendDelay,
+    /// The kernel dropped a connection attempt (accept-queue overflow, SYN
+    /// drop) or retransmitted segments in the server's network namespace.
+    KernelDrops,
 }
 
 impl Kind {
@@ -53,6 +56,7 @@ impl Kind {
             "lock" => Kind::Lock,
             "blocked_io" => Kind::BlockedIo,
             "send_delay" => Kind::SendDelay,
+            "kernel_drops" => Kind::KernelDrops,
             _ => return None,
         })
     }
@@ -67,6 +71,7 @@ impl Kind {
             Kind::Lock => "lock",
             Kind::BlockedIo => "blocked_io",
             Kind::SendDelay => "send_delay",
+            Kind::KernelDrops => "kernel_drops",
         }
     }
 
@@ -81,6 +86,7 @@ impl Kind {
             Kind::Lock => Cause::Lock,
             Kind::BlockedIo => Cause::BlockedIo,
             Kind::SendDelay => Cause::SendDelay,
+            Kind::KernelDrops => Cause::KernelDrops,
         }
     }
 }
@@ -94,6 +100,7 @@ pub enum Cause {
     Gc,
     Pause,
     SendDelay,
+    KernelDrops,
     Lock,
     BlockedIo,
     Runqueue,
@@ -101,10 +108,11 @@ pub enum Cause {
 }
 
 impl Cause {
-    pub const ALL: [Cause; 7] = [
+    pub const ALL: [Cause; 8] = [
         Cause::Gc,
         Cause::Pause,
         Cause::SendDelay,
+        Cause::KernelDrops,
         Cause::Lock,
         Cause::BlockedIo,
         Cause::Runqueue,
@@ -118,6 +126,7 @@ impl Cause {
             Cause::Runqueue => "runqueue",
             Cause::CpuSaturation => "cpu_saturation",
             Cause::SendDelay => "send_delay",
+            Cause::KernelDrops => "kernel_drops",
             Cause::Lock => "lock",
             Cause::BlockedIo => "blocked_io",
         }
@@ -140,6 +149,9 @@ pub struct Shares {
     /// The load generator's own lateness in sending.
     #[serde(default)]
     pub send_delay: f64,
+    /// A connection drop or retransmission counted by the kernel.
+    #[serde(default)]
+    pub kernel_drops: f64,
     pub unexplained: f64,
 }
 
@@ -153,6 +165,7 @@ impl Shares {
         self.lock += other.lock * weight;
         self.blocked_io += other.blocked_io * weight;
         self.send_delay += other.send_delay * weight;
+        self.kernel_drops += other.kernel_drops * weight;
         self.unexplained += other.unexplained * weight;
     }
 }
@@ -266,7 +279,7 @@ mod tests {
 
     #[test]
     fn kinds_and_causes_read_back_by_their_names() {
-        for kind in [Kind::Gc, Kind::Safepoint, Kind::Pause, Kind::CpuSaturation, Kind::Runqueue] {
+        for kind in [Kind::Gc, Kind::Safepoint, Kind::Pause, Kind::CpuSaturation, Kind::Runqueue, Kind::KernelDrops] {
             assert_eq!(Kind::parse(kind.name()), Some(kind));
             assert_eq!(serde_json::to_string(&kind).unwrap(), format!("\"{}\"", kind.name()));
         }
