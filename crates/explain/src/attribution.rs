@@ -14,9 +14,15 @@
 //! over the median: a stop of `d` can delay a request by up to `2d` (the stop
 //! and the drain after it), an event that only slows the server (a
 //! concurrent GC phase, a saturated or run-queue-bound sample) by as long as
-//! it overlapped the request.
+//! it overlapped the request. A packet the kernel dropped or retransmitted
+//! (`kernel_drops`) can account for up to a second: the retransmission
+//! timeout of a SYN.
 
-use crate::event::{Cause, Event};
+use crate::event::{Cause, Event, Kind};
+
+/// The most a counted drop or retransmission can delay a request: the
+/// initial SYN retransmission timeout.
+const KERNEL_DROP_DELAY_NS: u64 = 1_000_000_000;
 
 /// A slow request as the load generator logged it, on CLOCK_MONOTONIC
 /// (the `slow_requests` entries of `stampede.load/1`).
@@ -41,7 +47,12 @@ impl Default for Margins {
 
 /// The delay (ns) an event can have added to a request spanning `[from, to]`.
 fn delay_budget(event: &Event, from: u64, to: u64) -> u64 {
-    if event.stopped {
+    if event.kind == Kind::KernelDrops {
+        // A dropped SYN is sent again after 1 s, a lost segment after the
+        // retransmission timeout (200 ms or more): one drop can account
+        // for up to a second, however short the interval it was counted in.
+        KERNEL_DROP_DELAY_NS
+    } else if event.stopped {
         2 * event.duration_ns()
     } else {
         let (s, e) = (event.start_mono_ns.saturating_sub(event.error_ns), event.end_mono_ns + event.error_ns);
@@ -128,6 +139,7 @@ fn count_shares(attributed: &[Attributed<'_>], has: impl Fn(&Attributed<'_>, Cau
         lock: share(Cause::Lock),
         blocked_io: share(Cause::BlockedIo),
         send_delay: share(Cause::SendDelay),
+        kernel_drops: share(Cause::KernelDrops),
         unexplained: attributed.iter().filter(|a| a.cause.is_none()).count() as f64 / n as f64,
     }
 }
@@ -170,7 +182,6 @@ pub fn chance(requests: &[Request], events: &[Event], margins: Margins, span: (u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::Kind;
 
     fn request(intended_ms: u64, end_ms: u64) -> Request {
         Request {

@@ -12,16 +12,33 @@
 //! requests without stopping the server, so it accounts for as much delay as
 //! it overlaps a request.
 //!
+//! That finds bursts, not a lock the workers queue on all the time: there the
+//! level never rises above its median. So an interval is also a lock event
+//! when the *working* threads (those that used a CPU within the last second,
+//! `working` in the sample) spent at least half their time blocked on
+//! futexes: most of the serving threads' time went to waiting for a lock.
+//! Counting only working threads leaves out pool threads parked all along;
+//! it misses nothing of a real queue, but it still counts a pool thread that
+//! serves a request now and then and parks in between (a lightly loaded Go
+//! or JVM pool), and a futex is also a condition variable: a worker waiting
+//! on a channel for the next job looks the same as one waiting for a lock.
+//! Steady contention is present in every window, so its share by chance is
+//! as high as its share: the evidence is its level, which [`lock_level`]
+//! measures in the slow requests' windows and over the run.
+//!
 //! A request whose actual send came later than its intended send waited in
 //! the load generator: that lateness is an event of its own (`send_delay`),
 //! and explains the request when it is at least half its excess latency.
 
+use stampede_schema::explain::LockLevel;
 use stampede_schema::microstates::StateSample;
 
 use crate::attribution::Request;
 use crate::event::{Event, Kind};
 
 const OVER_MEDIAN: f64 = 1.5;
+/// The working threads' futex share from which an interval is steady contention.
+const STEADY_LOCK: f64 = 0.5;
 const FLOOR_THREADS: f64 = 0.5;
 /// Send delays shorter than this are the generator's normal jitter.
 const MIN_SEND_DELAY_NS: u64 = 100_000;
@@ -50,19 +67,66 @@ pub fn events(samples: &[StateSample], t0_mono_ns: u64) -> Vec<Event> {
         let threshold = (typical * OVER_MEDIAN).max(typical + FLOOR_THREADS);
         for s in &usable {
             let threads = level(s);
-            if threads >= threshold {
-                out.push(Event {
-                    start_mono_ns: mono(s.t_s - s.wall_s),
-                    end_mono_ns: mono(s.t_s),
-                    kind,
-                    label: format!("{threads:.1} threads {what} on average (median {typical:.1})"),
-                    stopped: false,
-                    error_ns: 0,
-                });
-            }
+            let steady = (kind == Kind::Lock).then(|| working_lock_share(s)).flatten().filter(|&f| f >= STEADY_LOCK);
+            let label = if threads >= threshold {
+                format!("{threads:.1} threads {what} on average (median {typical:.1})")
+            } else if let Some(share) = steady {
+                format!(
+                    "the {} working threads spent {:.0}% of their time blocked on futexes",
+                    s.working_threads,
+                    share * 100.0
+                )
+            } else {
+                continue;
+            };
+            out.push(Event {
+                start_mono_ns: mono(s.t_s - s.wall_s),
+                end_mono_ns: mono(s.t_s),
+                kind,
+                label,
+                stopped: false,
+                error_ns: 0,
+            });
         }
     }
     out
+}
+
+/// The share of the working threads' time spent blocked on futexes in one
+/// sample; `None` when no thread was working.
+fn working_lock_share(s: &StateSample) -> Option<f64> {
+    let total = s.working.total_s();
+    (total > 0.0).then(|| s.working.lck_s / total)
+}
+
+/// The working threads' futex share, as a percentage, in the windows of
+/// `requests` (each sample weighted by how long it overlaps them) and over
+/// the measured phase (`t_s > 0`); `None` without working-thread figures.
+pub fn lock_level(samples: &[StateSample], t0_mono_ns: u64, requests: &[Request]) -> Option<LockLevel> {
+    let mono = |t_s: f64| (t0_mono_ns as i128 + (t_s * 1e9).round() as i128).max(0) as u64;
+    let measured: Vec<&StateSample> = samples.iter().filter(|s| s.t_s > 0.0 && s.working.total_s() > 0.0).collect();
+    if measured.is_empty() {
+        return None;
+    }
+    let (lck, total) = measured.iter().fold((0.0, 0.0), |(l, t), s| (l + s.working.lck_s, t + s.working.total_s()));
+    let (mut weighted, mut weight) = (0.0, 0.0);
+    for r in requests {
+        let (from, to) = (r.intended_mono_ns.min(r.start_mono_ns), r.end_mono_ns);
+        for s in &measured {
+            let (a, b) = (mono(s.t_s - s.wall_s), mono(s.t_s));
+            let overlap = to.min(b).saturating_sub(from.max(a)) as f64;
+            if overlap > 0.0 {
+                weighted += overlap * s.working.lck_s / s.working.total_s();
+                weight += overlap;
+            }
+        }
+    }
+    let threads = measured.iter().map(|s| s.working_threads).sum::<u64>() as f64 / measured.len() as f64;
+    Some(LockLevel {
+        slow_windows_pct: (weight > 0.0).then(|| weighted / weight * 100.0),
+        run_pct: lck / total * 100.0,
+        working_threads: threads,
+    })
 }
 
 /// One event per logged request that the load generator sent late.
@@ -97,6 +161,7 @@ mod tests {
             wall_s: 0.1,
             threads: 8,
             seconds: StateSeconds { lck_s, slp_s: 0.8 - lck_s, ..StateSeconds::default() },
+            ..StateSample::default()
         }
     }
 
@@ -124,6 +189,32 @@ mod tests {
         let requests = [request(1010, 1010, 1090), request(1500, 1500, 1580)];
         let causes: Vec<_> = attribute(&requests, &found, Margins::default()).iter().map(|a| a.cause).collect();
         assert_eq!(causes, [Some(Cause::Lock), None]);
+    }
+
+    #[test]
+    fn steady_contention_of_the_working_threads_is_a_lock_event_and_idle_parking_is_not() {
+        // Eight threads parked on futexes all along (the tree's level never
+        // moves from its median); four of them work, queued on a lock 80% of
+        // their time in the first second and 10% in the second.
+        let working = |lck_s: f64| StateSeconds { usr_s: 0.4 - lck_s, lck_s, ..StateSeconds::default() };
+        let samples: Vec<StateSample> = (1..=20)
+            .map(|i| StateSample {
+                working_threads: 4,
+                working: working(if i <= 10 { 0.32 } else { 0.04 }),
+                ..sample(i as f64 * 0.1, 0.7)
+            })
+            .collect();
+        let found = events(&samples, 0);
+        assert_eq!(found.len(), 10, "{found:?}");
+        assert!(found.iter().all(|e| e.kind == Kind::Lock && e.end_mono_ns <= 1_000_000_000), "{found:?}");
+        assert!(found[0].label.contains("4 working threads spent 80%"), "{}", found[0].label);
+        let requests = [request(500, 500, 580), request(1500, 1500, 1580)];
+        let causes: Vec<_> = attribute(&requests, &found, Margins::default()).iter().map(|a| a.cause).collect();
+        assert_eq!(causes, [Some(Cause::Lock), None]);
+        let level = lock_level(&samples, 0, &requests[..1]).unwrap();
+        assert!((level.slow_windows_pct.unwrap() - 80.0).abs() < 1e-6, "{level:?}");
+        assert!((level.run_pct - 45.0).abs() < 1e-6, "{level:?}");
+        assert_eq!(level.working_threads, 4.0);
     }
 
     #[test]

@@ -24,10 +24,14 @@ pub struct Source {
     pub clock: Vec<String>,
     /// Caveats from the input (an invalid run, say).
     pub notes: Vec<String>,
+    /// The working threads' futex share (from microstates).
+    pub lock_level: Option<LockLevel>,
+    /// Over-represented frames of the slow-window profile.
+    pub frames: Vec<FrameShift>,
 }
 
 /// The document's types, declared once in stampede-schema.
-pub use stampede_schema::explain::{Explanation, Met, Slowest, Tier, SCHEMA};
+pub use stampede_schema::explain::{Explanation, FrameShift, LockLevel, Met, Slowest, Tier, SCHEMA};
 
 struct Context<'a> {
     events: &'a [Event],
@@ -119,6 +123,8 @@ pub fn explain(source: &Source, margins: Margins) -> Explanation {
         latency,
         slowest,
         events,
+        lock_level: source.lock_level,
+        frames: source.frames.clone(),
         clock: source.clock.clone(),
         notes,
     }

@@ -1,8 +1,9 @@
 //! Why is the tail slow? This crate reads the GC and safepoint logs of the
 //! reference apps' runtimes (Go, the JVM, Node.js, Python), puts their events
 //! on CLOCK_MONOTONIC beside the load generator's slow-request log, adds CPU
-//! saturation and run-queue spikes from the probe's samples, and decides for
-//! each slow request which of them it met. `stampede explain` is its front
+//! saturation, run-queue spikes and kernel drops from the probe's samples,
+//! lock and I/O waits from its microstates, and decides for each slow request
+//! which of them it met; a profiled run adds its slow windows' frames. `stampede explain` is its front
 //! end; docs/explain.md describes the method and its limits.
 
 pub mod attribution;

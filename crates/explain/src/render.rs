@@ -26,6 +26,9 @@ fn shares_line(s: &Shares) -> String {
     if s.send_delay > 0.0 {
         parts.push(format!("load generator late {}", pct(s.send_delay)));
     }
+    if s.kernel_drops > 0.0 {
+        parts.push(format!("kernel drops {}", pct(s.kernel_drops)));
+    }
     parts.push(format!("lock {}", pct(s.lock)));
     if s.blocked_io > 0.0 {
         parts.push(format!("blocked I/O {}", pct(s.blocked_io)));
@@ -71,6 +74,23 @@ pub fn human(runs: &[Explanation]) -> String {
             run.p999.slow_requests,
             shares_line(&run.p999.share)
         );
+        if let Some(l) = &run.lock_level {
+            let slow = l.slow_windows_pct.map_or("no sample".to_string(), |p| format!("{p:.0}%"));
+            let _ = writeln!(
+                out,
+                "  lock level: working threads ({:.1} on average) blocked on futexes {slow} of their time in the slow windows, {:.0}% over the run",
+                l.working_threads, l.run_pct
+            );
+        }
+        if !run.frames.is_empty() {
+            let _ = writeln!(
+                out,
+                "  frames over-represented in the slow windows (share of on-CPU samples there; over the run):"
+            );
+            for f in &run.frames {
+                let _ = writeln!(out, "    {:>5.1}% ({:>5.1}%)  {}", f.slow_pct, f.run_pct, f.frame);
+            }
+        }
         if let Some(l) = &run.latency {
             let _ = writeln!(
                 out,

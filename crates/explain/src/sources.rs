@@ -1,7 +1,9 @@
 //! Building the [`Source`] of each run to explain, from either input: the
 //! runs of a results file, with the events `stampede run` stored and the
 //! probe's samples turned into CPU-saturation and run-queue events; or one
-//! load document with event logs parsed beside it.
+//! load document with event logs parsed beside it. A run also brings the
+//! working threads' futex level (microstates) and the over-represented
+//! frames of its slow-window profile (`run --profile`).
 
 use crate::events::Parsed;
 use crate::explanation::Source;
@@ -9,6 +11,9 @@ use crate::input;
 use crate::{blocked, windows};
 use stampede_schema::run::{ResultsDoc, RunRecord};
 use stampede_schema::LoadResult;
+
+/// Over-represented frames of the slow-window profile shown by explain.
+const TOP_FRAMES: usize = 5;
 
 /// One source per run that has a measured load phase.
 pub fn from_results(doc: &ResultsDoc) -> Vec<Source> {
@@ -37,10 +42,19 @@ pub fn from_run(doc: &ResultsDoc, run: &RunRecord) -> Option<Source> {
         _ => {}
     }
     let micro = run.server.microstates.as_ref().filter(|m| !m.samples.is_empty());
+    let mut lock_level = None;
     if let (Some(t0), Some(m)) = (run.clock.measured_start_mono_ns, micro) {
         events.extend(blocked::events(&m.samples, t0));
+        let slow: Vec<_> = load.slow_requests.iter().filter(|r| r.latency_us > load.latency_us.p99).copied().collect();
+        lock_level = blocked::lock_level(&m.samples, t0, &slow);
         clock.push("thread microstates placed from the measured phase's start".to_string());
     }
+    let frames = run
+        .cpu_profile
+        .as_ref()
+        .and_then(|p| p.slow_window.as_ref())
+        .map(|w| w.over_represented.iter().filter(|f| f.slow_pct > f.run_pct).take(TOP_FRAMES).cloned().collect())
+        .unwrap_or_default();
     events.extend(blocked::send_delays(&load.slow_requests));
     let notes = match (run.valid, &run.invalid_reason) {
         (false, Some(reason)) => vec![format!("stampede run marked this run invalid: {reason}")],
@@ -57,6 +71,8 @@ pub fn from_run(doc: &ResultsDoc, run: &RunRecord) -> Option<Source> {
         load,
         events,
         clock,
+        lock_level,
+        frames,
     })
 }
 

@@ -7,7 +7,11 @@
 //! `/proc/PID/task/*/schedstat`, is the direct OS-level signal: a sample is a
 //! spike when its wait per wall-clock second is at least three times the
 //! run's median and at least 10% of one core (threads that were ready to run
-//! spent that long waiting for a CPU).
+//! spent that long waiting for a CPU). A sample whose `net_drops` counted
+//! an accept-queue overflow, a dropped SYN or a retransmitted segment is a
+//! `kernel_drops` event: the kernel lost a packet of some connection in that
+//! interval (counters are per network namespace, so not necessarily one of
+//! the load's connections).
 
 use crate::event::{Event, Kind};
 
@@ -38,6 +42,20 @@ pub fn events(samples: &[Sample], t0_mono_ns: u64, allowed_cores: f64) -> Vec<Ev
                 end_mono_ns: end,
                 kind: Kind::CpuSaturation,
                 label: format!("server used {cores:.2} of {allowed_cores} allowed cores"),
+                stopped: false,
+                error_ns: 0,
+            });
+        }
+        let d = s.net_drops;
+        if !d.is_zero() {
+            out.push(Event {
+                start_mono_ns: start,
+                end_mono_ns: end,
+                kind: Kind::KernelDrops,
+                label: format!(
+                    "kernel: {} accept-queue overflows, {} SYNs dropped, {} segments retransmitted",
+                    d.listen_overflows, d.listen_drops, d.retrans_segs
+                ),
                 stopped: false,
                 error_ns: 0,
             });
@@ -81,5 +99,30 @@ mod tests {
         assert_eq!(kinds, [Kind::CpuSaturation, Kind::Runqueue]);
         assert_eq!(found[0].start_mono_ns, 1_900_000_000);
         assert_eq!(found[0].end_mono_ns, 2_000_000_000);
+    }
+
+    #[test]
+    fn an_interval_with_a_dropped_syn_is_a_kernel_drops_event_that_explains_a_second() {
+        use crate::attribution::{attribute, Margins, Request};
+        use crate::event::Cause;
+        use stampede_schema::process::NetDrops;
+        let mut samples: Vec<Sample> = (0..20).map(|i| sample(i as f64 * 0.1, 0.4, 0.5)).collect();
+        samples[5].net_drops = NetDrops { listen_overflows: 1, listen_drops: 1, retrans_segs: 0 };
+        let found = events(&samples, 0, 4.0);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].kind, found[0].start_mono_ns), (Kind::KernelDrops, 400_000_000));
+        assert!(found[0].label.contains("1 accept-queue overflows"), "{}", found[0].label);
+        // A request that took 1.05 s from 0.45 s: its SYN was dropped in 0.4–0.5 s.
+        let request = |from_ms: u64, to_ms: u64| Request {
+            latency_us: ((to_ms - from_ms) * 1000) as f64,
+            intended_mono_ns: from_ms * 1_000_000,
+            start_mono_ns: from_ms * 1_000_000,
+            end_mono_ns: to_ms * 1_000_000,
+            ..Request::default()
+        };
+        let requests = [request(450, 1500), request(1700, 2700)];
+        let margins = Margins { median_us: 1000.0, ..Margins::default() };
+        let causes: Vec<_> = attribute(&requests, &found, margins).iter().map(|a| a.cause).collect();
+        assert_eq!(causes, [Some(Cause::KernelDrops), None]);
     }
 }

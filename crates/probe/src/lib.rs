@@ -19,6 +19,7 @@ pub mod lifeline;
 mod machine;
 pub mod microstate;
 mod microstates;
+pub mod net_drops;
 mod proc_file;
 mod proc_text;
 mod sampler;

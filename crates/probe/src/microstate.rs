@@ -131,6 +131,8 @@ pub struct ThreadMicro {
     pub blocked_samples: u64,
     /// Totals at the start of the measured phase (none for a thread born later).
     pub baseline: Option<(StateNanos, u64)>,
+    /// When the thread was last seen to have used a CPU.
+    pub last_ran: Option<Instant>,
 }
 
 impl ThreadMicro {
@@ -143,6 +145,7 @@ impl ThreadMicro {
             totals: StateNanos::default(),
             blocked_samples: 0,
             baseline: None,
+            last_ran: None,
         }
     }
 
@@ -168,6 +171,9 @@ impl ThreadMicro {
         if let Some(last) = self.last {
             let wall_ns = at.saturating_duration_since(last.at).as_nanos() as u64;
             delta.cpu_ns = exec_ns.saturating_sub(last.exec_ns);
+            if delta.cpu_ns > 0 {
+                self.last_ran = Some(at);
+            }
             delta.lat_ns = runqueue_ns.saturating_sub(last.runqueue_ns);
             let blocked = wall_ns.saturating_sub(delta.cpu_ns + delta.lat_ns);
             match (last.class, class) {
@@ -188,6 +194,12 @@ impl ThreadMicro {
     fn read_class(&self, buf: &mut Vec<u8>) -> Option<Blocked> {
         let file = self.syscall.as_ref()?;
         classify(file.read(buf).ok()?)
+    }
+
+    /// True when the thread used a CPU within `window` before `at`: a thread
+    /// that serves requests, as opposed to a pool thread parked all along.
+    pub fn working(&self, at: Instant, window: std::time::Duration) -> bool {
+        self.last_ran.is_some_and(|t| at.saturating_duration_since(t) <= window)
     }
 
     /// Marks the start of the measured phase.

@@ -9,15 +9,14 @@ use stampede_schema::microstates::{Microstates, StateSample, StateSeconds, Threa
 
 use crate::microstate::StateNanos;
 use crate::summary::seconds_since;
-use crate::tracked::TrackedTree;
+use crate::tracked::{Observed, TrackedTree};
 
 /// The tree's nanoseconds by state over one probe interval.
 #[derive(Debug, Clone, Copy)]
 pub struct RawMicro {
     pub at: Instant,
     pub wall_s: f64,
-    pub threads: u64,
-    pub nanos: StateNanos,
+    pub observed: Observed,
 }
 
 /// Seconds by state, CPU split into user and system by `user_share`.
@@ -77,8 +76,10 @@ pub fn summarize(tree: &TrackedTree, raw: &[RawMicro], t0: Option<Instant>, inte
         .map(|r| StateSample {
             t_s: origin.map_or(0.0, |o| seconds_since(o, r.at)),
             wall_s: r.wall_s,
-            threads: r.threads,
-            seconds: seconds(&r.nanos, tree_user),
+            threads: r.observed.threads,
+            seconds: seconds(&r.observed.nanos, tree_user),
+            working_threads: r.observed.working_threads,
+            working: seconds(&r.observed.working, tree_user),
         })
         .collect();
     let mut notes = Vec::new();

@@ -17,6 +17,7 @@ use procfs::FromRead;
 use crate::error::ProbeError;
 use crate::machine::{MachineReader, MachineReading, MachineSample};
 use crate::microstates::{self, RawMicro};
+use crate::net_drops::NetCounters;
 use crate::proc_file::ProcFile;
 use crate::series::{sample_between, RawSample};
 use crate::summary::{summarize, summarize_machine, threads_table, MachineSummary, TreeSummary};
@@ -60,6 +61,8 @@ struct Series {
     raw: Vec<RawSample>,
     /// The tree's microstates per interval; `None` when not accounted (the load generator).
     micro: Option<Vec<RawMicro>>,
+    /// The server's namespace's TCP counters at the last sample (server only).
+    net: Option<(i32, NetCounters)>,
 }
 
 impl Series {
@@ -75,7 +78,9 @@ impl Series {
             tree.observe_microstates(now);
             Vec::new()
         });
-        Series { tree, last: (now, reading), last_rescan: now, raw: Vec::new(), micro }
+        // The kernel's counters are the server's business (with microstates).
+        let net = if microstates { NetCounters::read(pid).map(|c| (pid, c)) } else { None };
+        Series { tree, last: (now, reading), last_rescan: now, raw: Vec::new(), micro, net }
     }
 
     fn sample(&mut self, now: Instant, rescan: Duration, detail: bool) {
@@ -91,11 +96,17 @@ impl Series {
         if wall_s <= 0.0 {
             return;
         }
-        let sample = sample_between(&self.last.1, &reading, wall_s);
+        let mut sample = sample_between(&self.last.1, &reading, wall_s);
+        if let Some((pid, last)) = self.net.as_mut() {
+            if let Some(now) = NetCounters::read(*pid) {
+                sample.net_drops = now.since(last);
+                *last = now;
+            }
+        }
         self.raw.push(RawSample { at: now, wall_s, sample });
         if let Some(micro) = self.micro.as_mut() {
-            let (nanos, threads) = self.tree.observe_microstates(now);
-            micro.push(RawMicro { at: now, wall_s, threads, nanos });
+            let observed = self.tree.observe_microstates(now);
+            micro.push(RawMicro { at: now, wall_s, observed });
         }
         self.last = (now, reading);
     }

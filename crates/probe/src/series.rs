@@ -45,6 +45,7 @@ pub fn sample_between(prev: &TreeReading, now: &TreeReading, wall_s: f64) -> Sam
         ctx_voluntary: d.ctx_voluntary,
         ctx_involuntary: d.ctx_involuntary,
         runqueue_wait_ms: d.runqueue_wait_ns as f64 / 1e6,
+        ..Sample::default()
     }
 }
 

@@ -121,6 +121,7 @@ mod tests {
                 ctx_voluntary: vol,
                 ctx_involuntary: 0,
                 runqueue_wait_ms: 1.0,
+                ..Sample::default()
             },
         }
     }

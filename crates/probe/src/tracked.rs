@@ -12,6 +12,21 @@ use crate::proc_file::ProcFile;
 use crate::proc_text;
 use crate::tree;
 
+/// A thread counts as working (serving requests) when it used a CPU within
+/// this long: a pool thread parked on a futex for longer is idle, and its
+/// futex time is not lock contention.
+pub const WORKING_WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// One interval of a tree's microstates: every thread's nanoseconds by
+/// state, and those of the working threads (see [`WORKING_WINDOW`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Observed {
+    pub nanos: StateNanos,
+    pub threads: u64,
+    pub working: StateNanos,
+    pub working_threads: u64,
+}
+
 /// Cumulative counters of one thread, from its `stat`, `schedstat` and `status`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ThreadReading {
@@ -319,18 +334,22 @@ impl TrackedTree {
 
     /// Accounts each live thread's microstates up to `at` (right after
     /// `read`, whose scheduler counters it uses) and returns the tree's
-    /// nanoseconds by state over the interval, and the threads observed.
-    pub fn observe_microstates(&mut self, at: std::time::Instant) -> (StateNanos, u64) {
-        let mut sum = StateNanos::default();
-        let mut threads = 0;
+    /// nanoseconds by state over the interval, and the threads observed,
+    /// all of them and the working ones apart.
+    pub fn observe_microstates(&mut self, at: std::time::Instant) -> Observed {
+        let mut observed = Observed::default();
         for process in self.processes.values_mut() {
             for thread in process.threads.values_mut() {
                 let d = thread.micro.observe(at, thread.last.exec_ns, thread.last.runqueue_wait_ns, &mut self.buf);
-                sum.add(&d);
-                threads += 1;
+                observed.nanos.add(&d);
+                observed.threads += 1;
+                if thread.micro.working(at, WORKING_WINDOW) {
+                    observed.working.add(&d);
+                    observed.working_threads += 1;
+                }
             }
         }
-        (sum, threads)
+        observed
     }
 
     /// Records every live thread's counters as its measured-phase baseline.

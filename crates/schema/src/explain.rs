@@ -32,13 +32,17 @@ pub enum Kind {
     CpuSaturation,
     /// The server's threads waited for a CPU far more than usual.
     Runqueue,
-    /// Far more of the server's threads than usual were blocked in `futex`
-    /// (the probe's microstates: a contended lock).
+    /// Far more of the server's threads than usual were blocked in `futex`,
+    /// or the working threads spent at least half their time there (the
+    /// probe's microstates: a contended lock, in bursts or steadily).
     Lock,
     /// Far more of the server's threads than usual were blocked in read/write calls.
     BlockedIo,
     /// The load generator sent the request late (actual minus intended send).
     SendDelay,
+    /// The kernel dropped a connection attempt (accept-queue overflow, SYN
+    /// drop) or retransmitted segments in the server's network namespace.
+    KernelDrops,
 }
 
 impl Kind {
@@ -52,6 +56,7 @@ impl Kind {
             "lock" => Kind::Lock,
             "blocked_io" => Kind::BlockedIo,
             "send_delay" => Kind::SendDelay,
+            "kernel_drops" => Kind::KernelDrops,
             _ => return None,
         })
     }
@@ -66,6 +71,7 @@ impl Kind {
             Kind::Lock => "lock",
             Kind::BlockedIo => "blocked_io",
             Kind::SendDelay => "send_delay",
+            Kind::KernelDrops => "kernel_drops",
         }
     }
 
@@ -80,6 +86,7 @@ impl Kind {
             Kind::Lock => Cause::Lock,
             Kind::BlockedIo => Cause::BlockedIo,
             Kind::SendDelay => Cause::SendDelay,
+            Kind::KernelDrops => Cause::KernelDrops,
         }
     }
 }
@@ -93,6 +100,7 @@ pub enum Cause {
     Gc,
     Pause,
     SendDelay,
+    KernelDrops,
     Lock,
     BlockedIo,
     Runqueue,
@@ -100,10 +108,11 @@ pub enum Cause {
 }
 
 impl Cause {
-    pub const ALL: [Cause; 7] = [
+    pub const ALL: [Cause; 8] = [
         Cause::Gc,
         Cause::Pause,
         Cause::SendDelay,
+        Cause::KernelDrops,
         Cause::Lock,
         Cause::BlockedIo,
         Cause::Runqueue,
@@ -117,6 +126,7 @@ impl Cause {
             Cause::Runqueue => "runqueue",
             Cause::CpuSaturation => "cpu_saturation",
             Cause::SendDelay => "send_delay",
+            Cause::KernelDrops => "kernel_drops",
             Cause::Lock => "lock",
             Cause::BlockedIo => "blocked_io",
         }
@@ -130,7 +140,7 @@ pub struct Shares {
     pub pause: f64,
     pub runqueue: f64,
     pub cpu_saturation: f64,
-    /// A burst of futex waits in the server (microstates' LCK).
+    /// Futex waits in the server (microstates' LCK), a burst or steady contention.
     #[serde(default)]
     pub lock: f64,
     /// A burst of read/write waits in the server (microstates' IO).
@@ -139,6 +149,9 @@ pub struct Shares {
     /// The load generator's own lateness in sending.
     #[serde(default)]
     pub send_delay: f64,
+    /// A connection drop or retransmission counted by the kernel.
+    #[serde(default)]
+    pub kernel_drops: f64,
     pub unexplained: f64,
 }
 
@@ -152,6 +165,7 @@ impl Shares {
         self.lock += other.lock * weight;
         self.blocked_io += other.blocked_io * weight;
         self.send_delay += other.send_delay * weight;
+        self.kernel_drops += other.kernel_drops * weight;
         self.unexplained += other.unexplained * weight;
     }
 }
@@ -206,6 +220,28 @@ pub struct Slowest {
     pub events: Vec<Met>,
 }
 
+/// How much of the working threads' time went to futex waits (microstates'
+/// LCK of the threads that used a CPU within the last second), in percent:
+/// the evidence for steady lock contention, which is present at every time
+/// and so cannot stand out from its chance level.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LockLevel {
+    /// In the slow (above p99) requests' windows, weighted by overlap; none
+    /// when no sample overlapped them.
+    pub slow_windows_pct: Option<f64>,
+    /// Over the measured phase.
+    pub run_pct: f64,
+    /// Working threads per sample, on average.
+    pub working_threads: f64,
+}
+
+/// One frame of the slow-window profile (`stampede run --profile` with a slow
+/// log) that is more frequent in the slow requests' windows than over the
+/// run: its share of on-CPU samples there, and over the whole phase (the
+/// by-chance level), in percent.
+pub use crate::profile::FrameShift;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Explanation {
     pub app: String,
@@ -225,6 +261,13 @@ pub struct Explanation {
     pub slowest: Vec<Slowest>,
     /// Events known for the run, by kind.
     pub events: BTreeMap<String, usize>,
+    /// The working threads' futex share, when the run has microstates.
+    #[serde(default)]
+    pub lock_level: Option<LockLevel>,
+    /// The most over-represented frames of the slow-window profile, when the
+    /// run has one (most over-represented first).
+    #[serde(default)]
+    pub frames: Vec<FrameShift>,
     pub clock: Vec<String>,
     /// Caveats: an incomplete slow log, missing events, …
     pub notes: Vec<String>,
@@ -236,7 +279,7 @@ mod tests {
 
     #[test]
     fn kinds_and_causes_read_back_by_their_names() {
-        for kind in [Kind::Gc, Kind::Safepoint, Kind::Pause, Kind::CpuSaturation, Kind::Runqueue] {
+        for kind in [Kind::Gc, Kind::Safepoint, Kind::Pause, Kind::CpuSaturation, Kind::Runqueue, Kind::KernelDrops] {
             assert_eq!(Kind::parse(kind.name()), Some(kind));
             assert_eq!(serde_json::to_string(&kind).unwrap(), format!("\"{}\"", kind.name()));
         }

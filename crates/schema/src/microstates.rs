@@ -110,6 +110,12 @@ pub struct StateSample {
     pub wall_s: f64,
     pub threads: u64,
     pub seconds: StateSeconds,
+    /// Threads that used a CPU within the last second (the ones serving
+    /// requests, not pool threads parked all along).
+    pub working_threads: u64,
+    /// The working threads' seconds: their LCK is lock contention, where the
+    /// tree's also holds idle threads parked on futexes.
+    pub working: StateSeconds,
 }
 
 /// A run's microstates (`server.microstates` in results.json).

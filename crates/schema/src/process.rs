@@ -62,6 +62,31 @@ pub struct Sample {
     pub ctx_involuntary: u64,
     #[serde(deserialize_with = "lenient::or_default")]
     pub runqueue_wait_ms: f64,
+    /// The kernel's TCP drops and retransmissions in the interval (server
+    /// samples only; left out of the document when all are zero).
+    #[serde(skip_serializing_if = "NetDrops::is_zero")]
+    pub net_drops: NetDrops,
+}
+
+/// TCP trouble the kernel counted in one probe interval, in the server's
+/// network namespace (docs/results.md): packets, not requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NetDrops {
+    /// Connections dropped because a listen socket's accept queue was full
+    /// (`TcpExt: ListenOverflows`).
+    pub listen_overflows: u64,
+    /// Incoming SYNs dropped by a listen socket for any reason, overflows
+    /// included (`TcpExt: ListenDrops`).
+    pub listen_drops: u64,
+    /// TCP segments retransmitted (`Tcp: RetransSegs`).
+    pub retrans_segs: u64,
+}
+
+impl NetDrops {
+    pub fn is_zero(&self) -> bool {
+        *self == NetDrops::default()
+    }
 }
 
 /// One thread of the server over the measured phase (`prstat -mLc` style).

@@ -40,7 +40,7 @@ pub enum Command {
     Report(report::Args),
     /// Compare two results files and say which differences are real
     Compare(compare::Args),
-    /// Say which slow requests met a GC pause, CPU saturation or a run-queue spike
+    /// Say which slow requests met a GC pause, a lock, CPU saturation, a run-queue spike or a dropped packet
     Explain(explain::Args),
     /// Sample a running process tree with perf: flame graph, folded stacks and top functions
     Profile(profile::Args),

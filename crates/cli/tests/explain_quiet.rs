@@ -1,0 +1,32 @@
+//! `stampede explain` on a server with nothing injected (the cause server in
+//! mode `plain`, support_explain/cause_server.rs) must name no server-side
+//! cause above chance. What a loaded machine does on its own is allowed: the
+//! load generator or the server being descheduled shows as `send_delay`,
+//! `runqueue` or `cpu_saturation`, and those are true of the run, so they are
+//! printed, not asserted. What must not appear is a lock (the workers never
+//! wait on one), a pause or a GC (none exists), or blocked I/O standing out
+//! from its chance level.
+
+mod support_causes;
+
+use support_causes::{build_server, run_and_explain, Scratch};
+
+#[test]
+fn a_plain_fast_server_gets_no_server_side_cause_above_chance() {
+    let s = Scratch::new("explain-quiet");
+    let Some(bin) = build_server(&s.dir) else { return };
+    let e = run_and_explain(&s, &bin, "plain", "rate = 200\nconnections = 8\nslow_log = 100", &[]);
+    assert!(e.explain["slow_requests"].as_u64().unwrap() >= 5, "{}", e.explain);
+    for cause in ["gc", "pause"] {
+        assert_eq!(e.share(cause), 0.0, "{cause}: nothing of the kind exists: {}", e.human);
+    }
+    assert!(e.share("lock") <= 0.1, "no lock is taken: {}", e.human);
+    let level = &e.explain["lock_level"];
+    assert!(level["run_pct"].as_f64().unwrap() < 50.0, "the workers wait in read, not on futexes: {level}");
+    assert!(
+        e.share("blocked_io") <= e.chance("blocked_io") + 0.25,
+        "blocked I/O no more often than by chance: {}",
+        e.human
+    );
+    assert!(e.explain["frames"].as_array().unwrap().is_empty(), "no profile, no frames: {}", e.explain);
+}

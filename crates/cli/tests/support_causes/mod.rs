@@ -1,0 +1,119 @@
+//! Helpers for the tests of `stampede explain`'s causes (explain_lock.rs,
+//! explain_quiet.rs, explain_frames.rs): `support_explain/cause_server.rs`
+//! compiled with `rustc` into the test's folder (frame pointers and symbols,
+//! so perf names its functions), a manifest and a scenario around it, the
+//! real `stampede run` and then `stampede explain` on its results, both text
+//! and `--json`. Each scenario measures 3 s after a 500 ms warmup with the
+//! probe sampling every 10 ms, its server bound to a free port on 127.0.0.1;
+//! `stampede run` stops the server and the test checks nothing is left.
+#![allow(dead_code)]
+
+#[path = "../support_run/mod.rs"]
+mod support_run;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+pub use support_run::{text, Scratch};
+
+/// What a scenario left: the results document, and explain's two outputs.
+pub struct Explained {
+    pub results: Value,
+    pub explain: Value,
+    pub human: String,
+}
+
+impl Explained {
+    pub fn run(&self) -> &Value {
+        &self.results["runs"][0]
+    }
+
+    pub fn share(&self, cause: &str) -> f64 {
+        self.explain["share"][cause].as_f64().unwrap_or_else(|| panic!("share.{cause} missing: {}", self.explain))
+    }
+
+    pub fn chance(&self, cause: &str) -> f64 {
+        self.explain["chance"][cause].as_f64().unwrap_or_else(|| panic!("chance.{cause} missing: {}", self.explain))
+    }
+
+    /// The microstate shares of a thread group of the server.
+    pub fn group(&self, name: &str) -> Value {
+        let groups = self.run()["server"]["microstates"]["groups"].as_array().cloned().unwrap_or_default();
+        groups
+            .into_iter()
+            .find(|g| g["group"] == name)
+            .unwrap_or_else(|| panic!("no thread group {name}: {}", self.run()["server"]["microstates"]["groups"]))
+    }
+}
+
+/// Compiles the cause server into `dir`; `None` (with a visible SKIP line) without rustc.
+pub fn build_server(dir: &Path) -> Option<PathBuf> {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support_explain/cause_server.rs");
+    let bin = dir.join("cause_server");
+    let status = Command::new("rustc")
+        .args(["--edition", "2021", "-O", "-g", "-C", "force-frame-pointers=yes", "-o"])
+        .arg(&bin)
+        .arg(&source)
+        .status();
+    match status {
+        Ok(s) if s.success() => Some(bin),
+        Ok(s) => panic!("rustc {} failed: {s}", source.display()),
+        Err(e) => {
+            eprintln!("SKIP: rustc cannot run ({e})");
+            None
+        }
+    }
+}
+
+/// Runs the cause server in `mode` under `stampede run` with `load` (the
+/// profile's load lines) and `extra` arguments, then explains the results.
+pub fn run_and_explain(s: &Scratch, bin: &Path, mode: &str, load: &str, extra: &[&str]) -> Explained {
+    let manifest = s.manifest(
+        mode,
+        &format!(
+            "name = \"{mode}\"\ndescription = \"explain cause server\"\nbuild = \"true\"\nrun = \"exec {} {mode} {}\"\nversion = \"true\"\n",
+            bin.display(),
+            s.marker
+        ),
+    );
+    let scenario = s.scenario(&format!(
+        "apps = [\"{}\"]\ncheck = false\nsample_interval = \"10ms\"\n[[profiles]]\nname = \"{mode}\"\npath = \"/\"\nduration = \"3s\"\nwarmup = \"500ms\"\n{load}\n",
+        manifest.display()
+    ));
+    let out_dir = s.out();
+    let mut args = vec![scenario.to_str().unwrap(), "--out", out_dir.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = s.run(&args);
+    let stderr = text(&out.stderr);
+    // 1: a run marked invalid (a loaded machine can make the generator fall
+    // behind its rate); its results are still written and explained.
+    assert!(matches!(out.status.code(), Some(0 | 1)), "stampede run failed:\n{stderr}");
+    support_run::assert_nothing_left(s);
+    let dir = std::fs::read_dir(s.out())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("results.json").is_file())
+        .expect("a results folder");
+    let results_path = dir.join("results.json");
+    let results: Value = serde_json::from_str(&std::fs::read_to_string(&results_path).unwrap()).unwrap();
+    let explain = |json: bool| {
+        let mut cmd = s.stampede();
+        cmd.arg("explain").arg(&results_path);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = support_run::wait_output(
+            cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap(),
+            Duration::from_secs(60),
+        );
+        assert_eq!(out.status.code(), Some(0), "stampede explain failed:\n{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let doc: Value = serde_json::from_str(&explain(true)).expect("explain --json prints JSON");
+    assert_eq!(doc["schema"], "stampede.explain/1");
+    let human = explain(false);
+    eprintln!("{human}");
+    Explained { results, explain: doc["runs"][0].clone(), human }
+}

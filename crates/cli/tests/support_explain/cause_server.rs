@@ -1,0 +1,113 @@
+//! A test server with one known cause of slow requests, for `stampede
+//! explain`'s end-to-end tests (crates/cli/tests/explain_causes.rs). The test
+//! compiles this one file with `rustc` (standard library only, frame pointers
+//! and symbols on, so perf names its functions) and starts it through a
+//! scenario's app manifest. Usage: `cause_server MODE` with `PORT` set; every
+//! path answers `200 ok` on a keep-alive HTTP/1.1 connection, one thread per
+//! connection (`worker-N`). Modes:
+//!
+//! - `plain`: nothing injected.
+//! - `lock`: each request takes a mutex that a `holder` thread keeps for
+//!   30 ms, releasing it for 5 ms, over and over: the workers queue on it.
+//! - `spin`: one request in 40 runs `stampede_distinctive_spin` on the CPU
+//!   for 20 ms before it answers; every request first spends 0.5 ms in
+//!   `ordinary_request_work`, so the server's frames (`serve`, the thread's
+//!   start) are on the CPU all along and only the spin stands out.
+//!
+//! It ends on SIGTERM (the default action) or after 120 s, whichever is first.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+static REQUESTS: AtomicU64 = AtomicU64::new(0);
+
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn stampede_distinctive_spin(ms: u64) -> u64 {
+    busy(Duration::from_millis(ms))
+}
+
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn ordinary_request_work(us: u64) -> u64 {
+    busy(Duration::from_micros(us))
+}
+
+#[inline(always)]
+fn busy(how_long: Duration) -> u64 {
+    let start = Instant::now();
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    while start.elapsed() < how_long {
+        for _ in 0..1000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+        }
+    }
+    std::hint::black_box(x)
+}
+
+fn serve(mut stream: TcpStream, mode: &str, lock: &Mutex<u64>) {
+    let _ = stream.set_nodelay(true);
+    let mut buf = Vec::with_capacity(4096);
+    let mut chunk = [0u8; 4096];
+    loop {
+        let end = loop {
+            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+            match stream.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        };
+        buf.drain(..end);
+        let n = REQUESTS.fetch_add(1, Ordering::Relaxed);
+        match mode {
+            "lock" => *lock.lock().unwrap() += 1,
+            "spin" => {
+                ordinary_request_work(500);
+                if n % 40 == 39 {
+                    stampede_distinctive_spin(20);
+                }
+            }
+            _ => {}
+        }
+        let response = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok";
+        if stream.write_all(response).is_err() {
+            return;
+        }
+    }
+}
+
+fn main() {
+    let mode: &'static str = Box::leak(std::env::args().nth(1).unwrap_or_else(|| "plain".into()).into_boxed_str());
+    let port = std::env::var("PORT").unwrap_or_else(|_| "8080".into());
+    let listener = TcpListener::bind(format!("127.0.0.1:{port}")).expect("bind 127.0.0.1:$PORT");
+    let lock = Arc::new(Mutex::new(0u64));
+    if mode == "lock" {
+        let lock = lock.clone();
+        std::thread::Builder::new()
+            .name("holder".into())
+            .spawn(move || loop {
+                {
+                    let _held = lock.lock().unwrap();
+                    std::thread::sleep(Duration::from_millis(30));
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            })
+            .unwrap();
+    }
+    std::thread::spawn(|| {
+        std::thread::sleep(Duration::from_secs(120));
+        std::process::exit(0);
+    });
+    for (i, stream) in listener.incoming().enumerate() {
+        let Ok(stream) = stream else { continue };
+        let lock = lock.clone();
+        let _ = std::thread::Builder::new().name(format!("worker-{i}")).spawn(move || serve(stream, mode, &lock));
+    }
+}
