@@ -46,7 +46,7 @@ const BUF_SIZE: usize = 16 * 1024;
 /// Closed loop: once a completion is waiting, how much longer the wait may
 /// gather more before waking the thread. Latencies do not include it (they
 /// end at the kernel's receive time); only the next request's send waits.
-const MIN_WAIT_US: u32 = 50;
+const MIN_WAIT_US: u32 = 20;
 
 fn tag(kind: u64, gen: u32, id: usize) -> u64 {
     (gen as u64) << 34 | kind << 32 | id as u64
