@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::attribution::Shares;
 use crate::explanation::{Explanation, SCHEMA};
-use stampede_schema::explain::ExplainDoc;
+use stampede_schema::explain::{Cause, ExplainDoc};
 
 pub fn json(runs: &[Explanation]) -> String {
     let doc = ExplainDoc { schema: SCHEMA.to_owned(), runs: runs.to_vec() };
@@ -19,22 +19,8 @@ fn pct(x: f64) -> String {
 }
 
 fn shares_line(s: &Shares) -> String {
-    let mut parts = vec![format!("gc {}", pct(s.gc))];
-    if s.pause > 0.0 {
-        parts.push(format!("other pause {}", pct(s.pause)));
-    }
-    if s.send_delay > 0.0 {
-        parts.push(format!("load generator late {}", pct(s.send_delay)));
-    }
-    if s.kernel_drops > 0.0 {
-        parts.push(format!("kernel drops {}", pct(s.kernel_drops)));
-    }
-    parts.push(format!("lock {}", pct(s.lock)));
-    if s.blocked_io > 0.0 {
-        parts.push(format!("blocked I/O {}", pct(s.blocked_io)));
-    }
-    parts.push(format!("run-queue {}", pct(s.runqueue)));
-    parts.push(format!("cpu saturation {}", pct(s.cpu_saturation)));
+    let mut parts: Vec<String> =
+        Shares::shown(&[s]).into_iter().map(|c| format!("{} {}", c.title(), pct(s.of(c)))).collect();
     parts.push(format!("unexplained {}", pct(s.unexplained)));
     parts.join(", ")
 }
@@ -140,38 +126,33 @@ pub fn human(runs: &[Explanation]) -> String {
 /// One line per run: p99 and the share of the tail each cause explains, the
 /// table to read a GC scenario by (each app under each GC setting).
 pub fn table(runs: &[Explanation]) -> String {
-    let mut rows = vec![[
-        "app".to_string(),
-        "knobs".into(),
-        "p99 µs".into(),
-        "slow".into(),
-        "gc".into(),
-        "gc by chance".into(),
-        "run-queue".into(),
-        "cpu sat.".into(),
-        "lock".into(),
-        "late send".into(),
-        "unexplained".into(),
-    ]];
     let mut sorted: Vec<&Explanation> = runs.iter().collect();
     sorted.sort_by(|a, b| (&a.app, &a.knobs, a.iteration).cmp(&(&b.app, &b.knobs, b.iteration)));
+    let causes = Shares::shown(&sorted.iter().map(|r| &r.share).collect::<Vec<_>>());
+    let mut header: Vec<String> = ["app", "knobs", "p99 µs", "slow"].map(String::from).into();
+    for c in &causes {
+        header.push(c.title().to_owned());
+        if *c == Cause::Gc {
+            header.push("gc by chance".into());
+        }
+    }
+    header.push("unexplained".into());
+    let mut rows = vec![header];
     for r in sorted {
         let knobs: Vec<String> = r.knobs.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        rows.push([
-            r.app.clone(),
-            knobs.join(" "),
-            format!("{:.0}", r.slow_threshold_us),
-            r.slow_requests.to_string(),
-            pct(r.share.gc + r.share.pause),
-            pct(r.chance.gc + r.chance.pause),
-            pct(r.share.runqueue),
-            pct(r.share.cpu_saturation),
-            pct(r.share.lock),
-            pct(r.share.send_delay),
-            pct(r.share.unexplained),
-        ]);
+        let mut row =
+            vec![r.app.clone(), knobs.join(" "), format!("{:.0}", r.slow_threshold_us), r.slow_requests.to_string()];
+        for c in &causes {
+            row.push(pct(r.share.of(*c)));
+            if *c == Cause::Gc {
+                row.push(pct(r.chance.gc));
+            }
+        }
+        row.push(pct(r.share.unexplained));
+        rows.push(row);
     }
-    let widths: Vec<usize> = (0..11).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> =
+        (0..rows[0].len()).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();
     for row in rows {
         let cells: Vec<String> = row.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();

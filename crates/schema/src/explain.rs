@@ -131,6 +131,26 @@ impl Cause {
             Cause::BlockedIo => "blocked_io",
         }
     }
+
+    /// How people read it: the words of the terminal, the table and the report.
+    pub fn title(self) -> &'static str {
+        match self {
+            Cause::Gc => "gc",
+            Cause::Pause => "other pause",
+            Cause::SendDelay => "load generator late",
+            Cause::KernelDrops => "kernel drops",
+            Cause::Lock => "lock",
+            Cause::BlockedIo => "blocked I/O",
+            Cause::Runqueue => "run-queue",
+            Cause::CpuSaturation => "cpu saturation",
+        }
+    }
+
+    /// Shown even at 0%: what any server can have, so a 0 says something.
+    /// The others are shown where they are not 0.
+    pub fn always_shown(self) -> bool {
+        matches!(self, Cause::Gc | Cause::Lock | Cause::Runqueue | Cause::CpuSaturation)
+    }
 }
 
 /// Shares of a set of slow requests, as fractions of their number.
@@ -156,6 +176,26 @@ pub struct Shares {
 }
 
 impl Shares {
+    /// The share of one cause.
+    pub fn of(&self, cause: Cause) -> f64 {
+        match cause {
+            Cause::Gc => self.gc,
+            Cause::Pause => self.pause,
+            Cause::SendDelay => self.send_delay,
+            Cause::KernelDrops => self.kernel_drops,
+            Cause::Lock => self.lock,
+            Cause::BlockedIo => self.blocked_io,
+            Cause::Runqueue => self.runqueue,
+            Cause::CpuSaturation => self.cpu_saturation,
+        }
+    }
+
+    /// The causes to show for these shares, in precedence order: the
+    /// always-shown ones and any other that is not 0 in one of them.
+    pub fn shown(all: &[&Shares]) -> Vec<Cause> {
+        Cause::ALL.into_iter().filter(|&c| c.always_shown() || all.iter().any(|s| s.of(c) > 0.0)).collect()
+    }
+
     /// Every share of `self` plus `other`'s times `weight`.
     pub fn add_scaled(&mut self, other: &Shares, weight: f64) {
         self.gc += other.gc * weight;

@@ -1,8 +1,10 @@
 //! The report's Explain section: for each run whose load logged its slow
 //! requests, what `stampede explain` would say about it, computed with the
 //! `stampede-explain` library on the same results file. It shows the share
-//! of the requests above p99 and above p99.9 that GC pauses, CPU saturation
-//! and run-queue waits explain beside the share they get by chance, the
+//! of the requests above p99 and above p99.9 each cause explains (the causes
+//! and words of `stampede explain`, from `stampede_schema::explain::Cause`)
+//! beside the share they get by chance, the lock level and the frames
+//! over-represented in the slow windows when the run has them, the
 //! median and p99 with and without the requests that met a pause, and the
 //! five slowest requests with the events they overlapped.
 
@@ -10,6 +12,7 @@ use std::fmt::Write;
 
 use stampede_explain::explanation::Tier;
 use stampede_explain::{explain, sources, Explanation, Margins, Shares};
+use stampede_schema::explain::Cause;
 
 use super::escape::esc;
 use super::tables::{self, Cell};
@@ -52,7 +55,7 @@ pub fn section(out: &mut String, results: &Results) {
     if verdicts.is_empty() {
         return;
     }
-    out.push_str(r#"<section id="explain"><h2>Explain</h2><p class="note">Why the tail is slow, as <code>stampede explain</code> computes it: each slow request (above the run's p99, and above its p99.9) is attributed to the GC or safepoint pause, CPU saturation or run-queue spike it overlapped, when that event can account for at least half its excess over the median. "By chance" is the share the same requests get when moved to other times of the run: a share is evidence only well above it. Method and limits: docs/explain.md.</p>"#);
+    out.push_str(r#"<section id="explain"><h2>Explain</h2><p class="note">Why the tail is slow, as <code>stampede explain</code> computes it: each slow request (above the run's p99, and above its p99.9) is attributed to the first cause it overlapped (a GC or safepoint pause, another pause, the load generator's late send, kernel drops, a contended lock, blocked I/O, a run-queue spike, CPU saturation), when that event can account for at least half its excess over the median. "By chance" is the share the same requests get when moved to other times of the run: a share is evidence only well above it. Method and limits: docs/explain.md.</p>"#);
     if verdicts.iter().all(|(_, v)| matches!(v, Verdict::NoSlowLog)) {
         out.push_str(r#"<p class="note">No run logged its slow requests: give the profile a <code>rate</code> and <code>slow_log = N</code> (N at least 1% of the requests; <code>stampede load --rate R --slow-log N</code>) to explain the tail.</p></section>"#);
         out.push('\n');
@@ -78,29 +81,24 @@ fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
 
-fn share_cells(shares: &Shares, with_pause: bool) -> Vec<Cell> {
-    let mut cells = vec![Cell::Num(pct(shares.gc))];
-    if with_pause {
-        cells.push(Cell::Num(pct(shares.pause)));
-    }
-    cells.extend([
-        Cell::Num(pct(shares.cpu_saturation)),
-        Cell::Num(pct(shares.runqueue)),
-        Cell::Num(pct(shares.unexplained)),
-    ]);
+/// The shares of `causes` (the columns: every cause `stampede explain`
+/// prints for this run, in the same order and words), then the unexplained.
+fn share_cells(shares: &Shares, causes: &[Cause]) -> Vec<Cell> {
+    let mut cells: Vec<Cell> = causes.iter().map(|&c| Cell::Num(pct(shares.of(c)))).collect();
+    cells.push(Cell::Num(pct(shares.unexplained)));
     cells
 }
 
-fn tier_rows(rows: &mut Vec<(String, Vec<Cell>)>, name: &str, tier: &Tier, with_pause: bool) {
+fn tier_rows(rows: &mut Vec<(String, Vec<Cell>)>, name: &str, tier: &Tier, causes: &[Cause]) {
     let mut cells = vec![
         Cell::Text(format!("{name} ({} µs)", sig(tier.threshold_us))),
         Cell::Text("measured".to_owned()),
         Cell::Num(format!("{} of ~{}", tier.slow_requests, tier.expected)),
     ];
-    cells.extend(share_cells(&tier.share, with_pause));
+    cells.extend(share_cells(&tier.share, causes));
     rows.push((String::new(), cells));
     let mut cells = vec![Cell::Text(String::new()), Cell::Text("by chance".to_owned()), Cell::Text(String::new())];
-    cells.extend(share_cells(&tier.chance, with_pause));
+    cells.extend(share_cells(&tier.chance, causes));
     rows.push(("chance".to_owned(), cells));
 }
 
@@ -121,16 +119,48 @@ fn run_block(out: &mut String, run: &Run, ex: &Explanation) {
         present: ex.present,
         chance: ex.chance,
     };
-    let with_pause = [p99.share, p99.chance, ex.p999.share, ex.p999.chance].iter().any(|s| s.pause > 0.0);
-    let mut headers = vec!["slow requests", "", "logged of expected", "gc"];
-    if with_pause {
-        headers.push("other pause");
-    }
-    headers.extend(["cpu saturation", "run-queue", "unexplained"]);
+    let causes = Shares::shown(&[&p99.share, &p99.chance, &ex.p999.share, &ex.p999.chance]);
+    let mut headers = vec!["slow requests", "", "logged of expected"];
+    headers.extend(causes.iter().map(|c| c.title()));
+    headers.push("unexplained");
     let mut rows = Vec::new();
-    tier_rows(&mut rows, "above p99", &p99, with_pause);
-    tier_rows(&mut rows, "above p99.9", &ex.p999, with_pause);
+    tier_rows(&mut rows, "above p99", &p99, &causes);
+    tier_rows(&mut rows, "above p99.9", &ex.p999, &causes);
     tables::table(out, "explain-shares", &headers, &rows);
+    if let Some(l) = &ex.lock_level {
+        let slow = l.slow_windows_pct.map_or("no sample".to_owned(), |p| format!("{p:.0}%"));
+        let _ = write!(
+            out,
+            "<p>{}</p>",
+            esc(&format!(
+                "Lock level: the working threads ({:.1} on average) were blocked on futexes {slow} of their time in the slow requests' windows, {:.0}% over the run.",
+                l.working_threads, l.run_pct
+            ))
+        );
+    }
+    if !ex.frames.is_empty() {
+        out.push_str("<h3>Frames over-represented in the slow windows</h3>");
+        let rows: Vec<(String, Vec<Cell>)> = ex
+            .frames
+            .iter()
+            .map(|f| {
+                (
+                    String::new(),
+                    vec![
+                        Cell::Num(format!("{:.1}%", f.slow_pct)),
+                        Cell::Num(format!("{:.1}%", f.run_pct)),
+                        Cell::Wrap(f.frame.clone()),
+                    ],
+                )
+            })
+            .collect();
+        tables::table(
+            out,
+            "explain-frames",
+            &["on-CPU samples in the slow windows", "over the run (by chance)", "frame"],
+            &rows,
+        );
+    }
 
     match &ex.latency {
         Some(l) => {
@@ -222,6 +252,41 @@ mod tests {
         assert!(html.contains("GC(7) Pause Young"));
         // The second run has no load phase and gets no block.
         assert_eq!(html.matches("<details class=\"run explain\"").count(), 1);
+    }
+
+    /// Regression: the report showed only GC, pause, CPU saturation and
+    /// run-queue while `stampede explain` also named locks, blocked I/O, late
+    /// sends, kernel drops and the slow-window frames.
+    #[test]
+    fn every_cause_explain_names_and_its_frames_are_in_the_report() {
+        let results = crate::schema::parse(SYNTHETIC).unwrap();
+        let run = &results.runs[0];
+        let Verdict::Explained(mut ex) = verdict(&results, run) else { panic!("the synthetic run is explained") };
+        ex.share.lock = 0.5;
+        ex.chance.kernel_drops = 0.1;
+        ex.lock_level = Some(stampede_schema::explain::LockLevel {
+            slow_windows_pct: Some(70.0),
+            run_pct: 61.0,
+            working_threads: 5.4,
+        });
+        ex.frames = vec![stampede_schema::explain::FrameShift {
+            frame: "<script>spin</script>".into(),
+            kind: "cpu".into(),
+            slow_pct: 72.5,
+            run_pct: 36.4,
+        }];
+        let mut html = String::new();
+        run_block(&mut html, run, &ex);
+        let header = &html[html.find("explain-shares").unwrap()..];
+        let header = &header[..header.find("</tr>").unwrap()];
+        for title in ["gc", "kernel drops", "lock", "run-queue", "cpu saturation", "unexplained"] {
+            assert!(header.contains(&format!(">{title}<")), "{title} in {header}");
+        }
+        assert!(!header.contains("blocked I/O"), "a cause at 0 everywhere is left out: {header}");
+        assert!(html.contains(">50%<"), "the lock's share: {html}");
+        assert!(html.contains("blocked on futexes 70% of their time"), "{html}");
+        assert!(html.contains("&lt;script&gt;spin&lt;/script&gt;") && !html.contains("<script>spin"), "{html}");
+        assert!(html.contains("72.5%") && html.contains("36.4%"), "{html}");
     }
 
     #[test]
