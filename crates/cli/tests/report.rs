@@ -245,15 +245,21 @@ fn explain_section_shows_cause_shares_and_escapes_event_labels() {
             })
             .collect()
     };
-    // The cells after the name: measured, logged of expected, then gc, cpu
-    // saturation, run-queue, unexplained.
+    // The cells after the name: measured, logged of expected, then the
+    // causes `stampede explain` prints for this run, in its order and words
+    // (gc, lock, run-queue, cpu saturation: the ones always shown; none of
+    // the others occurred), and the unexplained.
+    assert!(
+        section.contains("<th>gc</th><th>lock</th><th>run-queue</th><th>cpu saturation</th><th>unexplained</th>"),
+        "{section}"
+    );
     let p99 = row("above p99 (5,000 µs)");
     assert_eq!(p99[0], "measured");
     assert_eq!(p99[1], "4 of ~10");
-    assert_eq!(&p99[2..], ["25%", "25%", "25%", "25%"], "{section}");
+    assert_eq!(&p99[2..], ["25%", "0%", "25%", "25%", "25%"], "{section}");
     let p999 = row("above p99.9 (20,000 µs)");
     assert_eq!(p999[1], "1 of ~1");
-    assert_eq!(&p999[2..], ["100%", "0%", "0%", "0%"], "{section}");
+    assert_eq!(&p999[2..], ["100%", "0%", "0%", "0%", "0%"], "{section}");
     assert!(section.contains("by chance"));
     assert!(section.contains("Events known: 1 cpu_saturation, 1 gc, 1 runqueue."), "{section}");
 
