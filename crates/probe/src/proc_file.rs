@@ -71,13 +71,11 @@ mod tests {
     fn rereads_a_changing_file_from_the_start() {
         let file = ProcFile::open(Path::new("/proc/thread-self/schedstat")).unwrap();
         let mut buf = Vec::new();
-        let first: u64 = std::str::from_utf8(file.read(&mut buf).unwrap())
-            .unwrap()
-            .split_whitespace()
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let mut runtime_ns = || -> u64 {
+            let text = std::str::from_utf8(file.read(&mut buf).unwrap()).unwrap();
+            text.split_whitespace().next().unwrap().parse().unwrap()
+        };
+        let first = runtime_ns();
         // The kernel updates a running thread's runtime at ticks and switches.
         let start = std::time::Instant::now();
         let mut x = 0u64;
@@ -85,13 +83,7 @@ mod tests {
             x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
         }
         std::thread::yield_now();
-        let second: u64 = std::str::from_utf8(file.read(&mut buf).unwrap())
-            .unwrap()
-            .split_whitespace()
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let second = runtime_ns();
         assert!(second > first, "runtime did not advance: {first} -> {second}");
     }
 

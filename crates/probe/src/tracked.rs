@@ -287,28 +287,20 @@ impl TrackedTree {
                 process.threads_read_at_ns = None;
             }
             let runtime_ns = process.runtime_ns();
-            if !detail && runtime_ns.is_some() && runtime_ns == process.threads_read_at_ns {
-                // No thread ran: every thread's counters are as last read.
-                reading.rss_bytes += process.rss_bytes;
-                reading.threads += process.threads.len() as u64;
-                reading.processes += 1;
-                for thread in process.threads.values() {
-                    reading.totals.add_scheduling(&thread.last);
+            // When no thread ran, every thread's counters are as last read.
+            let idle = !detail && runtime_ns.is_some() && runtime_ns == process.threads_read_at_ns;
+            if !idle {
+                process.threads_read_at_ns = runtime_ns;
+                let mut dead = Vec::new();
+                for thread in process.threads.values_mut() {
+                    if !thread.read(&mut self.buf, detail) {
+                        dead.push(thread.tid);
+                    }
                 }
-                reading.totals.user_ticks += process.user_ticks;
-                reading.totals.sys_ticks += process.sys_ticks;
-                continue;
-            }
-            process.threads_read_at_ns = runtime_ns;
-            let mut dead = Vec::new();
-            for thread in process.threads.values_mut() {
-                if !thread.read(&mut self.buf, detail) {
-                    dead.push(thread.tid);
-                }
-            }
-            for tid in dead {
-                if let Some(thread) = process.threads.remove(&tid) {
-                    gone_threads.push(thread);
+                for tid in dead {
+                    if let Some(thread) = process.threads.remove(&tid) {
+                        gone_threads.push(thread);
+                    }
                 }
             }
             reading.rss_bytes += process.rss_bytes;
