@@ -5,7 +5,6 @@
 //! terminal, like the per-target table; shown only for staged runs.
 
 use stampede_schema::stages::Ramp;
-use stampede_schema::ErrorCategory;
 
 use crate::schema::Run;
 use crate::table::{Cell, Column, Row, Table};
@@ -35,7 +34,7 @@ pub fn table<'a>(runs: impl IntoIterator<Item = &'a Run>, run_columns: bool) -> 
         column("achieved requests/s", "achieved_rate", true),
         column("requests", "requests", true),
     ]);
-    columns.extend(ErrorCategory::ALL.map(|c| column(c.title(), c.key(), true)));
+    columns.extend(crate::table::error_columns());
     columns.extend([
         column("p50 latency (ms)", "p50_ms", true),
         column("p99 latency (ms)", "p99_ms", true),
@@ -63,7 +62,7 @@ pub fn table<'a>(runs: impl IntoIterator<Item = &'a Run>, run_columns: bool) -> 
                 Cell::figure(Some(stage.achieved_rate)),
                 Cell::count(stage.requests),
             ]);
-            cells.extend(ErrorCategory::ALL.map(|c| Cell::count(c.count(&stage.errors))));
+            cells.extend(crate::table::error_cells(&stage.errors));
             let ms = |us: f64| Cell::figure(Some(us / 1000.0));
             let l = &stage.latency_us;
             cells.extend([ms(l.p50), ms(l.p99), ms(l.max)]);

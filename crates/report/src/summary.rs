@@ -275,7 +275,7 @@ pub fn table(rows: &[SummaryRow]) -> Table {
         columns
             .extend([metric(Metric::DbCpu, "db_cpu_cores"), metric(Metric::RpsPerCoreWithDb, "rps_per_core_with_db")]);
     }
-    columns.extend(ErrorCategory::ALL.map(|c| column(c.title(), c.key(), true)));
+    columns.extend(crate::table::error_columns());
     let rows = rows
         .iter()
         .map(|row| {

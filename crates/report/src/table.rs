@@ -6,6 +6,8 @@
 //! and HTML only lay it out, so a figure cannot read differently in two of
 //! them.
 
+use stampede_schema::ErrorCategory;
+
 /// The columns that say which run a row belongs to (the per-target and
 /// per-stage tables list every run in one table): app, knobs, profile, iteration.
 pub fn run_columns() -> [Column; 4] {
@@ -26,6 +28,17 @@ pub fn run_cells(run: &crate::schema::Run) -> [Cell; 4] {
         Cell::text(key.profile),
         Cell::count(run.iteration.into()),
     ]
+}
+
+/// One column per error category, in the one order and words every table
+/// uses (`stampede_schema::ErrorCategory`).
+pub fn error_columns() -> [Column; ErrorCategory::ALL.len()] {
+    ErrorCategory::ALL.map(|c| Column::new(c.title(), c.key(), true))
+}
+
+/// The cells of [`error_columns`] for one document's errors.
+pub fn error_cells(errors: &stampede_schema::Errors) -> [Cell; ErrorCategory::ALL.len()] {
+    ErrorCategory::ALL.map(|c| Cell::count(c.count(errors)))
 }
 
 /// One column.

@@ -5,8 +5,6 @@
 //! `stampede run`'s terminal; shown only for runs with more than one target.
 //! Target names come from the user's targets file: every view escapes them.
 
-use stampede_schema::ErrorCategory;
-
 use crate::schema::Run;
 use crate::table::{Cell, Column, Row, Table};
 
@@ -29,7 +27,7 @@ pub fn table<'a>(runs: impl IntoIterator<Item = &'a Run>, run_columns: bool) -> 
         column("weight", "weight", true),
         column("requests", "requests", true),
     ]);
-    columns.extend(ErrorCategory::ALL.map(|c| column(c.title(), c.key(), true)));
+    columns.extend(crate::table::error_columns());
     columns.extend([
         column("p50 latency (ms)", "p50_ms", true),
         column("p90 latency (ms)", "p90_ms", true),
@@ -48,7 +46,7 @@ pub fn table<'a>(runs: impl IntoIterator<Item = &'a Run>, run_columns: bool) -> 
                 Cell::count(target.weight.into()),
                 Cell::count(target.requests),
             ]);
-            cells.extend(ErrorCategory::ALL.map(|c| Cell::count(c.count(&target.errors))));
+            cells.extend(crate::table::error_cells(&target.errors));
             let ms = |us: f64| Cell::figure(Some(us / 1000.0));
             let l = &target.latency_us;
             cells.extend([ms(l.p50), ms(l.p90), ms(l.p99), ms(l.max)]);
@@ -61,6 +59,7 @@ pub fn table<'a>(runs: impl IntoIterator<Item = &'a Run>, run_columns: bool) -> 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use stampede_schema::ErrorCategory;
 
     /// A results document with one two-target run (one target's path
     /// carries markup) and one plain run.

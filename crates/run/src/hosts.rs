@@ -54,7 +54,7 @@ fn hundred_ms() -> String {
 impl Hosts {
     pub fn validate(&self, loadgen_pinned: bool, cpu_profile: bool) -> Result<(), ScenarioError> {
         let field = |field: &str, reason: String| ScenarioError::Field { field: format!("hosts.{field}"), reason };
-        let not_a_host = |h: &str| h.trim().is_empty() || h.starts_with('-') || h.contains(char::is_whitespace);
+        let not_a_host = |h: &str| !stampede_schema::hosts::is_host_name(h);
         if let Some(server) = &self.server {
             if not_a_host(server) {
                 return Err(field(

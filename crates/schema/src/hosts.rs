@@ -98,6 +98,13 @@ impl Default for HostsSpec {
     }
 }
 
+/// Whether `name` can be an ssh destination (`user@host` or a Host of the
+/// ssh config): not empty, no whitespace, not starting with `-` (ssh would
+/// read it as an option). The one check of `--hosts` and a scenario's `[hosts]`.
+pub fn is_host_name(name: &str) -> bool {
+    !name.is_empty() && !name.starts_with('-') && !name.contains(char::is_whitespace)
+}
+
 /// What a multi-host load does when one host fails.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

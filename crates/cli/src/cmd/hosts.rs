@@ -21,7 +21,7 @@ pub fn run(args: &Args, from: &HostsSpec, spec: &LoadSpec, dir: &Path) -> anyhow
     let mut cfg = stampede_load::spec::config(spec, dir).map_err(anyhow::Error::msg)?;
     cfg.interrupt = super::load::interrupt_flag()?;
     let hosts: Vec<String> = from.hosts.iter().map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).collect();
-    if let Some(bad) = hosts.iter().find(|h| h.starts_with('-') || h.contains(char::is_whitespace)) {
+    if let Some(bad) = hosts.iter().find(|h| !stampede_schema::hosts::is_host_name(h)) {
         anyhow::bail!("--hosts {bad:?} is not a host; use user@host or a Host name from your ssh config");
     }
     if let Some(cfg_file) = from.ssh_config.as_ref().filter(|p| !p.is_file()) {
