@@ -127,23 +127,33 @@ mod tests {
         let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         enable(client.as_raw_fd()).unwrap();
         let (mut server, _) = listener.accept().unwrap();
-        let before = Clocks::read();
-        server.write_all(b"HTTP/1.1 200 OK\r\n\r\n").unwrap();
-        std::thread::sleep(Duration::from_millis(20));
-        let mut data = [0u8; 64];
-        let mut control = [0u8; CONTROL_LEN];
-        let mut iov = libc::iovec { iov_base: data.as_mut_ptr().cast(), iov_len: data.len() };
-        // SAFETY: msghdr is plain data; its pointers name the buffers above.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = CONTROL_LEN as _;
-        // SAFETY: a connected socket and a msghdr whose buffers outlive the call.
-        let n = unsafe { libc::recvmsg(client.as_raw_fd(), &mut msg, 0) };
-        let after = Clocks::read();
-        assert_eq!(n, 19);
-        let rx = of_control(&control[..msg.msg_controllen as usize]).expect("a receive time");
+        // The kernel turns stamping on for the whole host asynchronously
+        // (a deferred static-key switch) the first time any socket asks, so
+        // the first reads after `enable` may carry no time: try a few.
+        let mut stamped = None;
+        for _ in 0..10 {
+            let before = Clocks::read();
+            server.write_all(b"HTTP/1.1 200 OK\r\n\r\n").unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+            let mut data = [0u8; 64];
+            let mut control = [0u8; CONTROL_LEN];
+            let mut iov = libc::iovec { iov_base: data.as_mut_ptr().cast(), iov_len: data.len() };
+            // SAFETY: msghdr is plain data; its pointers name the buffers above.
+            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = control.as_mut_ptr().cast();
+            msg.msg_controllen = CONTROL_LEN as _;
+            // SAFETY: a connected socket and a msghdr whose buffers outlive the call.
+            let n = unsafe { libc::recvmsg(client.as_raw_fd(), &mut msg, 0) };
+            let after = Clocks::read();
+            assert_eq!(n, 19);
+            if let Some(rx) = of_control(&control[..msg.msg_controllen as usize]) {
+                stamped = Some((before, rx, after));
+                break;
+            }
+        }
+        let (before, rx, after) = stamped.expect("a receive time within 10 reads");
         assert!(before.real_ns <= rx && rx <= after.real_ns, "{} <= {rx} <= {}", before.real_ns, after.real_ns);
         let at = after.place(Some(rx), before.now());
         assert!(after.now() - at >= Duration::from_millis(15), "the read came 20 ms after the arrival");
