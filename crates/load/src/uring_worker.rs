@@ -199,6 +199,8 @@ impl<'a> UringWorker<'a> {
         // SAFETY: every buffer an entry points at (the request bytes, the
         // provided buffers) lives as long as the worker, and so the ring.
         while unsafe { self.ring.submission().push(&sqe) }.is_err() {
+            // A full queue is submitted now: what it sends goes out now.
+            self.stamp_queued();
             if self.ring.submit().is_err() {
                 break;
             }
