@@ -8,7 +8,8 @@
 //!
 //! - `plain`: nothing injected.
 //! - `lock`: each request takes a mutex that a `holder` thread keeps for
-//!   30 ms, releasing it for 5 ms, over and over: the workers queue on it.
+//!   60 ms, releasing it for 40 ms, over and over: the workers queue on it
+//!   for the long stretches and run freely in between.
 //! - `spin`: one request in 40 runs `stampede_distinctive_spin` on the CPU
 //!   for 20 ms before it answers; every request first spends 0.5 ms in
 //!   `ordinary_request_work`, so the server's frames (`serve`, the thread's
@@ -95,9 +96,9 @@ fn main() {
             .spawn(move || loop {
                 {
                     let _held = lock.lock().unwrap();
-                    std::thread::sleep(Duration::from_millis(30));
+                    std::thread::sleep(Duration::from_millis(60));
                 }
-                std::thread::sleep(Duration::from_millis(5));
+                std::thread::sleep(Duration::from_millis(40));
             })
             .unwrap();
     }
