@@ -23,6 +23,11 @@ use support::net::{free_port, wait_for_status};
 use support::process::{kill_group, run_with_deadline, Finished};
 
 const DEADLINE: Duration = Duration::from_secs(120);
+/// A build from scratch (the Rust app with the profiling settings compiles
+/// every dependency again) on a slow or busy 2-core machine: a guard against
+/// a hang, not a speed requirement (it once took more than 120 s beside
+/// another build).
+const BUILD_DEADLINE: Duration = Duration::from_secs(20 * 60);
 
 /// Profiling tests load the machine: on two cores, one at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -33,6 +38,10 @@ fn stampede() -> Command {
 
 fn run(command: &mut Command) -> Finished {
     run_with_deadline(command, DEADLINE).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn build(command: &mut Command) -> Finished {
+    run_with_deadline(command, BUILD_DEADLINE).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn tempdir(name: &str) -> PathBuf {
@@ -234,13 +243,9 @@ fn profile_go_names_xorshift() {
     let dir = apps_root().join("go");
     let work = tempdir("go-build");
     let binary = work.join("server");
-    let built = run(Command::new("go")
-        .arg("build")
-        .arg("-o")
-        .arg(&binary)
-        .arg(".")
-        .current_dir(&dir)
-        .envs(&settings.build_env));
+    let built = build(
+        Command::new("go").arg("build").arg("-o").arg(&binary).arg(".").current_dir(&dir).envs(&settings.build_env),
+    );
     assert_eq!(built.code(), Some(0), "go build:\n{}", built.output());
     let port = free_port();
     let log = work.join("server.log");
@@ -260,11 +265,13 @@ fn profile_rust_names_xorshift() {
     let dir = apps_root().join("rust");
     // Its own target folder: the app's own `target/` belongs to `stampede run`.
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rust-app-profile");
-    let built = run(Command::new("cargo")
-        .args(["build", "--release", "--quiet"])
-        .current_dir(&dir)
-        .env("CARGO_TARGET_DIR", &target)
-        .envs(&settings.build_env));
+    let built = build(
+        Command::new("cargo")
+            .args(["build", "--release", "--quiet"])
+            .current_dir(&dir)
+            .env("CARGO_TARGET_DIR", &target)
+            .envs(&settings.build_env),
+    );
     assert_eq!(built.code(), Some(0), "cargo build:\n{}", built.output());
     let binary = target.join("release/stampede-app-rust");
     let work = tempdir("rust-run");
