@@ -18,16 +18,11 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::app::{announce, apps_root, on_path};
+use support::app::{announce, apps_root, on_path, BUILD_DEADLINE};
 use support::net::{free_port, wait_for_status};
 use support::process::{kill_group, run_with_deadline, Finished};
 
 const DEADLINE: Duration = Duration::from_secs(120);
-/// A build from scratch (the Rust app with the profiling settings compiles
-/// every dependency again) on a slow or busy 2-core machine: a guard against
-/// a hang, not a speed requirement (it once took more than 120 s beside
-/// another build).
-const BUILD_DEADLINE: Duration = Duration::from_secs(20 * 60);
 
 /// Profiling tests load the machine: on two cores, one at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -40,6 +35,8 @@ fn run(command: &mut Command) -> Finished {
     run_with_deadline(command, DEADLINE).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// An app build: the Rust app with the profiling settings compiles every
+/// dependency again, which once took more than [`DEADLINE`] beside another build.
 fn build(command: &mut Command) -> Finished {
     run_with_deadline(command, BUILD_DEADLINE).unwrap_or_else(|e| panic!("{e}"))
 }
