@@ -268,6 +268,10 @@ impl Transport for TlsStream {
         self.tls.handshake_kind() == Some(HandshakeKind::Resumed)
     }
 
+    fn agreed_h2(&self) -> bool {
+        self.tls.alpn_protocol() == Some(b"h2")
+    }
+
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         loop {
             match self.tls.reader().read(buf) {

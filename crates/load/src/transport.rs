@@ -30,6 +30,12 @@ pub trait Transport: Sized {
     /// Whether the last handshake resumed an earlier session.
     fn resumed(&self) -> bool;
 
+    /// Whether the handshake agreed to HTTP/2 (ALPN `h2`); cleartext
+    /// connections use prior knowledge.
+    fn agreed_h2(&self) -> bool {
+        true
+    }
+
     /// Reads decoded bytes; `Ok(0)` is the end of the stream.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize>;
 
