@@ -50,7 +50,7 @@ impl Shared {
     }
 }
 
-#[derive(PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
     Connecting,
     Handshaking,
@@ -115,6 +115,7 @@ impl<'a, T: Transport> Engine<'a, T> {
         if let Some(mix) = &cfg.mix {
             bodies.extend(mix.templates.iter().map(|t| t.spec.body.clone()));
         }
+        let share_index = share.index;
         let conns = (0..share.connections)
             .map(|_| Conn {
                 stream: None,
@@ -140,7 +141,7 @@ impl<'a, T: Transport> Engine<'a, T> {
             in_flight: 0,
             due: VecDeque::new(),
             schedule_over: false,
-            picker: cfg.mix.clone().map(|mix| Picker::new(mix, 0)),
+            picker: cfg.mix.clone().map(|mix| Picker::new(mix, share_index)),
             bodies,
             block: Vec::new(),
             buf: vec![0u8; READ_BUF].into_boxed_slice(),
@@ -153,9 +154,6 @@ impl<'a, T: Transport> Engine<'a, T> {
     }
 
     pub fn run(mut self) -> Output {
-        if let Some(mix) = &self.cfg.mix {
-            self.picker = Some(Picker::new(mix.clone(), self.share.index));
-        }
         let mut events = Events::with_capacity(1024);
         let start = Instant::now();
         let busy_from = crate::rusage::thread_busy_ns();
@@ -254,6 +252,9 @@ impl<'a, T: Transport> Engine<'a, T> {
         c.stream = None;
         c.since = now;
         c.retire = false;
+        // Nothing of the old connection may reach the new socket.
+        c.session.out.clear();
+        c.session.written = 0;
         c.state = State::Backoff(now + BACKOFF);
         let opened = TcpStream::connect(self.cfg.target.addr).and_then(|mut tcp| {
             self.poll.registry().register(&mut tcp, Token(i), Interest::READABLE | Interest::WRITABLE)?;

@@ -23,20 +23,45 @@ impl<T: Transport> Engine<'_, T> {
                 Ok(n) => s.written += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return self.lost(i, ErrorKind::Write, now),
+                Err(_) => return self.write_failed(i, now),
             }
         }
         s.out.clear();
         s.written = 0;
         if stream.flush().is_err() {
+            self.write_failed(i, now);
+        }
+    }
+
+    /// A write failed: the server closed the connection. The GOAWAY that
+    /// says why (and which streams it processed) may still be unread, so
+    /// what is there is read first.
+    fn write_failed(&mut self, i: usize, now: Instant) {
+        self.drain(i, now);
+        if self.conns[i].state == State::Open {
             self.lost(i, ErrorKind::Write, now);
         }
     }
 
     pub(super) fn read(&mut self, i: usize, now: Instant) {
+        self.drain(i, now);
+        if self.conns[i].state == State::Open {
+            self.recycle_if_done(i, now);
+        }
+        // Reopened: the old session's bytes must not reach the new socket.
+        if self.conns[i].state == State::Open {
+            self.fill(i);
+            let s = &self.conns[i].session;
+            if s.written < s.out.len() {
+                self.write(i, now); // acknowledgements and window updates
+            }
+        }
+    }
+
+    /// Reads until the socket is empty, handing the bytes to the session.
+    fn drain(&mut self, i: usize, now: Instant) {
         let mut buf = std::mem::take(&mut self.buf);
-        loop {
-            let Some(stream) = self.conns[i].stream.as_mut() else { break };
+        while let Some(stream) = self.conns[i].stream.as_mut() {
             let n = match stream.read(&mut buf) {
                 Ok(0) => {
                     self.lost(i, ErrorKind::Read, now);
@@ -64,14 +89,6 @@ impl<T: Transport> Engine<'_, T> {
             }
         }
         self.buf = buf;
-        if self.conns[i].state == State::Open {
-            self.recycle_if_done(i, now);
-            self.fill(i);
-            let s = &self.conns[i].session;
-            if s.written < s.out.len() {
-                self.write(i, now); // acknowledgements and window updates
-            }
-        }
     }
 
     /// Records the streams that ended.
@@ -189,13 +206,7 @@ impl<T: Transport> Engine<'_, T> {
         for i in 0..self.conns.len() {
             let c: &Conn<T> = &self.conns[i];
             let overdue = now.saturating_duration_since(c.since) > timeout;
-            let state = match c.state {
-                State::Backoff(at) => State::Backoff(at),
-                State::Open => State::Open,
-                State::Connecting => State::Connecting,
-                State::Handshaking => State::Handshaking,
-            };
-            match state {
+            match c.state {
                 State::Open => {
                     let mut k = 0;
                     while k < self.conns[i].session.slots.len() {

@@ -31,7 +31,6 @@ pub const END_HEADERS: u8 = 0x4;
 pub const PADDED: u8 = 0x8;
 pub const PRIORITY: u8 = 0x20;
 
-pub const SETTINGS_HEADER_TABLE_SIZE: u16 = 1;
 pub const SETTINGS_ENABLE_PUSH: u16 = 2;
 pub const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 3;
 pub const SETTINGS_INITIAL_WINDOW_SIZE: u16 = 4;

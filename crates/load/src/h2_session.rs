@@ -285,7 +285,7 @@ impl Session {
     }
 
     fn settings(&mut self, payload: &[u8]) -> Result<(), ProtocolError> {
-        if payload.len() % 6 != 0 {
+        if !payload.len().is_multiple_of(6) {
             return Err(ProtocolError("SETTINGS not a multiple of 6 bytes"));
         }
         for pair in payload.chunks_exact(6) {
@@ -339,3 +339,7 @@ impl Slot {
         Slot { id: 0, intended, start, target, status: 0, body: 0, body_sent: 0, window: 0, unacked: 0 }
     }
 }
+
+#[cfg(test)]
+#[path = "h2_session_tests.rs"]
+mod tests;

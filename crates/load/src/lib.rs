@@ -17,12 +17,10 @@ pub mod error;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod h2_block;
-mod h2_conn;
 mod h2_fast;
 mod h2_frame;
 mod h2_preflight;
 mod h2_session;
-mod h2_worker;
 pub mod interchange;
 pub mod mix;
 mod pacer;

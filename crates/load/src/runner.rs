@@ -113,7 +113,7 @@ pub(crate) struct Protocol {
     pub http2: bool,
     pub alpn: Option<String>,
     pub tls: bool,
-    /// The event loop: "io_uring", "epoll" or "tokio" (HTTP/2).
+    /// The event loop: "io_uring" or "epoll" (HTTPS and HTTP/2 always epoll).
     pub engine: &'static str,
 }
 
