@@ -59,7 +59,7 @@ fn string(out: &mut Vec<u8>, s: &[u8]) {
 }
 
 /// An HPACK integer with an `n`-bit prefix (RFC 7541 §5.1).
-fn integer(out: &mut Vec<u8>, mut value: usize, n: u8, first: u8) {
+pub fn integer(out: &mut Vec<u8>, mut value: usize, n: u8, first: u8) {
     let max = (1usize << n) - 1;
     if value < max {
         out.push(first | value as u8);

@@ -46,7 +46,7 @@ pub struct Session {
     pub written: usize,
     /// The start of a frame split across reads.
     partial: Vec<u8>,
-    decoder: loona_hpack::Decoder<'static>,
+    decoder: crate::h2_hpack::Decoder,
     next_id: u32,
     max_streams: usize,
     /// What the server lets this side send: the connection's window, a new
@@ -76,7 +76,7 @@ impl Session {
             out,
             written: 0,
             partial: Vec::new(),
-            decoder: loona_hpack::Decoder::new(),
+            decoder: crate::h2_hpack::Decoder::new(),
             next_id: 1,
             max_streams: usize::MAX,
             conn_window: 65_535,
@@ -307,15 +307,7 @@ impl Session {
     /// Decodes a response header block (always: the dynamic table must
     /// follow the server's); its `:status`, or 0 without one.
     fn decode(&mut self, block: &[u8]) -> Result<u16, ProtocolError> {
-        let mut status = 0;
-        self.decoder
-            .decode_with_cb(block, |name, value| {
-                if &*name == b":status" {
-                    status = std::str::from_utf8(&value).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
-                }
-            })
-            .map_err(|_| ProtocolError("a header block HPACK cannot decode"))?;
-        Ok(status)
+        self.decoder.status(block).map_err(|_| ProtocolError("a header block HPACK cannot decode"))
     }
 
     fn finish(&mut self, i: usize, ended: &mut Vec<(Slot, Ended)>) -> Result<(), ProtocolError> {

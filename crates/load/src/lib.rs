@@ -19,6 +19,7 @@ pub mod fuzzing;
 mod h2_block;
 mod h2_fast;
 mod h2_frame;
+mod h2_hpack;
 mod h2_preflight;
 mod h2_session;
 pub mod interchange;
