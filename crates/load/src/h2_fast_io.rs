@@ -62,12 +62,12 @@ impl<T: Transport> Engine<'_, T> {
     fn drain(&mut self, i: usize, now: Instant) {
         let mut buf = std::mem::take(&mut self.buf);
         while let Some(stream) = self.conns[i].stream.as_mut() {
-            let n = match stream.read(&mut buf) {
-                Ok(0) => {
+            let (n, rx) = match stream.read_stamped(&mut buf) {
+                Ok((0, _)) => {
                     self.lost(i, ErrorKind::Read, now);
                     break;
                 }
-                Ok(n) => n,
+                Ok(read) => read,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => {
@@ -79,7 +79,7 @@ impl<T: Transport> Engine<'_, T> {
                 self.rec.bytes_read += n as u64;
             }
             let received = self.conns[i].session.receive(&buf[..n], &self.bodies, &mut self.ended);
-            self.settle(i, now);
+            self.settle(i, now, rx);
             if received.is_err() {
                 self.protocol_error(i, now);
                 break;
@@ -91,14 +91,18 @@ impl<T: Transport> Engine<'_, T> {
         self.buf = buf;
     }
 
-    /// Records the streams that ended.
-    fn settle(&mut self, i: usize, now: Instant) {
+    /// Records the streams that ended; a response at the receive time `rx`
+    /// of the read it completed in, placed on `Instant` by this iteration's
+    /// clock pair.
+    fn settle(&mut self, i: usize, now: Instant, rx: Option<i128>) {
         let mut ended = std::mem::take(&mut self.ended);
+        self.answered += ended.len() as u64;
         for (slot, how) in ended.drain(..) {
             self.in_flight -= 1;
             match how {
                 Ended::Response(status) => {
-                    let latency = self.rec.response(slot.intended, slot.start, now, status, i as u32);
+                    let at = self.clocks.place(rx, slot.start);
+                    let latency = self.rec.response(slot.intended, slot.start, at, status, i as u32);
                     if let (Some(latency), Some(t)) = (latency, slot.target) {
                         self.rec.target_response(t, latency, status);
                     }
