@@ -8,6 +8,9 @@ The response_h1/nginx_* seeds are not written here: they were captured from
 nginx 1.22 on 127.0.0.1 (GET, HEAD, 404, gzip (chunked), a pipelined pair,
 400 on garbage, 405 on POST), with the same two-byte prefix.
 
+h2_client inputs are: one byte, the size of each read (0: all at once),
+then the server's bytes after its preface.
+
 response_h1 inputs are: one flag byte (bit 0: the request was HEAD), one
 byte seeding the split points, then the server's bytes.
 """
@@ -20,6 +23,10 @@ NGINX = b"Server: nginx/1.22.1\r\nDate: Sun, 23 Nov 2025 11:00:00 GMT\r\n"
 
 def h1(name, data, head=False, seed=7):
     write("response_h1", name, bytes([1 if head else 0, seed]) + data)
+
+
+def h2(name, data, read_len=7):
+    write("h2_client", name, bytes([read_len]) + data)
 
 
 def write(target, name, data):
@@ -61,16 +68,16 @@ END_STREAM, ACK, END_HEADERS = 1, 1, 4
 ACK_SETTINGS = frame(SETTINGS, ACK, 0)
 STATUS_200, STATUS_204, STATUS_404, STATUS_500 = b"\x88", b"\x89", b"\x8d", b"\x8e"
 
-write("h2_client", "status_only", ACK_SETTINGS + frame(HEADERS, END_HEADERS | END_STREAM, 1, STATUS_200))
-write("h2_client", "with_body", ACK_SETTINGS + frame(HEADERS, END_HEADERS, 1, STATUS_200 + b"\x5f\x0atext/plain")
+h2("status_only", ACK_SETTINGS + frame(HEADERS, END_HEADERS | END_STREAM, 1, STATUS_200))
+h2("with_body", ACK_SETTINGS + frame(HEADERS, END_HEADERS, 1, STATUS_200 + b"\x5f\x0atext/plain")
       + frame(DATA, 0, 1, b"Hello, ") + frame(DATA, END_STREAM, 1, b"World!"))
-write("h2_client", "trailers", ACK_SETTINGS + frame(HEADERS, END_HEADERS, 1, STATUS_200) + frame(DATA, 0, 1, b"x" * 100)
+h2("trailers", ACK_SETTINGS + frame(HEADERS, END_HEADERS, 1, STATUS_200) + frame(DATA, 0, 1, b"x" * 100)
       + frame(HEADERS, END_HEADERS | END_STREAM, 1, b"\x40\x0bgrpc-status\x010"))
-write("h2_client", "continuation", ACK_SETTINGS + frame(HEADERS, 0, 1, STATUS_404) + frame(CONTINUATION, END_HEADERS | END_STREAM, 1, b"\x5c\x010"))
-write("h2_client", "goaway", frame(GOAWAY, 0, 0, struct.pack(">II", 0, 0)))
-write("h2_client", "rst_stream", ACK_SETTINGS + frame(RST, 0, 1, struct.pack(">I", 2)))
-write("h2_client", "ping_window_update", ACK_SETTINGS + frame(PING, 0, 0, b"12345678") + frame(WINDOW_UPDATE, 0, 0, struct.pack(">I", 1000))
+h2("continuation", ACK_SETTINGS + frame(HEADERS, 0, 1, STATUS_404) + frame(CONTINUATION, END_HEADERS | END_STREAM, 1, b"\x5c\x010"))
+h2("goaway", frame(GOAWAY, 0, 0, struct.pack(">II", 0, 0)))
+h2("rst_stream", ACK_SETTINGS + frame(RST, 0, 1, struct.pack(">I", 2)))
+h2("ping_window_update", ACK_SETTINGS + frame(PING, 0, 0, b"12345678") + frame(WINDOW_UPDATE, 0, 0, struct.pack(">I", 1000))
       + frame(HEADERS, END_HEADERS | END_STREAM, 1, STATUS_204))
-write("h2_client", "settings_params", frame(SETTINGS, 0, 0, struct.pack(">HI", 3, 100) + struct.pack(">HI", 4, 65535)) + ACK_SETTINGS
+h2("settings_params", frame(SETTINGS, 0, 0, struct.pack(">HI", 3, 100) + struct.pack(">HI", 4, 65535)) + ACK_SETTINGS
       + frame(HEADERS, END_HEADERS | END_STREAM, 1, STATUS_500))
-write("h2_client", "http1_reply", b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+h2("http1_reply", b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")

@@ -2,7 +2,8 @@
 //! exact counts with concurrent streams, cleartext (prior knowledge) and TLS
 //! (ALPN), a server that sends GOAWAY mid-run (counted and reconnected, no
 //! request lost), streams reset by the server (counted), and open-loop mode
-//! keeping its rate over HTTP/2 streams.
+//! keeping its rate over HTTP/2 streams, and latencies that end at the
+//! kernel's receive time no earlier than the server answered.
 
 mod common;
 mod support_proto;
@@ -30,6 +31,21 @@ fn prior_knowledge_counts_exactly_with_concurrent_streams() {
     let open = srv.counts.max_open_streams.load(Ordering::Relaxed);
     assert!((2..=10).contains(&open), "streams really run concurrently, never more than --streams: {open}");
     assert!(r["bytes_read"].as_u64().unwrap() > 3000 * 13, "frames and bodies are counted");
+}
+
+/// Responses read in batches end at the kernel's receive time, placed on the
+/// generator's clock: never before the server could have answered. (With 4
+/// connections x 8 streams the closed loop lets responses gather before it
+/// wakes; a receive time placed on the wrong side of the send, or a clock
+/// pair read apart, would show here as latencies under the server's delay.)
+#[test]
+fn latencies_end_at_receive_times_no_earlier_than_the_server_answered() {
+    let delay = Duration::from_millis(3);
+    let srv = H2Server::start(Behaviour::Delay(delay), None);
+    let r = load_json(&["-n", "3000", "-c", "4", "--http2", "--streams", "8", &srv.url("http")], DEADLINE);
+    assert_eq!(r["requests"], 3000, "{}", r["errors"]);
+    let min_us = r["latency_us"]["min"].as_f64().unwrap();
+    assert!(min_us >= delay.as_micros() as f64, "no response before the server's {delay:?}: min {min_us} us");
 }
 
 #[test]

@@ -1,54 +1,50 @@
 //! Entry points for the fuzz targets in `fuzz/` at the root of the
 //! repository, compiled only with the cargo feature `fuzzing`. The HTTP/1.1
 //! target needs nothing here (`response::ResponseParser` is public); the
-//! HTTP/2 one needs the client side of a connection over any byte stream, with
-//! the settings the runs use (`h2_conn::client_builder`), and one exchange
-//! read the way the HTTP/2 worker reads it: the status, then the body to its
-//! end, releasing flow-control capacity as it goes.
+//! HTTP/2 one needs a connection's protocol state (`h2_session`, with the
+//! settings and the prepared request the runs use) fed the server's bytes
+//! the way the HTTP/2 loop feeds them: read by read, frames split anywhere.
 
-use bytes::Bytes;
-use tokio::io::{AsyncRead, AsyncWrite};
+use crate::h2_session::{Ended, Session, Slot};
+use std::time::Instant;
 
 /// How one fuzzed exchange ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Exchange {
-    /// A response with this status, its body read to the end.
-    Response { status: u16, body_bytes: u64 },
-    /// The handshake, the request or the response failed (any h2 error).
+    /// A response with this status, read to its end.
+    Response { status: u16 },
+    /// The server reset the stream, or sent GOAWAY before processing it.
+    Refused,
+    /// The server broke HTTP/2 (the connection would be closed).
     Failed,
+    /// The bytes ran out before the response ended.
+    Unfinished,
 }
 
-/// Handshakes over `io` as a run's connection does, sends one GET and reads
-/// its response to the end. Must run inside a tokio runtime (the connection is
-/// driven by a spawned task, aborted before returning). It may wait forever on
-/// a peer that says nothing: bound it with `tokio::time::timeout`.
-pub async fn h2_exchange<IO>(io: IO) -> Exchange
-where
-    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    let Ok((send, conn)) = crate::h2_conn::client_builder().handshake::<IO, Bytes>(io).await else {
-        return Exchange::Failed;
-    };
-    let driver = tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    let result = async {
-        let mut send = send.ready().await.ok()?;
-        let request = http::Request::get("http://fuzz.invalid/").header("user-agent", "stampede-fuzz").body(()).ok()?;
-        let (response, _) = send.send_request(request, true).ok()?;
-        let response = response.await.ok()?;
-        let status = response.status().as_u16();
-        let mut body = response.into_body();
-        let mut body_bytes = 0u64;
-        while let Some(chunk) = body.data().await {
-            let chunk = chunk.ok()?;
-            body_bytes += chunk.len() as u64;
-            let _ = body.flow_control().release_capacity(chunk.len());
+/// Opens a connection's session, sends one GET on it, and feeds it
+/// `server_bytes` (after a valid server preface) in reads of `read_len`
+/// bytes (at least 1). Never blocks: the bytes are all the server says.
+pub fn h2_exchange(server_bytes: &[u8], read_len: usize) -> Exchange {
+    let mut session = Session::new();
+    let mut block = Vec::new();
+    crate::h2_block::encode(&mut block, "GET", false, "fuzz.invalid", "/", &[]);
+    let bodies = vec![Vec::new()];
+    let now = Instant::now();
+    session.open(&block, &bodies, 0, Slot::new(now, now, None));
+    let mut ended = Vec::new();
+    // SETTINGS, no parameters, stream 0: the server's connection preface.
+    let mut input = vec![0, 0, 0, 4, 0, 0, 0, 0, 0];
+    input.extend_from_slice(server_bytes);
+    for read in input.chunks(read_len.max(1)) {
+        if session.receive(read, &bodies, &mut ended).is_err() {
+            return Exchange::Failed;
         }
-        Some(Exchange::Response { status, body_bytes })
+        if let Some((_, how)) = ended.pop() {
+            return match how {
+                Ended::Response(status) => Exchange::Response { status },
+                Ended::Reset | Ended::Unprocessed => Exchange::Refused,
+            };
+        }
     }
-    .await
-    .unwrap_or(Exchange::Failed);
-    driver.abort();
-    result
+    Exchange::Unfinished
 }

@@ -16,8 +16,12 @@ mod cycle;
 pub mod error;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
-mod h2_conn;
-mod h2_worker;
+mod h2_block;
+mod h2_fast;
+mod h2_frame;
+mod h2_hpack;
+mod h2_preflight;
+mod h2_session;
 pub mod interchange;
 pub mod mix;
 mod pacer;

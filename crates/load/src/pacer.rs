@@ -108,9 +108,7 @@ impl Timer {
         Ok(timer)
     }
 
-    /// A timer for another event loop to watch (the HTTP/2 worker's tokio
-    /// reactor, through `AsRawFd`).
-    pub fn unregistered() -> io::Result<Timer> {
+    fn unregistered() -> io::Result<Timer> {
         // SAFETY: plain syscalls; the fd is checked and then owned.
         let raw = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
         if raw < 0 {
@@ -151,12 +149,6 @@ impl Timer {
 pub fn fine_timer_slack() {
     // SAFETY: a plain prctl on the calling thread.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000u64) };
-}
-
-impl AsRawFd for Timer {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        self.fd.as_raw_fd()
-    }
 }
 
 #[cfg(test)]

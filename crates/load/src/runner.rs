@@ -5,6 +5,7 @@
 
 use crate::config::{Engine, LoadConfig, Stop};
 use crate::error::LoadError;
+use crate::h2_fast::Engine as H2Engine;
 use crate::progress::{self, Watcher};
 use crate::recorder::{Recorder, Slow};
 use crate::result::{
@@ -58,12 +59,18 @@ pub fn run_watched(cfg: &LoadConfig, watcher: Option<Watcher>) -> Result<LoadRes
     }
     let mut protocol = Protocol { http2, alpn: negotiated, tls: tls.is_some(), engine: "epoll" };
     if http2 {
-        protocol.engine = "tokio";
-        let shared = crate::h2_worker::Shared::new(cfg, tls)?;
         if !protocol.tls {
-            crate::h2_worker::preflight(&shared, &cfg.target.url, timeout)?;
+            crate::h2_preflight::preflight(cfg.target.addr, &cfg.target.url, timeout)?;
         }
-        return run_threads(cfg, protocol, watcher, |share, rec| crate::h2_worker::run(cfg, &shared, share, rec));
+        let shared = crate::h2_fast::Shared::new(cfg);
+        return match &tls {
+            Some(tls) => run_threads(cfg, protocol, watcher, |share, rec| {
+                Ok(H2Engine::<TlsStream>::new(cfg, &shared, tls, share, rec)?.run())
+            }),
+            None => run_threads(cfg, protocol, watcher, |share, rec| {
+                Ok(H2Engine::<mio::net::TcpStream>::new(cfg, &shared, &(), share, rec)?.run())
+            }),
+        };
     }
     let batch = cfg.encode_batch();
     match &tls {
@@ -106,7 +113,7 @@ pub(crate) struct Protocol {
     pub http2: bool,
     pub alpn: Option<String>,
     pub tls: bool,
-    /// The event loop: "io_uring", "epoll" or "tokio" (HTTP/2).
+    /// The event loop: "io_uring" or "epoll" (HTTPS and HTTP/2 always epoll).
     pub engine: &'static str,
 }
 

@@ -19,6 +19,13 @@
 
 use std::time::{Duration, Instant};
 
+/// Closed loop: once a response is waiting, how much longer a thread may let
+/// others gather before it handles them (io_uring's `min_wait`, the HTTP/2
+/// loop's pause). Latencies do not include it (they end at the kernel's
+/// receive time); only the next request's send waits, while the server
+/// still has the other connections' or streams' requests to work on.
+pub const GATHER_US: u32 = 20;
+
 /// Room for one `SCM_TIMESTAMPNS` control message (`CMSG_SPACE(16)`).
 pub const CONTROL_LEN: usize = 32;
 
@@ -40,6 +47,30 @@ pub fn enable(fd: std::os::fd::RawFd) -> std::io::Result<()> {
     } else {
         Err(std::io::Error::last_os_error())
     }
+}
+
+/// `recv` on a socket with stamping on: the bytes read, and the kernel's
+/// receive time of the last segment they came from. Made with `syscall(2)`
+/// as the cleartext `recvfrom` is (`transport.rs`): glibc's wrapper toggles
+/// thread cancellation around every call.
+pub fn recv(fd: std::os::fd::RawFd, buf: &mut [u8]) -> std::io::Result<(usize, Option<i128>)> {
+    let mut control = [0u64; CONTROL_LEN / 8];
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    // SAFETY: msghdr is plain data; its pointers name the buffers above.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = CONTROL_LEN as _;
+    // SAFETY: a socket we own and a msghdr whose buffers outlive the call.
+    let n = unsafe { libc::syscall(libc::SYS_recvmsg, fd, &mut msg as *mut libc::msghdr, 0) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the control area is CONTROL_LEN initialised bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(control.as_ptr().cast::<u8>(), CONTROL_LEN) };
+    let len = (msg.msg_controllen as usize).min(CONTROL_LEN);
+    Ok((n as usize, of_control(&bytes[..len])))
 }
 
 /// The receive time in a `recvmsg` control area, as nanoseconds of
@@ -148,8 +179,8 @@ mod tests {
         assert_eq!(of_control(&cmsg(libc::SOL_SOCKET, libc::SCM_TIMESTAMPNS, 0, 0)), None);
     }
 
-    /// The kernel really stamps what a TCP socket receives, and the parser
-    /// finds the stamp where `recvmsg` puts it.
+    /// The kernel really stamps what a TCP socket receives, and `recv` (the
+    /// HTTP/2 and TLS reads) finds the stamp where `recvmsg` puts it.
     #[test]
     fn a_tcp_read_carries_its_receive_time() {
         use std::io::Write;
@@ -167,19 +198,10 @@ mod tests {
             server.write_all(b"HTTP/1.1 200 OK\r\n\r\n").unwrap();
             std::thread::sleep(Duration::from_millis(20));
             let mut data = [0u8; 64];
-            let mut control = [0u8; CONTROL_LEN];
-            let mut iov = libc::iovec { iov_base: data.as_mut_ptr().cast(), iov_len: data.len() };
-            // SAFETY: msghdr is plain data; its pointers name the buffers above.
-            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-            msg.msg_iov = &mut iov;
-            msg.msg_iovlen = 1;
-            msg.msg_control = control.as_mut_ptr().cast();
-            msg.msg_controllen = CONTROL_LEN as _;
-            // SAFETY: a connected socket and a msghdr whose buffers outlive the call.
-            let n = unsafe { libc::recvmsg(client.as_raw_fd(), &mut msg, 0) };
+            let (n, rx) = recv(client.as_raw_fd(), &mut data).unwrap();
             let after = Clocks::read();
             assert_eq!(n, 19);
-            if let Some(rx) = of_control(&control[..msg.msg_controllen as usize]) {
+            if let Some(rx) = rx {
                 stamped = Some((before, rx, after));
                 break;
             }

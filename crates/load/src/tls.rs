@@ -20,6 +20,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, HandshakeKind, RootCertStore, SignatureScheme};
 use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -186,18 +187,25 @@ pub struct TlsStream {
     /// The last socket read returned less than rustls asked for: the socket
     /// is empty, and the next read would be `EAGAIN`.
     drained: bool,
+    /// The kernel's receive time of the last socket read that had one.
+    rx: Option<i128>,
 }
 
-/// Reads the socket for rustls and notes whether the read was short.
+/// Reads the socket for rustls and notes whether the read was short, and
+/// its receive time (`rx_time`; none unless stamping was turned on).
 struct Probe<'a> {
     tcp: &'a mut TcpStream,
     short: bool,
+    rx: &'a mut Option<i128>,
 }
 
 impl Read for Probe<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = Read::read(self.tcp, buf)?;
+        let (n, rx) = crate::rx_time::recv(self.tcp.as_raw_fd(), buf)?;
         self.short = n < buf.len();
+        if rx.is_some() {
+            *self.rx = rx;
+        }
         Ok(n)
     }
 }
@@ -213,7 +221,7 @@ impl TlsStream {
             self.drained = false;
             return Ok(false);
         }
-        let mut probe = Probe { tcp: &mut self.tcp, short: false };
+        let mut probe = Probe { tcp: &mut self.tcp, short: false, rx: &mut self.rx };
         match self.tls.read_tls(&mut probe) {
             Ok(0) => {}
             Ok(_) => self.drained = probe.short,
@@ -233,7 +241,7 @@ impl Transport for TlsStream {
         let mut tls = ClientConnection::new(shared.config.clone(), shared.name.clone()).map_err(tls_error)?;
         // Pipelined batches are accepted whole; the socket paces them.
         tls.set_buffer_limit(None);
-        Ok(TlsStream { tcp, tls, drained: false })
+        Ok(TlsStream { tcp, tls, drained: false, rx: None })
     }
 
     fn tcp(&self) -> &TcpStream {
@@ -249,7 +257,7 @@ impl Transport for TlsStream {
                 return Ok(true);
             }
             self.drained = false;
-            let mut probe = Probe { tcp: &mut self.tcp, short: false };
+            let mut probe = Probe { tcp: &mut self.tcp, short: false, rx: &mut self.rx };
             match self.tls.read_tls(&mut probe) {
                 Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
                 Ok(_) => {}
@@ -268,6 +276,10 @@ impl Transport for TlsStream {
         self.tls.handshake_kind() == Some(HandshakeKind::Resumed)
     }
 
+    fn agreed_h2(&self) -> bool {
+        self.tls.alpn_protocol() == Some(b"h2")
+    }
+
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         loop {
             match self.tls.reader().read(buf) {
@@ -282,6 +294,10 @@ impl Transport for TlsStream {
                 return Err(io::ErrorKind::WouldBlock.into());
             }
         }
+    }
+
+    fn read_stamped(&mut self, buf: &mut [u8]) -> io::Result<(usize, Option<i128>)> {
+        self.read(buf).map(|n| (n, self.rx))
     }
 
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {

@@ -30,8 +30,18 @@ pub trait Transport: Sized {
     /// Whether the last handshake resumed an earlier session.
     fn resumed(&self) -> bool;
 
+    /// Whether the handshake agreed to HTTP/2 (ALPN `h2`); cleartext
+    /// connections use prior knowledge.
+    fn agreed_h2(&self) -> bool {
+        true
+    }
+
     /// Reads decoded bytes; `Ok(0)` is the end of the stream.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize>;
+
+    /// As `read`, with the kernel's receive time (`rx_time`) of the socket
+    /// read the bytes came from, once `rx_time::enable` turned stamping on.
+    fn read_stamped(&mut self, buf: &mut [u8]) -> io::Result<(usize, Option<i128>)>;
 
     /// Accepts bytes to send; what it cannot send yet it keeps for `flush`.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize>;
@@ -73,6 +83,11 @@ impl Transport for TcpStream {
         // SAFETY: recvfrom into a buffer we own, on our own socket.
         let n = unsafe { raw(libc::SYS_recvfrom, self.as_raw_fd(), buf.as_mut_ptr() as usize, buf.len(), 0) };
         syscall_result(n)
+    }
+
+    #[inline]
+    fn read_stamped(&mut self, buf: &mut [u8]) -> io::Result<(usize, Option<i128>)> {
+        crate::rx_time::recv(self.as_raw_fd(), buf)
     }
 
     #[inline]

@@ -17,7 +17,7 @@
 //! response's latency ends when it arrived, not when this thread handled it.
 //! That makes it free to wake less often: in closed loop the wait asks for
 //! half the connections' completions and settles for any after
-//! [`MIN_WAIT_US`] (the kernel's `min_wait`, 6.12+; one wake-up per response
+//! [`GATHER_US`] (the kernel's `min_wait`, 6.12+; one wake-up per response
 //! otherwise, at low concurrency). The server loses nothing: half the
 //! connections still have their requests queued at it.
 //!
@@ -30,7 +30,7 @@ use crate::config::LoadConfig;
 use crate::conn::State;
 use crate::cycle::{peer_gone, Core, Cycle};
 use crate::recorder::{ErrorKind, Recorder};
-use crate::rx_time::{self, Clocks};
+use crate::rx_time::{self, Clocks, GATHER_US};
 use crate::share::{Output, Share};
 use crate::uring_bufs::{self, BufRing, GROUP};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
@@ -45,10 +45,6 @@ const SEND: u64 = 1;
 const RECV: u64 = 2;
 /// One receive buffer: a whole small response, or a good bite of a big one.
 const BUF_SIZE: usize = 16 * 1024;
-/// Closed loop: once a completion is waiting, how much longer the wait may
-/// gather more before waking the thread. Latencies do not include it (they
-/// end at the kernel's receive time); only the next request's send waits.
-const MIN_WAIT_US: u32 = 20;
 
 fn tag(kind: u64, gen: u32, id: usize) -> u64 {
     (gen as u64) << 34 | kind << 32 | id as u64
@@ -181,11 +177,11 @@ impl<'a> UringWorker<'a> {
 
     /// Submits what is queued and waits up to `timeout` for one completion
     /// (closed loop: for `gather`, or any once one has waited
-    /// [`MIN_WAIT_US`]). False when the ring itself failed.
+    /// [`GATHER_US`]). False when the ring itself failed.
     fn wait(&mut self, timeout: Duration) -> bool {
         let ts = types::Timespec::from(timeout);
         let (want, args) = match self.gather {
-            Some(n) => (n, types::SubmitArgs::new().timespec(&ts).min_wait_usec(MIN_WAIT_US)),
+            Some(n) => (n, types::SubmitArgs::new().timespec(&ts).min_wait_usec(GATHER_US)),
             None => (1, types::SubmitArgs::new().timespec(&ts)),
         };
         match self.ring.submitter().submit_with_args(want, &args) {

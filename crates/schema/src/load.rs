@@ -50,7 +50,7 @@ pub struct LoadResult {
     /// `"http/1.1"` or `"h2"`.
     #[serde(default = "http11")]
     pub protocol: String,
-    /// The generator's event loop: `"io_uring"`, `"epoll"` or `"tokio"` (HTTP/2).
+    /// The generator's event loop: `"io_uring"` or `"epoll"` (HTTPS and HTTP/2 always epoll).
     pub engine: String,
     /// HTTP/1.1 requests written back to back per connection (`--pipeline`).
     #[serde(default = "one")]

@@ -1,7 +1,8 @@
 //! An HTTP/2 server on the `h2` crate, cleartext (prior knowledge) or TLS
 //! (ALPN h2), answering `Hello, World!`. It can misbehave the ways a real
 //! server does under load: GOAWAY after N requests on a connection (as nginx
-//! does at `keepalive_requests`), or a reset (RST_STREAM) of every Nth stream.
+//! does at `keepalive_requests`), a reset (RST_STREAM) of every Nth stream,
+//! or an answer only after a fixed delay.
 //! It records the most streams it ever saw open at once on one connection.
 
 use bytes::Bytes;
@@ -19,6 +20,8 @@ pub enum Behaviour {
     ResetEvery(u64),
     /// Accept every stream and never answer it.
     Silent,
+    /// Answer every stream this long after it arrived.
+    Delay(std::time::Duration),
 }
 
 #[derive(Default)]
@@ -115,7 +118,10 @@ where
         let open = open.clone();
         // Answered from a task, so concurrent streams really are concurrent.
         tokio::spawn(async move {
-            tokio::task::yield_now().await;
+            match behaviour {
+                Behaviour::Delay(d) => tokio::time::sleep(d).await,
+                _ => tokio::task::yield_now().await,
+            }
             let response = http::Response::builder().status(200).body(()).unwrap();
             if let Ok(mut body) = respond.send_response(response, false) {
                 let _ = body.send_data(Bytes::from_static(b"Hello, World!"), true);

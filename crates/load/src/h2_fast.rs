@@ -1,0 +1,444 @@
+//! One HTTP/2 load-generator thread: an epoll loop (mio, as HTTP/1.1's)
+//! that owns its connections and runs `--streams` concurrent streams on each.
+//!
+//! It replaces a tokio runtime driving the `h2` crate, whose HPACK encoder,
+//! framing and task machinery were most of the generator's CPU per request.
+//! Here a request is a prepared header block copied behind a 9-byte frame
+//! header (`h2_block`, `h2_frame`), every stream a connection can take is
+//! filled before one write, and the protocol state of a connection is a
+//! plain struct (`h2_session`). Sockets, TLS (rustls, ALPN `h2`) and the
+//! open loop's `Pacer` and `timerfd` are the HTTP/1.1 engine's own.
+//!
+//! Responses end at the kernel's receive time (`rx_time`), not when the
+//! loop got to them, so in closed loop the thread may let responses gather
+//! before it wakes, as the io_uring loop does with `min_wait`: when a wake-up
+//! brought fewer than half the thread's streams back, it pauses
+//! [`GATHER_US`] before waiting again. Waking per response kept client and
+//! server in lockstep, one request per segment each way: on this project's
+//! 2-core machine against one nginx worker (2026-11-24, 4 connections x 10
+//! streams, TLS) about 13 us of generator CPU per request and one `writev`
+//! per 1.1 requests; with the pause about 5 us, and the server, fed batches,
+//! answered more. The pause only delays refills while the server still has
+//! half the streams' requests to work on; below four streams, or in open
+//! loop (whose send times are the schedule's), there is none.
+//!
+//! Behaviour is the old engine's: in open loop due requests queue for the
+//! first free stream and latency runs from the intended send time; a GOAWAY
+//! lets the streams in flight finish, is counted, and the connection is
+//! reopened (streams the server did not process are sent again); a
+//! RST_STREAM costs only its request; a timed-out request retires its
+//! connection once the other streams are answered.
+
+use crate::config::LoadConfig;
+use crate::h2_block::{self, Prepared};
+use crate::h2_session::{Ended, Session, Slot};
+use crate::mix::Picker;
+use crate::pacer::{Pacer, Timer};
+use crate::recorder::{ErrorKind, Recorder};
+use crate::rx_time::{self, Clocks, GATHER_US};
+use crate::share::{Output, Share};
+use crate::transport::Transport;
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+const TIMER: Token = Token(usize::MAX);
+const READ_BUF: usize = 64 * 1024;
+const BACKOFF: Duration = Duration::from_millis(100);
+
+/// What every thread of a run shares: the run's request, prepared once.
+pub struct Shared {
+    request: Prepared,
+    https: bool,
+    authority: String,
+}
+
+impl Shared {
+    pub fn new(cfg: &LoadConfig) -> Shared {
+        let t = &cfg.target;
+        let mut block = Vec::new();
+        h2_block::encode(&mut block, &cfg.method, t.tls, &t.host_header, &t.path, &cfg.headers);
+        Shared { request: Prepared { block, body: cfg.body.clone() }, https: t.tls, authority: t.host_header.clone() }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Connecting,
+    Handshaking,
+    Open,
+    /// Closed; reopened at the next tick from this instant on.
+    Backoff(Instant),
+}
+
+struct Conn<T> {
+    stream: Option<T>,
+    state: State,
+    since: Instant,
+    session: Session,
+    /// A request on it timed out: it takes no new stream, and is reopened
+    /// once the others are answered.
+    retire: bool,
+    /// Since when each free stream has been free (open loop's lag).
+    free: Vec<Instant>,
+}
+
+pub struct Engine<'a, T: Transport> {
+    cfg: &'a LoadConfig,
+    shared: &'a Shared,
+    tls: &'a T::Shared,
+    poll: Poll,
+    timer: Option<Timer>,
+    pacer: Option<Pacer>,
+    conns: Vec<Conn<T>>,
+    rec: Recorder,
+    share: Share,
+    quota: Option<u64>,
+    in_flight: u64,
+    due: VecDeque<Instant>,
+    schedule_over: bool,
+    picker: Option<Picker>,
+    /// Bodies: the run's (0), then each mix target's (1 + t).
+    bodies: Vec<Vec<u8>>,
+    block: Vec<u8>,
+    buf: Box<[u8]>,
+    ended: Vec<(Slot, Ended)>,
+    stopping: bool,
+    max_lag_ns: u64,
+    starved: Duration,
+    starved_since: Option<Instant>,
+    next_tick: Instant,
+    /// This iteration's clock pair, placing receive times on `Instant`.
+    clocks: Clocks,
+    /// Closed loop: a wake-up that brings fewer responses than this pauses
+    /// before the next wait (0: never).
+    gather: usize,
+    /// Responses and resets so far (counted per wake-up for `gather`).
+    answered: u64,
+}
+
+impl<'a, T: Transport> Engine<'a, T> {
+    pub fn new(
+        cfg: &'a LoadConfig,
+        shared: &'a Shared,
+        tls: &'a T::Shared,
+        share: Share,
+        rec: Recorder,
+    ) -> io::Result<Engine<'a, T>> {
+        let poll = Poll::new()?;
+        let timer = match share.rate {
+            Some(_) => Some(Timer::new(poll.registry(), TIMER)?),
+            None => None,
+        };
+        let mut bodies = vec![shared.request.body.clone()];
+        if let Some(mix) = &cfg.mix {
+            bodies.extend(mix.templates.iter().map(|t| t.spec.body.clone()));
+        }
+        let share_index = share.index;
+        let capacity = share.connections * cfg.streams;
+        let gather = if share.rate.is_none() && capacity >= 4 { capacity / 2 } else { 0 };
+        let conns = (0..share.connections)
+            .map(|_| Conn {
+                stream: None,
+                state: State::Backoff(share.start),
+                since: share.start,
+                session: Session::new(),
+                retire: false,
+                free: Vec::new(),
+            })
+            .collect();
+        Ok(Engine {
+            cfg,
+            shared,
+            tls,
+            poll,
+            timer,
+            pacer: Pacer::for_share(cfg, &share),
+            conns,
+            rec,
+            quota: share.quota,
+            next_tick: share.start,
+            share,
+            in_flight: 0,
+            due: VecDeque::new(),
+            schedule_over: false,
+            picker: cfg.mix.clone().map(|mix| Picker::new(mix, share_index)),
+            bodies,
+            block: Vec::new(),
+            buf: vec![0u8; READ_BUF].into_boxed_slice(),
+            ended: Vec::new(),
+            stopping: false,
+            max_lag_ns: 0,
+            starved: Duration::ZERO,
+            starved_since: None,
+            clocks: Clocks::read(),
+            gather,
+            answered: 0,
+        })
+    }
+
+    pub fn run(mut self) -> Output {
+        let mut events = Events::with_capacity(1024);
+        let start = Instant::now();
+        let busy_from = crate::rusage::thread_busy_ns();
+        if self.gather > 0 {
+            precise_sleeps();
+        }
+        for i in 0..self.conns.len() {
+            self.open(i, start, true);
+        }
+        loop {
+            let deadline = match self.share.end {
+                Some(end) if end > Instant::now() => end.min(self.next_tick),
+                _ => self.next_tick,
+            };
+            if let Err(e) = self.poll.poll(&mut events, Some(deadline.saturating_duration_since(Instant::now()))) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    break;
+                }
+            }
+            self.clocks = Clocks::read();
+            let now = self.clocks.now();
+            let answered = self.answered;
+            for ev in events.iter() {
+                match ev.token() {
+                    TIMER => self.timer.as_mut().map_or((), Timer::fired),
+                    Token(i) => self.on_event(i, ev.is_readable() || ev.is_read_closed() || ev.is_error(), now),
+                }
+            }
+            if self.pacer.is_some() {
+                self.schedule(now);
+                for i in 0..self.conns.len() {
+                    self.fill(i);
+                }
+            }
+            if now >= self.next_tick {
+                self.housekeeping(now);
+            }
+            if self.done(now) {
+                break;
+            }
+            let brought = (self.answered - answered) as usize;
+            if brought > 0 && brought < self.gather {
+                std::thread::sleep(Duration::from_micros(GATHER_US.into()));
+            }
+        }
+        let finished = Instant::now();
+        if let Some(since) = self.starved_since {
+            self.starved += finished.saturating_duration_since(since.max(self.share.measure_from));
+        }
+        let slow = self.rec.finish();
+        let busy_ns = crate::rusage::thread_busy_ns().saturating_sub(busy_from);
+        let busy = busy_ns as f64 / finished.saturating_duration_since(start).as_nanos().max(1) as f64;
+        Output { recorder: self.rec, slow, finished, max_lag_ns: self.max_lag_ns, starved: self.starved, busy }
+    }
+
+    fn on_event(&mut self, i: usize, readable: bool, now: Instant) {
+        match self.conns[i].state {
+            State::Connecting => {
+                let connected = self.conns[i].stream.as_ref().map(|s| finish_connect(s.tcp()));
+                match connected {
+                    Some(Ok(true)) if T::HANDSHAKE => {
+                        self.conns[i].state = State::Handshaking;
+                        self.conns[i].since = now;
+                        self.handshake(i, now);
+                    }
+                    Some(Ok(true)) => self.established(i, now),
+                    Some(Ok(false)) | None => {}
+                    Some(Err(_)) => self.broken(i, ErrorKind::Connect, now),
+                }
+            }
+            State::Handshaking => self.handshake(i, now),
+            State::Open => {
+                if self.conns[i].session.written < self.conns[i].session.out.len() || T::HANDSHAKE {
+                    self.write(i, now);
+                }
+                if readable {
+                    self.read(i, now);
+                }
+            }
+            State::Backoff(_) => {}
+        }
+    }
+
+    fn handshake(&mut self, i: usize, now: Instant) {
+        let Some(stream) = self.conns[i].stream.as_mut() else { return };
+        match stream.handshake() {
+            Ok(true) if stream.agreed_h2() => {
+                let done = Instant::now();
+                let resumed = stream.resumed();
+                self.rec.handshake(done, done.saturating_duration_since(self.conns[i].since), resumed);
+                self.established(i, done);
+            }
+            Ok(true) => self.broken(i, ErrorKind::Parse, now),
+            Ok(false) => {}
+            Err(_) => self.broken(i, ErrorKind::Tls, now),
+        }
+    }
+
+    /// Opens (or reopens) connection `i`.
+    fn open(&mut self, i: usize, now: Instant, first: bool) {
+        if !first && self.rec.measuring(now) {
+            self.rec.reconnects += 1;
+        }
+        let c = &mut self.conns[i];
+        c.stream = None;
+        c.since = now;
+        c.retire = false;
+        // Nothing of the old connection may reach the new socket.
+        c.session.out.clear();
+        c.session.written = 0;
+        c.state = State::Backoff(now + BACKOFF);
+        let opened = TcpStream::connect(self.cfg.target.addr).and_then(|mut tcp| {
+            // Without stamping, responses end when read, as before.
+            let _ = rx_time::enable(tcp.as_raw_fd());
+            self.poll.registry().register(&mut tcp, Token(i), Interest::READABLE | Interest::WRITABLE)?;
+            T::wrap(tcp, self.tls)
+        });
+        match opened {
+            Ok(stream) => {
+                c.stream = Some(stream);
+                c.state = State::Connecting;
+            }
+            Err(_) => {
+                self.rec.error(ErrorKind::Connect, now, None);
+            }
+        }
+    }
+
+    /// The handshake is done: the preface and settings go out with the first requests.
+    fn established(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        c.session = Session::new();
+        c.state = State::Open;
+        c.free = vec![now; self.cfg.streams];
+        self.fill(i);
+    }
+
+    /// Opening failed: counted, and retried after a pause.
+    fn broken(&mut self, i: usize, kind: ErrorKind, now: Instant) {
+        self.rec.error(kind, now, None);
+        self.conns[i].stream = None;
+        self.conns[i].state = State::Backoff(now + BACKOFF);
+    }
+
+    /// Puts as many requests on connection `i` as it can take, then writes.
+    fn fill(&mut self, i: usize) {
+        let c = &self.conns[i];
+        if c.state != State::Open || c.retire || self.stopping {
+            return;
+        }
+        let mut start = None;
+        while self.conns[i].session.can_open(self.cfg.streams) {
+            let Some(intended) = self.next_request() else { break };
+            let now = *start.get_or_insert_with(Instant::now);
+            let could = match self.conns[i].free.is_empty() {
+                true => now,
+                false => self.conns[i].free.remove(0),
+            };
+            if self.pacer.is_some() && self.rec.measuring(now) {
+                let lag = now.saturating_duration_since(intended.max(could)).as_nanos() as u64;
+                self.rec.lag.saturating_record(lag.max(1));
+                self.max_lag_ns = self.max_lag_ns.max(lag);
+            }
+            let intended = if self.pacer.is_some() { intended } else { now };
+            self.rec.sent(1, intended, now);
+            self.in_flight += 1;
+            let pick = self.picker.as_mut().map(|p| {
+                let t = p.next_target();
+                (t, p.expansion(t))
+            });
+            let slot = Slot::new(intended, now, pick.map(|(t, _)| t));
+            let c = &mut self.conns[i];
+            match (pick, &self.cfg.mix) {
+                (Some((t, k)), Some(mix)) => {
+                    let spec = &mix.templates[t].spec;
+                    let path = mix.templates[t].path_of(k);
+                    let (https, authority) = (self.shared.https, &self.shared.authority);
+                    h2_block::encode(&mut self.block, &spec.method, https, authority, &path, &spec.headers);
+                    c.session.open(&self.block, &self.bodies, 1 + t, slot);
+                }
+                _ => c.session.open(&self.shared.request.block, &self.bodies, 0, slot),
+            }
+        }
+        if let Some(now) = start {
+            self.write(i, now);
+        }
+    }
+
+    /// The next request's intended time (closed loop: any), if one is due.
+    fn next_request(&mut self) -> Option<Instant> {
+        if self.pacer.is_none() {
+            return self.take_quota().then_some(self.share.start);
+        }
+        let intended = self.due.pop_front()?;
+        if self.due.is_empty() {
+            if let Some(since) = self.starved_since.take() {
+                let now = Instant::now();
+                self.starved += now.saturating_duration_since(since.max(self.share.measure_from));
+            }
+        }
+        Some(intended)
+    }
+
+    fn take_quota(&mut self) -> bool {
+        match self.quota {
+            Some(0) => false,
+            Some(n) => {
+                self.quota = Some(n - 1);
+                true
+            }
+            None => true,
+        }
+    }
+
+    /// Open loop: moves the requests whose time has come onto the due queue.
+    fn schedule(&mut self, now: Instant) {
+        let Some(pacer) = self.pacer.as_mut() else { return };
+        while !self.schedule_over && pacer.next() <= now {
+            if self.share.end.is_some_and(|end| pacer.next() >= end) || self.quota == Some(0) {
+                self.schedule_over = true;
+                break;
+            }
+            if let Some(n) = self.quota.as_mut() {
+                *n -= 1;
+            }
+            if !self.due.is_empty() && self.starved_since.is_none() {
+                self.starved_since = Some(now); // due requests pile up: every stream is busy
+            }
+            self.due.push_back(pacer.take());
+        }
+        if !self.schedule_over {
+            let at = self.share.end.map_or(pacer.next(), |end| end.min(pacer.next()));
+            if let Some(timer) = self.timer.as_mut() {
+                timer.arm(at);
+            }
+        }
+    }
+}
+
+/// Makes this thread's short sleeps as long as asked: the kernel otherwise
+/// lets a sleep overrun by the thread's timer slack (50 us by default),
+/// more than the gather pause itself.
+fn precise_sleeps() {
+    // SAFETY: PR_SET_TIMERSLACK takes a nanosecond count, affects only this thread.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
+}
+
+/// After an event on a connecting socket: `Ok(true)` once established.
+fn finish_connect(tcp: &TcpStream) -> io::Result<bool> {
+    if let Some(e) = tcp.take_error()? {
+        return Err(e);
+    }
+    match tcp.peer_addr() {
+        Ok(_) => tcp.set_nodelay(true).map(|_| true),
+        Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+#[path = "h2_fast_io.rs"]
+mod io_side;

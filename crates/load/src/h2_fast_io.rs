@@ -1,0 +1,260 @@
+//! The HTTP/2 loop's byte moving and bookkeeping: writing a connection's
+//! frames, reading and handing bytes to its session, recording the streams
+//! that ended, and what a lost connection, a protocol error, a GOAWAY or a
+//! timeout costs. A child of `h2_fast` (it shares the loop's private state),
+//! kept in its own file so that each reads as one concern.
+
+use super::{Conn, Engine, State, BACKOFF};
+use crate::h2_session::{Ended, Slot};
+use crate::recorder::ErrorKind;
+use crate::transport::Transport;
+use std::io;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+impl<T: Transport> Engine<'_, T> {
+    /// Writes what the session has queued (for TLS: encrypts and flushes).
+    pub(super) fn write(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        let Some(stream) = c.stream.as_mut() else { return };
+        let s = &mut c.session;
+        while s.written < s.out.len() {
+            match stream.write(&s.out[s.written..]) {
+                Ok(n) => s.written += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return self.write_failed(i, now),
+            }
+        }
+        s.out.clear();
+        s.written = 0;
+        if stream.flush().is_err() {
+            self.write_failed(i, now);
+        }
+    }
+
+    /// A write failed: the server closed the connection. The GOAWAY that
+    /// says why (and which streams it processed) may still be unread, so
+    /// what is there is read first.
+    fn write_failed(&mut self, i: usize, now: Instant) {
+        self.drain(i, now);
+        if self.conns[i].state == State::Open {
+            self.lost(i, ErrorKind::Write, now);
+        }
+    }
+
+    pub(super) fn read(&mut self, i: usize, now: Instant) {
+        self.drain(i, now);
+        if self.conns[i].state == State::Open {
+            self.recycle_if_done(i, now);
+        }
+        // Reopened: the old session's bytes must not reach the new socket.
+        if self.conns[i].state == State::Open {
+            self.fill(i);
+            let s = &self.conns[i].session;
+            if s.written < s.out.len() {
+                self.write(i, now); // acknowledgements and window updates
+            }
+        }
+    }
+
+    /// Reads until the socket is empty, handing the bytes to the session.
+    fn drain(&mut self, i: usize, now: Instant) {
+        let mut buf = std::mem::take(&mut self.buf);
+        while let Some(stream) = self.conns[i].stream.as_mut() {
+            let (n, rx) = match stream.read_stamped(&mut buf) {
+                Ok((0, _)) => {
+                    self.lost(i, ErrorKind::Read, now);
+                    break;
+                }
+                Ok(read) => read,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    self.lost(i, ErrorKind::Read, now);
+                    break;
+                }
+            };
+            if self.rec.measuring(now) {
+                self.rec.bytes_read += n as u64;
+            }
+            let received = self.conns[i].session.receive(&buf[..n], &self.bodies, &mut self.ended);
+            self.settle(i, now, rx);
+            if received.is_err() {
+                self.protocol_error(i, now);
+                break;
+            }
+            if T::drained(n, buf.len()) {
+                break;
+            }
+        }
+        self.buf = buf;
+    }
+
+    /// Records the streams that ended; a response at the receive time `rx`
+    /// of the read it completed in, placed on `Instant` by this iteration's
+    /// clock pair.
+    fn settle(&mut self, i: usize, now: Instant, rx: Option<i128>) {
+        let mut ended = std::mem::take(&mut self.ended);
+        self.answered += ended.len() as u64;
+        for (slot, how) in ended.drain(..) {
+            self.in_flight -= 1;
+            match how {
+                Ended::Response(status) => {
+                    let at = self.clocks.place(rx, slot.start);
+                    let latency = self.rec.response(slot.intended, slot.start, at, status, i as u32);
+                    if let (Some(latency), Some(t)) = (latency, slot.target) {
+                        self.rec.target_response(t, latency, status);
+                    }
+                }
+                Ended::Reset => {
+                    if self.rec.measuring(now) {
+                        self.rec.rst_stream += 1;
+                    }
+                    self.error_of(&slot, ErrorKind::Read, now, i);
+                }
+                Ended::Unprocessed => self.requeue(&slot),
+            }
+            let c = &mut self.conns[i];
+            if c.free.len() < self.cfg.streams {
+                c.free.push(now);
+            }
+        }
+        self.ended = ended;
+    }
+
+    fn error_of(&mut self, slot: &Slot, kind: ErrorKind, now: Instant, i: usize) {
+        if self.rec.error(kind, now, Some((slot.intended, slot.start, i as u32))) {
+            if let Some(t) = slot.target {
+                self.rec.target_error(t, kind);
+            }
+        }
+    }
+
+    /// A request the server never processed: sent again, keeping its
+    /// intended time (open loop) or back on the `-n` quota (closed loop).
+    fn requeue(&mut self, slot: &Slot) {
+        self.rec.unsent(slot.intended, slot.start);
+        if self.pacer.is_some() {
+            self.due.push_front(slot.intended);
+        } else if let Some(n) = self.quota.as_mut() {
+            *n += 1;
+        }
+    }
+
+    /// The connection ended under its streams (closed, or a socket error).
+    /// After a GOAWAY its streams are sent again; otherwise each is an error.
+    fn lost(&mut self, i: usize, kind: ErrorKind, now: Instant) {
+        let slots = std::mem::take(&mut self.conns[i].session.slots);
+        let goaway = self.conns[i].session.goaway;
+        for slot in &slots {
+            self.in_flight -= 1;
+            if goaway {
+                self.requeue(slot);
+            } else {
+                self.error_of(slot, kind, now, i);
+            }
+        }
+        self.reopen(i, now);
+    }
+
+    /// The server broke HTTP/2: its streams are parse errors, so is the
+    /// connection, and it is retried after a pause rather than in a storm.
+    fn protocol_error(&mut self, i: usize, now: Instant) {
+        let slots = std::mem::take(&mut self.conns[i].session.slots);
+        for slot in &slots {
+            self.in_flight -= 1;
+            self.error_of(slot, ErrorKind::Parse, now, i);
+        }
+        self.rec.error(ErrorKind::Parse, now, None);
+        let c = &mut self.conns[i];
+        c.stream = None;
+        c.state = State::Backoff(now + BACKOFF);
+    }
+
+    /// After a GOAWAY or a timeout, once its streams are answered: reopened.
+    fn recycle_if_done(&mut self, i: usize, now: Instant) {
+        let c = &self.conns[i];
+        if (c.session.goaway || c.retire) && c.session.slots.is_empty() {
+            self.reopen(i, now);
+        }
+    }
+
+    fn reopen(&mut self, i: usize, now: Instant) {
+        if self.conns[i].session.goaway && self.rec.measuring(now) {
+            self.rec.goaway += 1;
+        }
+        self.conns[i].session.goaway = false;
+        self.conns[i].stream = None;
+        if self.stopping || self.finished() {
+            self.conns[i].state = State::Backoff(now + Duration::from_secs(86_400));
+        } else {
+            self.open(i, now, false);
+        }
+    }
+
+    /// `-n` is used up: nothing left to send, queued or in flight.
+    fn finished(&self) -> bool {
+        self.quota == Some(0) && self.in_flight == 0 && self.due.is_empty()
+    }
+
+    /// Timeouts, reopening after a pause, and Ctrl-C.
+    pub(super) fn housekeeping(&mut self, now: Instant) {
+        let tick = (self.cfg.timeout / 4).clamp(Duration::from_millis(5), Duration::from_millis(100));
+        self.next_tick = now + tick;
+        if self.cfg.interrupt.load(Ordering::Relaxed) {
+            self.stopping = true;
+            return;
+        }
+        let timeout = self.cfg.timeout;
+        for i in 0..self.conns.len() {
+            let c: &Conn<T> = &self.conns[i];
+            let overdue = now.saturating_duration_since(c.since) > timeout;
+            match c.state {
+                State::Open => {
+                    let mut k = 0;
+                    while k < self.conns[i].session.slots.len() {
+                        if now.saturating_duration_since(self.conns[i].session.slots[k].start) > timeout {
+                            let slot = self.conns[i].session.slots.swap_remove(k);
+                            self.in_flight -= 1;
+                            self.error_of(&slot, ErrorKind::Timeout, now, i);
+                            self.conns[i].retire = true;
+                        } else {
+                            k += 1;
+                        }
+                    }
+                    self.recycle_if_done(i, now);
+                }
+                State::Connecting | State::Handshaking if overdue => {
+                    self.rec.error(ErrorKind::Connect, now, None);
+                    self.open(i, now, false);
+                }
+                State::Backoff(at) if now >= at && !self.stopping && !self.finished() => self.open(i, now, false),
+                _ => {}
+            }
+        }
+    }
+
+    pub(super) fn done(&mut self, now: Instant) -> bool {
+        if self.stopping {
+            return true;
+        }
+        if let Some(end) = self.share.end.filter(|end| now >= *end) {
+            if self.pacer.is_none() {
+                return true;
+            }
+            // Open loop: the requests in flight at the end are the slowest of
+            // the run; they are waited for, up to `--timeout`.
+            let owed = self.in_flight > 0 || !self.due.is_empty();
+            if !owed || now >= end + self.cfg.timeout {
+                for intended in std::mem::take(&mut self.due) {
+                    // Scheduled, never sent: every stream stayed busy.
+                    self.rec.error(ErrorKind::Timeout, now, Some((intended, intended, u32::MAX)));
+                }
+                return true;
+            }
+            return false;
+        }
+        self.finished()
+    }
+}
