@@ -10,13 +10,15 @@
 //! spent that long waiting for a CPU). A sample whose `net_drops` counted
 //! an accept-queue overflow, a dropped SYN or a retransmitted segment is a
 //! `kernel_drops` event: the kernel lost a packet of some connection in that
-//! interval (counters are per network namespace, so not necessarily one of
+//! interval, or since the probe last read the counters (at most
+//! `NET_DROPS_PERIOD` before the sample's end; counters are per network namespace, so not necessarily one of
 //! the load's connections).
 
 use crate::event::{Event, Kind};
 
 /// A probe sample as results.json stores it (declared once in stampede-schema).
 pub use stampede_schema::process::Sample;
+use stampede_schema::process::NET_DROPS_PERIOD;
 
 const SATURATED: f64 = 0.9;
 const SPIKE_OVER_MEDIAN: f64 = 3.0;
@@ -48,8 +50,11 @@ pub fn events(samples: &[Sample], t0_mono_ns: u64, allowed_cores: f64) -> Vec<Ev
         }
         let d = s.net_drops;
         if !d.is_zero() {
+            // Counted since the probe's last reading of the counters, which
+            // may be several samples back.
+            let period = NET_DROPS_PERIOD.as_nanos() as u64;
             out.push(Event {
-                start_mono_ns: start,
+                start_mono_ns: start.min(end.saturating_sub(period)),
                 end_mono_ns: end,
                 kind: Kind::KernelDrops,
                 label: format!(
@@ -124,5 +129,17 @@ mod tests {
         let margins = Margins { median_us: 1000.0, ..Margins::default() };
         let causes: Vec<_> = attribute(&requests, &found, margins).iter().map(|a| a.cause).collect();
         assert_eq!(causes, [Some(Cause::KernelDrops), None]);
+    }
+
+    #[test]
+    fn drops_in_a_short_sample_span_back_to_the_probes_last_reading_of_the_counters() {
+        use stampede_schema::process::NetDrops;
+        // 10 ms samples: the counters are read every 100 ms, so drops found
+        // at 1.00 s happened in 0.90-1.00 s, not only in 0.99-1.00 s.
+        let mut samples: Vec<Sample> = (0..200).map(|i| sample(i as f64 * 0.01, 0.4, 0.05)).collect();
+        samples[100].net_drops = NetDrops { retrans_segs: 1, ..NetDrops::default() };
+        let found = events(&samples, 0, 4.0);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].start_mono_ns, found[0].end_mono_ns), (900_000_000, 1_000_000_000));
     }
 }

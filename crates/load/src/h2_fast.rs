@@ -16,8 +16,8 @@
 //! [`GATHER_US`] before waiting again. Waking per response kept client and
 //! server in lockstep, one request per segment each way: on this project's
 //! 2-core machine against one nginx worker (2026-11-24, 4 connections x 10
-//! streams, TLS) about 13 us of generator CPU per request and one `writev`
-//! per 1.1 requests; with the pause about 5 us, and the server, fed batches,
+//! streams, TLS) 10-14 us of generator CPU per request and one `writev`
+//! per 1.1 requests; with the pause 6-8 us, and the server, fed batches,
 //! answered more. The pause only delays refills while the server still has
 //! half the streams' requests to work on; below four streams, or in open
 //! loop (whose send times are the schedule's), there is none.

@@ -6,11 +6,20 @@
 //! Read through the server's pid, they are its namespace's counters: on a
 //! machine without network namespaces, every process's on the host.
 //!
-//! `procfs` parses `snmp` (its `Snmp` type) but not `netstat`, so the two
-//! TcpExt counters come from a small parser here: a header line of names
-//! followed by a line of values, both prefixed `TcpExt:`.
+//! Both files are kept open and re-read with one `pread` each
+//! (`proc_file.rs`), once per `NET_DROPS_PERIOD` (100 ms) rather than at
+//! every sample: the kernel generates 5.5 KB of text for them, about 55 us,
+//! and opening them and parsing all of `snmp` with `procfs` at every 10 ms
+//! sample was half of what the probe cost with a parked server
+//! (`bench/probe_cost.sh`). Both have the same layout, a
+//! line of names and a line of values under one prefix (`Tcp:`, `TcpExt:`),
+//! so one small parser reads the three counters.
+
+use std::path::Path;
 
 use stampede_schema::process::NetDrops;
+
+use crate::proc_file::ProcFile;
 
 /// Cumulative counters at one moment.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -20,16 +29,35 @@ pub struct NetCounters {
     pub retrans_segs: u64,
 }
 
-impl NetCounters {
-    /// The server's namespace's counters now; `None` when the files cannot be read.
-    pub fn read(pid: i32) -> Option<NetCounters> {
-        let process = procfs::process::Process::new(pid).ok()?;
-        let retrans_segs = process.snmp().ok()?.tcp_retrans_segs;
-        let netstat = std::fs::read_to_string(format!("/proc/{pid}/net/netstat")).ok()?;
-        let (listen_overflows, listen_drops) = tcp_ext(&netstat)?;
-        Some(NetCounters { listen_overflows, listen_drops, retrans_segs })
+/// The server's namespace's `snmp` and `netstat`, open for re-reading.
+pub struct NetReader {
+    snmp: ProcFile,
+    netstat: ProcFile,
+    buf: Vec<u8>,
+}
+
+impl NetReader {
+    /// Opens the files of `pid`'s namespace; `None` when they cannot be read.
+    pub fn open(pid: i32) -> Option<NetReader> {
+        let open = |name: &str| ProcFile::open(Path::new(&format!("/proc/{pid}/net/{name}"))).ok();
+        let mut reader = NetReader { snmp: open("snmp")?, netstat: open("netstat")?, buf: Vec::with_capacity(8192) };
+        reader.read().map(|_| reader)
     }
 
+    /// The counters now; `None` when the files cannot be read.
+    pub fn read(&mut self) -> Option<NetCounters> {
+        let snmp = self.snmp.read(&mut self.buf).ok()?;
+        let retrans_segs = counter(snmp, "Tcp:", "RetransSegs")?;
+        let netstat = self.netstat.read(&mut self.buf).ok()?;
+        Some(NetCounters {
+            listen_overflows: counter(netstat, "TcpExt:", "ListenOverflows")?,
+            listen_drops: counter(netstat, "TcpExt:", "ListenDrops")?,
+            retrans_segs,
+        })
+    }
+}
+
+impl NetCounters {
     /// What happened since `base` (zero where a counter went backwards).
     pub fn since(&self, base: &NetCounters) -> NetDrops {
         NetDrops {
@@ -40,20 +68,14 @@ impl NetCounters {
     }
 }
 
-/// `ListenOverflows` and `ListenDrops` from the text of a `netstat` file.
-fn tcp_ext(text: &str) -> Option<(u64, u64)> {
-    let mut lines = text.lines().filter(|l| l.starts_with("TcpExt:"));
-    let names = lines.next()?.split_whitespace().skip(1);
-    let values = lines.next()?.split_whitespace().skip(1);
-    let (mut overflows, mut drops) = (None, None);
-    for (name, value) in names.zip(values) {
-        match name {
-            "ListenOverflows" => overflows = value.parse().ok(),
-            "ListenDrops" => drops = value.parse().ok(),
-            _ => {}
-        }
-    }
-    Some((overflows?, drops?))
+/// The counter `name` in a `snmp`/`netstat` text: the first two lines that
+/// start with `prefix` are its names and its values.
+fn counter(text: &[u8], prefix: &str, name: &str) -> Option<u64> {
+    let mut lines = text.split(|b| *b == b'\n').filter(|l| l.starts_with(prefix.as_bytes()));
+    let names = lines.next()?.split(|b| *b == b' ').skip(1);
+    let values = lines.next()?.split(|b| *b == b' ').skip(1);
+    let (_, value) = names.zip(values).find(|(n, _)| *n == name.as_bytes())?;
+    std::str::from_utf8(value).ok()?.trim().parse().ok()
 }
 
 #[cfg(test)]
@@ -61,17 +83,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_tcp_ext_counters_are_found_by_name() {
-        let text = "TcpExt: SyncookiesSent ListenOverflows ListenDrops TCPTimeouts\n\
+    fn counters_are_found_by_name_under_their_prefix() {
+        let text = b"TcpExt: SyncookiesSent ListenOverflows ListenDrops TCPTimeouts\n\
                     TcpExt: 0 12 15 3\n\
                     IpExt: InNoRoutes\nIpExt: 0\n";
-        assert_eq!(tcp_ext(text), Some((12, 15)));
-        assert_eq!(tcp_ext("IpExt: InNoRoutes\nIpExt: 0\n"), None);
+        assert_eq!(counter(text, "TcpExt:", "ListenOverflows"), Some(12));
+        assert_eq!(counter(text, "TcpExt:", "ListenDrops"), Some(15));
+        assert_eq!(counter(text, "TcpExt:", "Missing"), None);
+        assert_eq!(counter(b"IpExt: InNoRoutes\nIpExt: 0\n", "TcpExt:", "ListenDrops"), None);
+        let snmp = b"Tcp: RtoAlgorithm RtoMin RetransSegs InErrs\nTcp: 1 200 7 0\nUdp: InDatagrams\nUdp: 3\n";
+        assert_eq!(counter(snmp, "Tcp:", "RetransSegs"), Some(7));
     }
 
     #[test]
-    fn this_process_counters_read_and_deltas_do_not_underflow() {
-        let now = NetCounters::read(std::process::id() as i32).expect("/proc/self/net is readable");
+    fn this_process_counters_are_read_again_and_deltas_do_not_underflow() {
+        let mut reader = NetReader::open(std::process::id() as i32).expect("/proc/self/net is readable");
+        let now = reader.read().expect("read again through the open files");
         let later = NetCounters { retrans_segs: now.retrans_segs + 2, ..now };
         assert_eq!(later.since(&now), NetDrops { retrans_segs: 2, ..NetDrops::default() });
         assert_eq!(now.since(&later).retrans_segs, 0);

@@ -17,11 +17,12 @@ use procfs::FromRead;
 use crate::error::ProbeError;
 use crate::machine::{MachineReader, MachineReading, MachineSample};
 use crate::microstates::{self, RawMicro};
-use crate::net_drops::NetCounters;
+use crate::net_drops::{NetCounters, NetReader};
 use crate::proc_file::ProcFile;
 use crate::series::{sample_between, RawSample};
 use crate::summary::{summarize, summarize_machine, threads_table, MachineSummary, TreeSummary};
 use crate::tracked::{TrackedTree, TreeReading};
+use stampede_schema::process::NET_DROPS_PERIOD;
 
 #[derive(Debug, Clone, Copy)]
 pub struct ProbeConfig {
@@ -62,7 +63,7 @@ struct Series {
     /// The tree's microstates per interval; `None` when not accounted (the load generator).
     micro: Option<Vec<RawMicro>>,
     /// The server's namespace's TCP counters at the last sample (server only).
-    net: Option<(i32, NetCounters)>,
+    net: Option<(NetReader, NetCounters)>,
 }
 
 impl Series {
@@ -79,11 +80,14 @@ impl Series {
             Vec::new()
         });
         // The kernel's counters are the server's business (with microstates).
-        let net = if microstates { NetCounters::read(pid).map(|c| (pid, c)) } else { None };
+        let net = match microstates {
+            true => NetReader::open(pid).and_then(|mut r| r.read().map(|c| (r, c))),
+            false => None,
+        };
         Series { tree, last: (now, reading), last_rescan: now, raw: Vec::new(), micro, net }
     }
 
-    fn sample(&mut self, now: Instant, rescan: Duration, detail: bool) {
+    fn sample(&mut self, now: Instant, rescan: Duration, detail: bool, net: bool) {
         if now.duration_since(self.last_rescan) >= rescan || self.tree.is_empty() {
             self.tree.rescan();
             self.last_rescan = now;
@@ -97,8 +101,8 @@ impl Series {
             return;
         }
         let mut sample = sample_between(&self.last.1, &reading, wall_s);
-        if let Some((pid, last)) = self.net.as_mut() {
-            if let Some(now) = NetCounters::read(*pid) {
+        if let Some((reader, last)) = self.net.as_mut().filter(|_| net) {
+            if let Some(now) = reader.read() {
                 sample.net_drops = now.since(last);
                 *last = now;
             }
@@ -130,6 +134,9 @@ struct State {
     machine_every: u64,
     /// Every how many samples each thread's `stat` and `status` are read (1 s).
     detail_every: u64,
+    /// Every how many samples the server's TCP counters are read
+    /// (`NET_DROPS_PERIOD`, 100 ms).
+    net_every: u64,
 }
 
 impl State {
@@ -140,15 +147,16 @@ impl State {
         let rescan = self.config.rescan;
         let detail = force_detail || self.count.is_multiple_of(self.detail_every);
         let machine = force_detail || self.count.is_multiple_of(self.machine_every);
+        let net = force_detail || self.count.is_multiple_of(self.net_every);
         self.count += 1;
         if let Some(series) = self.server.as_mut() {
-            series.sample(now, rescan, detail);
+            series.sample(now, rescan, detail, net);
         }
         if let Some(series) = self.loadgen.as_mut() {
-            series.sample(now, rescan, detail);
+            series.sample(now, rescan, detail, false);
         }
         if let Some(series) = self.database.as_mut() {
-            series.sample(now, rescan, detail);
+            series.sample(now, rescan, detail, false);
         }
         if !machine {
             return;
@@ -250,6 +258,7 @@ impl Probe {
             count: 0,
             machine_every: every(config.interval, MACHINE_PERIOD),
             detail_every: every(config.interval, DETAIL_PERIOD),
+            net_every: every(config.interval, NET_DROPS_PERIOD),
         };
         state.sample_all(true);
         let shared = Arc::new(Shared { state: Mutex::new(state), stop: AtomicBool::new(false) });

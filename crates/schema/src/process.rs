@@ -62,11 +62,18 @@ pub struct Sample {
     pub ctx_involuntary: u64,
     #[serde(deserialize_with = "lenient::or_default")]
     pub runqueue_wait_ms: f64,
-    /// The kernel's TCP drops and retransmissions in the interval (server
-    /// samples only; left out of the document when all are zero).
+    /// The kernel's TCP drops and retransmissions since the probe last read
+    /// them, within [`NET_DROPS_PERIOD`] before this sample (server samples
+    /// only; left out of the document when all are zero).
     #[serde(skip_serializing_if = "NetDrops::is_zero")]
     pub net_drops: NetDrops,
 }
+
+/// How often the probe reads the kernel's TCP counters (at every sample when
+/// samples are further apart): a sample's `net_drops` happened at most this
+/// long before it. Generating `/proc/<pid>/net/netstat` and `snmp` costs
+/// about 55 us, more than all the rest of a 10 ms sample of a parked server.
+pub const NET_DROPS_PERIOD: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// TCP trouble the kernel counted in one probe interval, in the server's
 /// network namespace (docs/results.md): packets, not requests.
