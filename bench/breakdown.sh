@@ -26,10 +26,9 @@ need() { command -v "$1" >/dev/null 2>&1; }
 if ! need nginx || ! need wrk || ! need perf; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light wrk linux-perf >/dev/null
 fi
-STAMPEDE=${STAMPEDE:-target/release/stampede}
-[ -x "$STAMPEDE" ] || cargo build --release -q -p stampede
-
 . bench/lib.sh
+use_stampede
+
 serve_hello "$PORT"
 
 run_tool() {

@@ -22,8 +22,8 @@ PERIOD=${4:-1000}
 CONNS=64
 PORT=${BENCH_PORT:-18481}
 URL="http://127.0.0.1:$PORT/"
-STAMPEDE=${STAMPEDE:-target/release/stampede}
-[ -x "$STAMPEDE" ] || cargo build --release -q -p stampede
+. bench/lib.sh
+use_stampede
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 
 taskset -c 0 python3 bench/hiccup_server.py "$PORT" "$STALL" "$PERIOD" &

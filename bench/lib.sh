@@ -3,6 +3,16 @@
 #   { nginx_head; cat <<EOF … EOF; } > "$WORK/nginx.conf"; start_nginx URL
 # with WORK set to a scratch directory that the caller's trap removes.
 
+# The stampede binary to measure, in $STAMPEDE: the one given, or this
+# tree's release build, brought up to date first (a no-op when it is), so a
+# bench never measures a binary older than the source beside it.
+use_stampede() {
+  if [ -z "${STAMPEDE:-}" ]; then
+    cargo build --release -q -p stampede
+    STAMPEDE=target/release/stampede
+  fi
+}
+
 # The common head of the config: one worker on CPU 0, no logs, keep-alive
 # that never ends during a run. The caller appends the rest of `http { … }`.
 nginx_head() {

@@ -37,10 +37,9 @@ need() { command -v "$1" >/dev/null 2>&1; }
 if ! need nginx || ! need wrk; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light wrk >/dev/null
 fi
-STAMPEDE=${STAMPEDE:-target/release/stampede}
-[ -x "$STAMPEDE" ] || cargo build --release -q -p stampede
-
 . bench/lib.sh
+use_stampede
+
 serve_hello "$PORT"
 
 p_oha() { python3 -c 'import json,sys; t=sys.stdin.read(); r=json.loads(t[t.index("{"):t.rindex("}")+1]); print(sum(r["statusCodeDistribution"].values()))'; }

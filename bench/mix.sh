@@ -25,10 +25,9 @@ WORK=$(mktemp -d)
 trap 'kill $(cat "$WORK/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 command -v nginx >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null; }
-STAMPEDE=${STAMPEDE:-target/release/stampede}
-[ -x "$STAMPEDE" ] || cargo build --release -q -p stampede
-
 . bench/lib.sh
+use_stampede
+
 serve_hello "$PORT"
 
 cat >"$WORK/targets.txt" <<EOF

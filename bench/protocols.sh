@@ -34,8 +34,8 @@ if ! need nginx || ! need h2load || ! need openssl; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light nghttp2-client openssl >/dev/null
 fi
 nginx -V 2>&1 | grep -q http_v2_module || { echo "this nginx has no http_v2_module; install nginx-full" >&2; exit 2; }
-STAMPEDE=${STAMPEDE:-target/release/stampede}
-[ -x "$STAMPEDE" ] || cargo build --release -q -p stampede
+. bench/lib.sh
+use_stampede
 OHA=${OHA:-$(command -v oha || echo "$HOME/.cargo/bin/oha")}
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
@@ -44,7 +44,6 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
 
 # `listen ... ssl http2` works on every nginx with the module (1.25+ only
 # warns that `http2 on;` is the newer spelling).
-. bench/lib.sh
 { nginx_head; cat <<EOF
   ssl_certificate $WORK/cert.pem;
   ssl_certificate_key $WORK/key.pem;
