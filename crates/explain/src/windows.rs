@@ -11,8 +11,8 @@
 //! an accept-queue overflow, a dropped SYN or a retransmitted segment is a
 //! `kernel_drops` event: the kernel lost a packet of some connection in that
 //! interval, or since the probe last read the counters (at most
-//! `NET_DROPS_PERIOD` before the sample's end; counters are per network namespace, so not necessarily one of
-//! the load's connections).
+//! `NET_DROPS_PERIOD` before the sample's end; counters are per network
+//! namespace, so not necessarily one of the load's connections).
 
 use crate::event::{Event, Kind};
 

@@ -14,7 +14,7 @@ use crate::mix::Picker;
 use crate::pacer::Pacer;
 use crate::recorder::{ErrorKind, Recorder};
 use crate::response::Done;
-use crate::share::{Output, Share};
+use crate::share::{Output, Share, Starved};
 use crate::stages::{Ramp, Stages};
 use crate::transport::Transport;
 use std::sync::atomic::Ordering;
@@ -32,8 +32,7 @@ pub struct Core<'a, T> {
     pub stopping: bool,
     pub max_lag_ns: u64,
     /// Time during which every connection was busy and due requests waited.
-    pub starved: Duration,
-    pub starved_since: Option<Instant>,
+    pub starved: Starved,
     /// When housekeeping (timeouts, reconnects, Ctrl-C) is due next.
     pub next_tick: Instant,
     /// The length of one request on the wire.
@@ -65,8 +64,7 @@ impl<'a, T: Transport> Core<'a, T> {
             share,
             stopping: false,
             max_lag_ns: 0,
-            starved: Duration::ZERO,
-            starved_since: None,
+            starved: Starved::default(),
             next_tick: share_start,
             request_len,
             draining: false,
@@ -220,15 +218,8 @@ impl<'a, T: Transport> Core<'a, T> {
     }
 
     /// The thread's result, once its loop has ended.
-    pub fn finish(mut self, started: Instant, busy_from_ns: u64) -> Output {
-        let finished = Instant::now();
-        if let Some(since) = self.starved_since {
-            self.starved += finished.saturating_duration_since(since.max(self.share.measure_from));
-        }
-        let slow = self.rec.finish();
-        let busy_ns = crate::rusage::thread_busy_ns().saturating_sub(busy_from_ns);
-        let busy = busy_ns as f64 / finished.saturating_duration_since(started).as_nanos().max(1) as f64;
-        Output { recorder: self.rec, slow, finished, max_lag_ns: self.max_lag_ns, starved: self.starved, busy }
+    pub fn finish(self, started: Instant, busy_from_ns: u64) -> Output {
+        Output::at_end(self.rec, self.starved, &self.share, self.max_lag_ns, started, busy_from_ns)
     }
 }
 
@@ -462,7 +453,7 @@ pub trait Cycle<'a> {
             let Some(i) = core.idle.pop().map(|i| i as usize) else {
                 // Every connection is busy: due requests wait, and their wait
                 // counts in their latency because it runs from the intended time.
-                core.starved_since.get_or_insert(now);
+                core.starved.begin(now);
                 if core.conns.len() < core.share.max_connections {
                     let id = core.conns.len();
                     let head = core.cfg.is_head();
@@ -474,9 +465,7 @@ pub trait Cycle<'a> {
             if core.conns[i].state != State::Idle {
                 continue; // a stale entry: the connection was reopened since
             }
-            if let Some(since) = core.starved_since.take() {
-                core.starved += now.saturating_duration_since(since.max(core.share.measure_from));
-            }
+            core.starved.end(now, core.share.measure_from);
             let intended = core.pacer.as_mut().expect("open loop").take();
             let start = Instant::now();
             // The delay the generator itself caused: from when the request

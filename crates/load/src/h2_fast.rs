@@ -36,7 +36,7 @@ use crate::mix::Picker;
 use crate::pacer::{Pacer, Timer};
 use crate::recorder::{ErrorKind, Recorder};
 use crate::rx_time::{self, Clocks, GATHER_US};
-use crate::share::{Output, Share};
+use crate::share::{Output, Share, Starved};
 use crate::transport::Transport;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
@@ -108,8 +108,7 @@ pub struct Engine<'a, T: Transport> {
     ended: Vec<(Slot, Ended)>,
     stopping: bool,
     max_lag_ns: u64,
-    starved: Duration,
-    starved_since: Option<Instant>,
+    starved: Starved,
     next_tick: Instant,
     /// This iteration's clock pair, placing receive times on `Instant`.
     clocks: Clocks,
@@ -172,8 +171,7 @@ impl<'a, T: Transport> Engine<'a, T> {
             ended: Vec::new(),
             stopping: false,
             max_lag_ns: 0,
-            starved: Duration::ZERO,
-            starved_since: None,
+            starved: Starved::default(),
             clocks: Clocks::read(),
             gather,
             answered: 0,
@@ -226,14 +224,7 @@ impl<'a, T: Transport> Engine<'a, T> {
                 std::thread::sleep(Duration::from_micros(GATHER_US.into()));
             }
         }
-        let finished = Instant::now();
-        if let Some(since) = self.starved_since {
-            self.starved += finished.saturating_duration_since(since.max(self.share.measure_from));
-        }
-        let slow = self.rec.finish();
-        let busy_ns = crate::rusage::thread_busy_ns().saturating_sub(busy_from);
-        let busy = busy_ns as f64 / finished.saturating_duration_since(start).as_nanos().max(1) as f64;
-        Output { recorder: self.rec, slow, finished, max_lag_ns: self.max_lag_ns, starved: self.starved, busy }
+        Output::at_end(self.rec, self.starved, &self.share, self.max_lag_ns, start, busy_from)
     }
 
     fn on_event(&mut self, i: usize, readable: bool, now: Instant) {
@@ -375,11 +366,8 @@ impl<'a, T: Transport> Engine<'a, T> {
             return self.take_quota().then_some(self.share.start);
         }
         let intended = self.due.pop_front()?;
-        if self.due.is_empty() {
-            if let Some(since) = self.starved_since.take() {
-                let now = Instant::now();
-                self.starved += now.saturating_duration_since(since.max(self.share.measure_from));
-            }
+        if self.due.is_empty() && self.starved.waiting() {
+            self.starved.end(Instant::now(), self.share.measure_from);
         }
         Some(intended)
     }
@@ -406,8 +394,8 @@ impl<'a, T: Transport> Engine<'a, T> {
             if let Some(n) = self.quota.as_mut() {
                 *n -= 1;
             }
-            if !self.due.is_empty() && self.starved_since.is_none() {
-                self.starved_since = Some(now); // due requests pile up: every stream is busy
+            if !self.due.is_empty() {
+                self.starved.begin(now); // due requests pile up: every stream is busy
             }
             self.due.push_back(pacer.take());
         }

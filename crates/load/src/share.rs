@@ -22,6 +22,33 @@ pub struct Share {
     pub end: Option<Instant>,
 }
 
+/// Open loop: the time due requests waited because every connection (over
+/// HTTP/2, every stream) was busy, counted from the measured phase on.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Starved {
+    total: Duration,
+    since: Option<Instant>,
+}
+
+impl Starved {
+    /// Due requests wait from `now` (or from earlier, if they already did).
+    pub fn begin(&mut self, now: Instant) {
+        self.since.get_or_insert(now);
+    }
+
+    /// Whether due requests are waiting.
+    pub fn waiting(&self) -> bool {
+        self.since.is_some()
+    }
+
+    /// They no longer wait, as of `now`.
+    pub fn end(&mut self, now: Instant, measure_from: Instant) {
+        if let Some(since) = self.since.take() {
+            self.total += now.saturating_duration_since(since.max(measure_from));
+        }
+    }
+}
+
 pub struct Output {
     pub recorder: Recorder,
     pub slow: Vec<Slow>,
@@ -31,4 +58,25 @@ pub struct Output {
     pub starved: Duration,
     /// Share of the thread's life it spent on or waiting for a CPU (0..1).
     pub busy: f64,
+}
+
+impl Output {
+    /// A loop's result once it has ended: a wait still going counts up to
+    /// now, and the thread's CPU since `busy_from_ns` over its life since
+    /// `started` is how busy it was.
+    pub fn at_end(
+        mut rec: Recorder,
+        mut starved: Starved,
+        share: &Share,
+        max_lag_ns: u64,
+        started: Instant,
+        busy_from_ns: u64,
+    ) -> Output {
+        let finished = Instant::now();
+        starved.end(finished, share.measure_from);
+        let slow = rec.finish();
+        let busy_ns = crate::rusage::thread_busy_ns().saturating_sub(busy_from_ns);
+        let busy = busy_ns as f64 / finished.saturating_duration_since(started).as_nanos().max(1) as f64;
+        Output { recorder: rec, slow, finished, max_lag_ns, starved: starved.total, busy }
+    }
 }

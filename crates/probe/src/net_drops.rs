@@ -37,11 +37,12 @@ pub struct NetReader {
 }
 
 impl NetReader {
-    /// Opens the files of `pid`'s namespace; `None` when they cannot be read.
-    pub fn open(pid: i32) -> Option<NetReader> {
+    /// Opens the files of `pid`'s namespace and reads them once (the
+    /// counters to count from); `None` when they cannot be read.
+    pub fn open(pid: i32) -> Option<(NetReader, NetCounters)> {
         let open = |name: &str| ProcFile::open(Path::new(&format!("/proc/{pid}/net/{name}"))).ok();
         let mut reader = NetReader { snmp: open("snmp")?, netstat: open("netstat")?, buf: Vec::with_capacity(8192) };
-        reader.read().map(|_| reader)
+        reader.read().map(|now| (reader, now))
     }
 
     /// The counters now; `None` when the files cannot be read.
@@ -97,8 +98,9 @@ mod tests {
 
     #[test]
     fn this_process_counters_are_read_again_and_deltas_do_not_underflow() {
-        let mut reader = NetReader::open(std::process::id() as i32).expect("/proc/self/net is readable");
+        let (mut reader, first) = NetReader::open(std::process::id() as i32).expect("/proc/self/net is readable");
         let now = reader.read().expect("read again through the open files");
+        assert!(now.retrans_segs >= first.retrans_segs, "counters only grow");
         let later = NetCounters { retrans_segs: now.retrans_segs + 2, ..now };
         assert_eq!(later.since(&now), NetDrops { retrans_segs: 2, ..NetDrops::default() });
         assert_eq!(now.since(&later).retrans_segs, 0);

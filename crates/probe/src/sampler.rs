@@ -81,7 +81,7 @@ impl Series {
         });
         // The kernel's counters are the server's business (with microstates).
         let net = match microstates {
-            true => NetReader::open(pid).and_then(|mut r| r.read().map(|c| (r, c))),
+            true => NetReader::open(pid),
             false => None,
         };
         Series { tree, last: (now, reading), last_rescan: now, raw: Vec::new(), micro, net }
