@@ -80,6 +80,9 @@ pub struct TrackedThread {
     /// The processes this thread forked (`children`), read at each rescan.
     children: Option<ProcFile>,
     pub last: ThreadReading,
+    /// The thread's CPU time (`exec_ns`) when `stat` and `status` were last
+    /// read: see [`TrackedThread::read`].
+    detail_exec_ns: Option<u64>,
     /// Counters at the start of the measured phase (zero for a thread born later).
     pub baseline: Option<ThreadReading>,
     pub pid: i32,
@@ -130,6 +133,7 @@ impl TrackedThread {
             status: ProcFile::open(&task_path(pid, tid, "status")).ok()?,
             children: ProcFile::open(&task_path(pid, tid, "children")).ok(),
             last: ThreadReading::default(),
+            detail_exec_ns: None,
             baseline: None,
             pid,
             micro: ThreadMicro::new(&task_path(pid, tid, "syscall")),
@@ -140,7 +144,12 @@ impl TrackedThread {
     /// Reads the thread's counters; false when it is gone. The scheduler's
     /// runtime and run-queue wait are read every time (a 24-byte file); the
     /// tick counters and context switches only when `detail` is set, since
-    /// `status` costs ten times as much to generate.
+    /// `status` costs ten times as much to generate, and then only when the
+    /// thread ran since they were last read: ticks are charged to a running
+    /// thread and a context switch is one it makes or suffers while running,
+    /// so neither moves while its runtime stands still (a parked pool of 31
+    /// threads: 31 `stat` and 31 `status` reads a second saved). A name
+    /// written to its `comm` by another thread shows once it runs.
     fn read(&mut self, buf: &mut Vec<u8>, detail: bool) -> bool {
         let Ok(text) = self.schedstat.read(buf) else {
             return false;
@@ -149,9 +158,10 @@ impl TrackedThread {
             self.last.exec_ns = exec_ns;
             self.last.runqueue_wait_ns = runqueue_ns;
         }
-        if !detail {
+        if !detail || self.detail_exec_ns == Some(self.last.exec_ns) {
             return true;
         }
+        self.detail_exec_ns = Some(self.last.exec_ns);
         let Ok(text) = self.stat.read(buf) else {
             return false;
         };
@@ -266,30 +276,32 @@ impl TrackedTree {
         let mut gone_processes = Vec::new();
         let mut gone_threads = Vec::new();
         for process in self.processes.values_mut() {
-            let Ok(text) = process.stat.read(&mut self.buf) else {
-                gone_processes.push(process.pid);
-                continue;
-            };
-            match proc_text::stat(text) {
-                Some(stat) => {
-                    process.rss_bytes = stat.rss_pages * self.page_size;
-                    process.num_threads = stat.num_threads;
-                    process.user_ticks = stat.utime_ticks;
-                    process.sys_ticks = stat.stime_ticks;
-                }
-                None => {
-                    gone_processes.push(process.pid);
-                    continue;
-                }
-            }
-            if process.num_threads != process.threads.len() as u64 {
-                gone_threads.extend(process.rescan_threads());
-                process.threads_read_at_ns = None;
-            }
             let runtime_ns = process.runtime_ns();
-            // When no thread ran, every thread's counters are as last read.
+            // When the process's CPU clock has not moved since it was last
+            // read, none of its threads ran: its `stat` and every thread's
+            // counters are as last read. (Its RSS can still shrink under
+            // reclaim: refreshed at the next detail read, a second later.)
             let idle = !detail && runtime_ns.is_some() && runtime_ns == process.threads_read_at_ns;
             if !idle {
+                let Ok(text) = process.stat.read(&mut self.buf) else {
+                    gone_processes.push(process.pid);
+                    continue;
+                };
+                match proc_text::stat(text) {
+                    Some(stat) => {
+                        process.rss_bytes = stat.rss_pages * self.page_size;
+                        process.num_threads = stat.num_threads;
+                        process.user_ticks = stat.utime_ticks;
+                        process.sys_ticks = stat.stime_ticks;
+                    }
+                    None => {
+                        gone_processes.push(process.pid);
+                        continue;
+                    }
+                }
+                if process.num_threads != process.threads.len() as u64 {
+                    gone_threads.extend(process.rescan_threads());
+                }
                 process.threads_read_at_ns = runtime_ns;
                 let mut dead = Vec::new();
                 for thread in process.threads.values_mut() {
@@ -376,10 +388,11 @@ fn cpu_clock(pid: i32) -> Option<libc::clockid_t> {
 impl TrackedProcess {
     /// The process's CPU time in nanoseconds, all its threads (exited ones
     /// included), in one system call without text. When it has not moved
-    /// since the threads were last read, no thread ran, so their `schedstat`
-    /// (and `syscall`) reads are skipped: for an idle process (a cluster's
-    /// master, a database's idle backends, a parked pool) a sample then costs
-    /// two system calls instead of one per thread. What that can delay, not
+    /// since the process was last read, no thread ran, so its `stat` and its
+    /// threads' `schedstat` (and `syscall`) reads are skipped: for an idle
+    /// process (a cluster's master, a database's idle backends, a parked
+    /// pool) a sample then costs this one system call instead of one per
+    /// thread and one for the process. What that can delay, not
     /// lose: run-queue wait the kernel books on a thread that waited but was
     /// moved off its queue without running (migration, a priority change) is
     /// counted at the next sample some thread of the process runs.
