@@ -207,17 +207,17 @@ impl<'a> UringWorker<'a> {
     /// [`GATHER_US`]). False when the ring itself failed.
     fn wait(&mut self, timeout: Duration) -> bool {
         let ts = types::Timespec::from(timeout);
+        let args = types::SubmitArgs::new().timespec(&ts);
         let (want, args) = match self.gather {
-            // Nothing to gather: the sends and one response, with no
-            // `min_wait`, whose timer would end the wait on the sends'
-            // completions alone 20 us in (an extra wake-up per request at
-            // `-c 1`, and a round trip slower than wrk's).
-            Some(1) => ((1 + self.sends_in_flight).min(MOST_AWAITED), types::SubmitArgs::new().timespec(&ts)),
-            Some(n) => (
-                (n + self.sends_in_flight).min(MOST_AWAITED),
-                types::SubmitArgs::new().timespec(&ts).min_wait_usec(GATHER_US),
-            ),
-            None => (1, types::SubmitArgs::new().timespec(&ts)),
+            // With nothing to gather (one response), no `min_wait`: its
+            // timer would end the wait on the sends' completions alone 20 us
+            // in (an extra wake-up per request at `-c 1`, and a round trip
+            // slower than wrk's).
+            Some(n) => {
+                let args = if n > 1 { args.min_wait_usec(GATHER_US) } else { args };
+                ((n + self.sends_in_flight).min(MOST_AWAITED), args)
+            }
+            None => (1, args),
         };
         match self.ring.submitter().submit_with_args(want, &args) {
             Ok(_) => true,
