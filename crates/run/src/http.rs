@@ -24,7 +24,11 @@ pub fn get_status_at(host: &str, port: u16, path: &str, timeout: Duration) -> io
     let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
     stream.set_read_timeout(Some(timeout))?;
     stream.set_write_timeout(Some(timeout))?;
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: {host_header}:{port}\r\nConnection: close\r\n\r\n")?;
+    // One write: `write!` on the socket itself sends each formatted piece as
+    // a segment of its own, and a server that answers after its first read
+    // and closes makes the next piece fail with a broken pipe.
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {host_header}:{port}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes())?;
     let mut head = Vec::with_capacity(256);
     let mut buf = [0u8; 256];
     while !head.windows(2).any(|w| w == b"\r\n") {
