@@ -13,6 +13,19 @@ use_stampede() {
   fi
 }
 
+# Builds the git revision $1 in target/bench-base (its source extracted
+# there, its own target dir) with the cargo arguments that follow, so a
+# bench can measure an older build beside this tree's in the same rounds.
+# The binaries land under target/bench-base/release.
+build_base() {
+  local rev=$1 src=target/bench-base/src
+  shift
+  rm -rf "$src"
+  mkdir -p "$src"
+  git archive "$rev" | tar -x -C "$src"
+  CARGO_TARGET_DIR="$PWD/target/bench-base" cargo build --release -q --manifest-path "$src/Cargo.toml" "$@"
+}
+
 # The common head of the config: one worker on CPU 0, no logs, keep-alive
 # that never ends during a run. The caller appends the rest of `http { … }`.
 nginx_head() {

@@ -15,7 +15,12 @@
 # softirq context on that core. docs/load.md says what each measure misses.
 # Before every round the bench checks that core 1 is idle and warns if not.
 #
-#   bench/loadgen.sh [DURATION_S] [ROUNDS] [CONNECTIONS...]
+# With BASE=<git revision>, that revision's stampede (io_uring) is built in
+# target/bench-base and measured too, as `stampede-base`, in the same
+# interleaved rounds: the before and after of a change on the same machine
+# under the same load.
+#
+#   [BASE=rev] bench/loadgen.sh [DURATION_S] [ROUNDS] [CONNECTIONS...]
 #       defaults: 5 s, 5 rounds, 32 connections; e.g. bench/loadgen.sh 5 5 32 256 1000
 #
 # The table shows per tool the median over rounds and the min-max, and the
@@ -47,6 +52,10 @@ p_oha() { python3 -c 'import json,sys; t=sys.stdin.read(); r=json.loads(t[t.inde
 # `stampede` is the default engine (io_uring where the kernel allows it);
 # `stampede-epoll` is the same binary on its epoll loop, for comparison.
 TOOLS=(stampede stampede-epoll wrk)
+if [ -n "${BASE:-}" ]; then
+  build_base "$BASE" -p stampede
+  TOOLS=(stampede-base "${TOOLS[@]}")
+fi
 need oha && TOOLS+=(oha)
 need h2load && TOOLS+=(h2load)
 
@@ -54,6 +63,7 @@ run_tool() {
   local c=$2
   case $1 in
     stampede) measure p_stampede "$STAMPEDE" load -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
+    stampede-base) measure p_stampede target/bench-base/release/stampede load -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
     stampede-epoll) measure p_stampede "$STAMPEDE" load --engine epoll -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
     wrk)      measure p_wrk wrk -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
     oha)      measure p_oha oha --no-tui --output-format json -c "$c" -z "${DURATION}s" "$URL" ;;

@@ -10,7 +10,7 @@
 # with microstates on and off: the difference is what the microstates cost.
 #
 # With BASE=<git revision>, the same rows (parked, microstates on) are
-# measured for that revision too, built in target/probe-base, rounds
+# measured for that revision too, built in target/bench-base, rounds
 # interleaved with this tree's, to show the old figure beside the new one
 # on the same machine under the same load.
 #
@@ -30,13 +30,9 @@ NEW=target/release/examples/probe_cost
 
 OLD=
 if [ -n "${BASE:-}" ]; then
-  src=target/probe-base/src
-  rm -rf "$src"
-  mkdir -p "$src"
-  git archive "$BASE" | tar -x -C "$src"
-  CARGO_TARGET_DIR="$PWD/target/probe-base" cargo build --release -q --manifest-path "$src/Cargo.toml" \
-    -p stampede-probe --example probe_cost
-  OLD=target/probe-base/release/examples/probe_cost
+  . bench/lib.sh
+  build_base "$BASE" -p stampede-probe --example probe_cost
+  OLD=target/bench-base/release/examples/probe_cost
 fi
 
 # figure BIN INTERVAL_MS MICROSTATES WAKE_MS: one round's percentage.

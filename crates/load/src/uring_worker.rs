@@ -87,21 +87,22 @@ pub struct UringWorker<'a> {
 /// Responses a closed-loop wait asks for with `c` connections: all but
 /// the requests that keep the server busy while this thread turns the batch
 /// around (half the connections, at least 4 and at most 8), and at most
-/// [`MOST_AWAITED`].
-/// Asking for more left a server that answers one connection at a time idle
-/// at low concurrency (`-c 4`, half asked: 51k req/s against 85k when the
-/// wait settled for any; `-c 8`, three quarters asked: 70k against 170k);
-/// asking for fewer at `-c 32` spent more wake-ups per response (half asked:
-/// 1.26x wrk's requests per core-second, all but 8: 1.28x, same rate).
+/// [`MOST_AWAITED`]. Asking for a fixed share starves the server at one end
+/// or wakes too often at the other: tried by hand during development,
+/// three quarters of 8 connections left nginx idle for much of each batch
+/// (less than half the requests per second), and half of 4 cost a third of
+/// them; at 32 connections, all but 8 spent fewer wake-ups per response than
+/// half at the same rate. `BASE=<rev> bench/loadgen.sh` measures a change
+/// of it against the revision before.
 fn gather_for(c: usize) -> usize {
     let keep = (c / 2).clamp(4, 8);
     c.saturating_sub(keep).clamp(1, MOST_AWAITED)
 }
 
-/// The most completions a wait asks for, sends' included: at `-c 1000`
-/// asking for 64 responses besides the sends' completions made batches so
-/// large that the thread did fewer requests per core-second (1.19x wrk's
-/// against 1.33x, 3 rounds), so beyond 64 the sends count toward it again.
+/// The most completions a wait asks for, sends' included. Beyond 64
+/// connections the sends count toward the 64 again, so the wait is what it
+/// was before sends were counted at all: asking for 64 responses besides
+/// them, tried by hand at `-c 1000`, did no better and possibly worse.
 const MOST_AWAITED: usize = 64;
 
 impl<'a> UringWorker<'a> {
