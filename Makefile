@@ -6,13 +6,13 @@
 CARGO ?= cargo
 STAMPEDE := target/release/stampede
 
-.PHONY: shootout test deps build lint fuzz app-unit-tests
+.PHONY: shootout test deps build lint fuzz app-unit-tests bench-tests
 
 shootout: deps build
 	$(STAMPEDE) run scenarios/shootout.toml
 
 # Lint and the fuzz run come first, so the suite's tally is the last line.
-test: deps lint build fuzz app-unit-tests
+test: deps lint build fuzz app-unit-tests bench-tests
 	bash -o pipefail -c '$(CARGO) test --release --workspace 2>&1 | scripts/tally.sh'
 
 # Formatting and clippy are part of the tests: a warning fails them.
@@ -30,6 +30,10 @@ build:
 
 deps:
 	@scripts/deps.sh
+
+# The bench scripts' arithmetic: how rounds.py takes a ratio through noise.
+bench-tests:
+	python3 -B -m unittest discover -s bench -p 'test_*.py'
 
 # The reference apps' own unit tests (the contract's test vectors per runtime).
 app-unit-tests:

@@ -52,17 +52,32 @@ start_nginx() {
   exit 2
 }
 
-# Busy jiffies of core N since boot, from /proc/stat: user + nice + system +
-# irq + softirq (not idle, iowait or steal: time the core was not working
-# for anyone on this machine).
-core_busy() { awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+# The clock and core N's idle time, in seconds since boot: "<uptime> <idle>".
+# A core's busy time over an interval is the clock's advance less its idle
+# time's. The idle time (/proc/stat's idle + iowait, and steal: time the
+# core did no work for anyone on this machine) is measured at every idle
+# entry and exit on a tickless kernel; the busy fields beside it (user,
+# system, irq, softirq) are whole 10 ms ticks charged to whatever the tick
+# interrupted, and a generator that naps for microseconds between bursts
+# escapes many of them: on this VM they gave Stampede's HTTP/2 loop 1.7 s of
+# a 4 s run that the idle time and its own process CPU put at 2.5-2.7 s
+# (2026-11-25), and wrk, which never sleeps, its full 4 s. docs/load.md has
+# the figures.
+core_times() {
+  awk -v c="cpu$1" -v hz="$HZ" 'FNR == NR { up = $1; next } $1 == c { printf "%s %.2f\n", up, ($5 + $6 + $9) / hz }' /proc/uptime /proc/stat
+}
 HZ=$(getconf CLK_TCK)
+
+# Seconds a core was busy between two of its `core_times` readings $1 and $2.
+core_busy_between() {
+  awk -v b="$1" -v a="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); printf "%.2f", (x[1] - y[1]) - (x[2] - y[2]) }'
+}
 
 # Percent of core N busy over half a second while the bench runs nothing:
 # a check that the core a generator is pinned to is not shared.
 core_idle_busy() {
-  local b; b=$(core_busy "$1"); sleep 0.5
-  awk -v a="$(core_busy "$1")" -v b="$b" -v hz="$HZ" 'BEGIN { printf "%.1f", (a - b) / hz / 0.5 * 100 }'
+  local b; b=$(core_times "$1"); sleep 0.5
+  awk -v b="$b" -v a="$(core_times "$1")" 'BEGIN { split(a, x, " "); split(b, y, " "); printf "%.1f", (1 - (x[2] - y[2]) / (x[1] - y[1])) * 100 }'
 }
 
 # Warns (on stderr) when core 1 is busy before a round: the figure of that
@@ -77,20 +92,34 @@ check_quiet() {
 # Runs "$@" pinned to CPU 1; prints "<requests> <process CPU s> <core CPU s>".
 # The process CPU is the child's user+sys from the shell's `times`, measured
 # the same way for every tool, so none is trusted to report its own cost. The
-# core CPU is the busy time of CPU 1 over the run from /proc/stat, which also
-# counts the softirq work (loopback TCP) the kernel did on that core whether
-# or not it charged the process for it. $1 is the function that reads the
-# request count from the tool's output.
+# core CPU is the busy time of CPU 1 over the run (`core_times`: the clock
+# less the core's measured idle time), which also counts the softirq work
+# (loopback TCP) the kernel did on that core whether or not it charged the
+# process for it. $1 is the function that reads the request count from the
+# tool's output.
 measure() {
   local parse=$1; shift
-  local before; before=$(core_busy 1)
+  local before; before=$(core_times 1)
   local out; out=$( { taskset -c 1 "$@" 2>&1; times; } )
-  local after; after=$(core_busy 1)
+  local after; after=$(core_times 1)
   local cpu; cpu=$(echo "$out" | tail -1 | awk '{ split($1,u,"m"); split($2,s,"m"); sub("s","",u[2]); sub("s","",s[2]); print u[1]*60+u[2]+s[1]*60+s[2] }')
-  local core; core=$(awk -v a="$after" -v b="$before" -v hz="$HZ" 'BEGIN { print (a - b) / hz }')
+  local core; core=$(core_busy_between "$before" "$after")
   local reqs; reqs=$(echo "$out" | $parse)
   if [ -z "$reqs" ] || [ "$reqs" = 0 ]; then echo "$* failed:" >&2; echo "$out" | tail -5 >&2; reqs=0; fi
   echo "$reqs $cpu $core"
+}
+# Runs `measure`'s arguments ("$@" after the first four) and appends its
+# record to $RECORDS: GROUP TOOL ROUND, the requests, process CPU s and core
+# CPU s, the duration in seconds, and the run's midpoint in epoch seconds, by
+# which bench/rounds.py takes every ratio against the reference as it was at
+# that moment (interpolated between the reference's runs either side). So a
+# script runs the reference first in each round and once more at the end.
+record() {
+  local group=$1 tool=$2 round=$3 secs=$4; shift 4
+  local t0; t0=$(date +%s.%N)
+  local m; m=$(measure "$@")
+  local t1; t1=$(date +%s.%N)
+  echo "$group $tool $round $m $secs $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (a + b) / 2 }')" >>"$RECORDS"
 }
 p_stampede() { grep -E 'requests in' | awk '{print $1}'; }
 p_wrk()      { grep -E 'requests in' | awk '{print $1}'; }

@@ -6,13 +6,17 @@
 # (io_uring and epoll), wrk and, when installed, oha and h2load --h1, each
 # pinned to CPU 1 with 1 thread, at each connection count, for the same
 # duration. Tools are interleaved round by round (round 1 of every tool, then
-# round 2, ...), so a machine that slows down mid-bench slows every tool.
+# round 2, ...), wrk first in each round and once more at the end, and each
+# run's ratio is taken against wrk's figure interpolated to that run's
+# midpoint (bench/rounds.py): a machine that drifts mid-bench moves the
+# reference with the tool it is compared to.
 #
 # Each tool's cost is measured twice, from outside, so no tool is trusted to
 # report its own: the process's user+sys (`times` of the child) and the busy
-# time of the core it is pinned to (/proc/stat: user, nice, system, irq,
-# softirq), which also counts the loopback TCP work the kernel does in
-# softirq context on that core. docs/load.md says what each measure misses.
+# time of the core it is pinned to (the clock less the core's measured idle
+# time, bench/lib.sh's `core_times`), which also counts the loopback TCP work
+# the kernel does in softirq context on that core. docs/load.md says what
+# each measure misses.
 # Before every round the bench checks that core 1 is idle and warns if not.
 #
 # With BASE=<git revision>, that revision's stampede (io_uring) is built in
@@ -23,8 +27,9 @@
 #   [BASE=rev] bench/loadgen.sh [DURATION_S] [ROUNDS] [CONNECTIONS...]
 #       defaults: 5 s, 5 rounds, 32 connections; e.g. bench/loadgen.sh 5 5 32 256 1000
 #
-# The table shows per tool the median over rounds and the min-max, and the
-# ratio to wrk taken round by round (median and range).
+# The table shows per tool the median over rounds and the min-max, the
+# ratio to wrk (median and range over rounds), and how much wrk's own figure
+# moved between its consecutive runs: the noise the ratios were taken in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -51,23 +56,24 @@ p_oha() { python3 -c 'import json,sys; t=sys.stdin.read(); r=json.loads(t[t.inde
 
 # `stampede` is the default engine (io_uring where the kernel allows it);
 # `stampede-epoll` is the same binary on its epoll loop, for comparison.
-TOOLS=(stampede stampede-epoll wrk)
+TOOLS=(wrk stampede stampede-epoll)
 if [ -n "${BASE:-}" ]; then
   build_base "$BASE" -p stampede
-  TOOLS=(stampede-base "${TOOLS[@]}")
+  TOOLS=(wrk stampede-base "${TOOLS[@]:1}")
 fi
 need oha && TOOLS+=(oha)
 need h2load && TOOLS+=(h2load)
 
+# Records one run of tool $1 at $2 connections in round $3.
 run_tool() {
-  local c=$2
+  local c=$2 at=("c=$2" "$1" "$3" "$DURATION")
   case $1 in
-    stampede) measure p_stampede "$STAMPEDE" load -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
-    stampede-base) measure p_stampede target/bench-base/release/stampede load -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
-    stampede-epoll) measure p_stampede "$STAMPEDE" load --engine epoll -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
-    wrk)      measure p_wrk wrk -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
-    oha)      measure p_oha oha --no-tui --output-format json -c "$c" -z "${DURATION}s" "$URL" ;;
-    h2load)   measure p_h2load h2load --h1 -t 1 -c "$c" -D "$DURATION" "$URL" ;;
+    stampede) record "${at[@]}" p_stampede "$STAMPEDE" load -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
+    stampede-base) record "${at[@]}" p_stampede target/bench-base/release/stampede load -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
+    stampede-epoll) record "${at[@]}" p_stampede "$STAMPEDE" load --engine epoll -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
+    wrk)      record "${at[@]}" p_wrk wrk -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
+    oha)      record "${at[@]}" p_oha oha --no-tui --output-format json -c "$c" -z "${DURATION}s" "$URL" ;;
+    h2load)   record "${at[@]}" p_h2load h2load --h1 -t 1 -c "$c" -D "$DURATION" "$URL" ;;
   esac
 }
 
@@ -79,8 +85,12 @@ for round in $(seq "$ROUNDS"); do
   for c in "${CONNS[@]}"; do
     check_quiet
     for tool in "${TOOLS[@]}"; do
-      echo "c=$c $tool $round $(run_tool "$tool" "$c") $DURATION" >>"$RECORDS"
+      run_tool "$tool" "$c" "$round"
     done
   done
+done
+# wrk once more, so every run has one of wrk's after it as well as before.
+for c in "${CONNS[@]}"; do
+  run_tool wrk "$c" end
 done
 python3 bench/rounds.py wrk <"$RECORDS"

@@ -9,7 +9,8 @@
 # request). Rounds are interleaved; each figure is the median of the rounds
 # of requests per load-generator CPU-second (both measures of bench/lib.sh's
 # `measure`: the process's user+sys and its core's busy time), with min-max,
-# and the ratio to the single URL taken round by round. The issue's goal:
+# and the ratio to the single URL as it was at each run (run first in each
+# round and once more at the end: bench/rounds.py). The issue's goal:
 # at most 5% fewer requests per CPU-second for a mix.
 #
 #   bench/mix.sh [DURATION_S] [ROUNDS]     (defaults: 5 s, 5 rounds)
@@ -39,12 +40,13 @@ GET $BASE/values/{rand:1..100000000}
 EOF
 
 VARIANTS=(single fib-cycle targets-file)
+# Records one run of variant $1 in round $2.
 run_variant() {
-  local common=(load -t 1 -c $CONNS -d "${DURATION}s")
+  local common=(load -t 1 -c $CONNS -d "${DURATION}s") at=(mix "$1" "$2" "$DURATION")
   case $1 in
-    single)       measure p_stampede "$STAMPEDE" "${common[@]}" "$BASE/api/fib/50" ;;
-    fib-cycle)    measure p_stampede "$STAMPEDE" "${common[@]}" "$BASE/api/fib/{1..100}" ;;
-    targets-file) measure p_stampede "$STAMPEDE" "${common[@]}" --targets "$WORK/targets.txt" --seed 1 ;;
+    single)       record "${at[@]}" p_stampede "$STAMPEDE" "${common[@]}" "$BASE/api/fib/50" ;;
+    fib-cycle)    record "${at[@]}" p_stampede "$STAMPEDE" "${common[@]}" "$BASE/api/fib/{1..100}" ;;
+    targets-file) record "${at[@]}" p_stampede "$STAMPEDE" "${common[@]}" --targets "$WORK/targets.txt" --seed 1 ;;
   esac
 }
 
@@ -53,9 +55,11 @@ RECORDS="$WORK/records"
 for round in $(seq "$ROUNDS"); do
   check_quiet
   for v in "${VARIANTS[@]}"; do
-    echo "mix $v $round $(run_variant "$v") $DURATION" >>"$RECORDS"
+    run_variant "$v" "$round"
   done
 done
+# The reference once more, so every run has one of its runs after it too.
+run_variant single end
 
 echo "nginx 1 worker on CPU 0; stampede on CPU 1, 1 thread, $CONNS connections, ${DURATION}s, $ROUNDS round(s)"
 python3 bench/rounds.py single <"$RECORDS"

@@ -14,9 +14,11 @@
 #
 # The CPU of every generator is measured the same two ways, from outside, so
 # no tool is trusted to report its own cost (bench/lib.sh's `measure`: the
-# process's user+sys, and the busy time of its core from /proc/stat). Rounds
-# are interleaved; the table shows medians with min-max and the ratio to
-# h2load taken round by round. oha cannot pipeline: no pipe-16 entry.
+# process's user+sys, and the busy time of its core: `core_times`). Rounds
+# are interleaved, h2load first in each and once more at the end; the table
+# shows medians with min-max and the ratio to h2load as it was at each run
+# (interpolated between its runs either side: bench/rounds.py). oha cannot
+# pipeline: no pipe-16 entry.
 #
 #   bench/protocols.sh [DURATION_S] [ROUNDS]     (defaults: 5 s, 5 rounds)
 set -euo pipefail
@@ -66,21 +68,23 @@ TLS="https://127.0.0.1:$PORT_TLS/"
 # oha's "Total:" switches between ms and s; its status-code counts do not.
 p_oha()      { grep -E '^ *\[[0-9]+\] [0-9]+ responses' | awk '{s+=$2} END{print s+0}'; }
 
-TOOLS=(stampede h2load)
+TOOLS=(h2load stampede)
 [ -x "$OHA" ] && TOOLS+=(oha)
 D=$DURATION
 
+# Records one run of scenario $1 with tool $2 in round $3.
 run() {
+  local at=("$1" "$2" "$3" "$D")
   case "$1/$2" in
-    https-h1/stampede) measure p_stampede "$STAMPEDE" load -t 1 -c 32 -d "${D}s" --insecure "$TLS" ;;
-    https-h1/h2load)   measure p_h2load h2load --h1 -t 1 -c 32 -D "$D" "$TLS" ;;
-    https-h1/oha)      measure p_oha "$OHA" --no-tui --insecure -c 32 -z "${D}s" "$TLS" ;;
-    h2-10/stampede)    measure p_stampede "$STAMPEDE" load -t 1 -c 4 --http2 --streams 10 -d "${D}s" --insecure "$TLS" ;;
-    h2-10/h2load)      measure p_h2load h2load -t 1 -c 4 -m 10 -D "$D" "$TLS" ;;
-    h2-10/oha)         measure p_oha "$OHA" --no-tui --insecure --http2 -c 4 -p 10 -z "${D}s" "$TLS" ;;
-    pipe-16/stampede)  measure p_stampede "$STAMPEDE" load -t 1 -c 32 --pipeline 16 -d "${D}s" "$H1" ;;
-    pipe-16/h2load)    measure p_h2load h2load --h1 -t 1 -c 32 -m 16 -D "$D" "$H1" ;;
-    pipe-16/oha)       echo "- - -" ;;
+    https-h1/stampede) record "${at[@]}" p_stampede "$STAMPEDE" load -t 1 -c 32 -d "${D}s" --insecure "$TLS" ;;
+    https-h1/h2load)   record "${at[@]}" p_h2load h2load --h1 -t 1 -c 32 -D "$D" "$TLS" ;;
+    https-h1/oha)      record "${at[@]}" p_oha "$OHA" --no-tui --insecure -c 32 -z "${D}s" "$TLS" ;;
+    h2-10/stampede)    record "${at[@]}" p_stampede "$STAMPEDE" load -t 1 -c 4 --http2 --streams 10 -d "${D}s" --insecure "$TLS" ;;
+    h2-10/h2load)      record "${at[@]}" p_h2load h2load -t 1 -c 4 -m 10 -D "$D" "$TLS" ;;
+    h2-10/oha)         record "${at[@]}" p_oha "$OHA" --no-tui --insecure --http2 -c 4 -p 10 -z "${D}s" "$TLS" ;;
+    pipe-16/stampede)  record "${at[@]}" p_stampede "$STAMPEDE" load -t 1 -c 32 --pipeline 16 -d "${D}s" "$H1" ;;
+    pipe-16/h2load)    record "${at[@]}" p_h2load h2load --h1 -t 1 -c 32 -m 16 -D "$D" "$H1" ;;
+    pipe-16/oha)       ;;
   esac
 }
 
@@ -92,8 +96,12 @@ for round in $(seq "$ROUNDS"); do
   check_quiet
   for scenario in https-h1 h2-10 pipe-16; do
     for tool in "${TOOLS[@]}"; do
-      echo "$scenario $tool $round $(run "$scenario" "$tool") $D" >>"$RECORDS"
+      run "$scenario" "$tool" "$round"
     done
   done
+done
+# h2load once more, so every run has one of h2load's after it as well as before.
+for scenario in https-h1 h2-10 pipe-16; do
+  run "$scenario" h2load end
 done
 python3 bench/rounds.py h2load <"$RECORDS"
