@@ -165,13 +165,8 @@ impl State {
             if let Some((at, last)) = self.machine_last {
                 let wall_s = now.duration_since(at).as_secs_f64();
                 if wall_s > 0.0 {
-                    let per_s = |ticks: u64, base: u64| ticks.saturating_sub(base) as f64 / self.ticks_per_s / wall_s;
-                    let sample = MachineSample {
-                        t_s: 0.0,
-                        cpu_cores: per_s(reading.busy_ticks, last.busy_ticks),
-                        cpu_user_cores: per_s(reading.user_ticks, last.user_ticks),
-                        cpu_sys_cores: per_s(reading.sys_ticks, last.sys_ticks),
-                    };
+                    let (all, user, sys) = reading.cores_since(&last, self.ticks_per_s, wall_s);
+                    let sample = MachineSample { t_s: 0.0, cpu_cores: all, cpu_user_cores: user, cpu_sys_cores: sys };
                     self.machine_raw.push((now, wall_s, sample));
                 }
             }
