@@ -8,10 +8,9 @@
 //! stays armed for the connection's life, filling buffers the kernel picks
 //! from a shared ring (`uring_bufs.rs`): the sends and receives of every
 //! connection that is ready in a batch cost one `io_uring_enter` together.
-//! On this project's 2-core machine (2026-11-23, `bench/loadgen.sh 4 5 32
-//! 256 1000`, core-busy measure) it does 1.24x, 1.35x and 1.50x wrk's
-//! requests per core-second at 32, 256 and 1000 connections; the epoll loop
-//! 1.07x, 1.09x and 1.24x.
+//! On this project's 2-core VM (2026-11-25, `bench/loadgen.sh 4 5 32 256
+//! 1000`) it does 1.09x, 1.12x and 1.11x wrk's requests per core-second at
+//! 32, 256 and 1000 connections; the epoll loop 1.09x, 1.07x and 1.08x.
 //!
 //! Each read carries the kernel's receive time (`rx_time.rs`), so a
 //! response's latency ends when it arrived, not when this thread handled it.
