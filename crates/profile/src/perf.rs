@@ -66,6 +66,11 @@ pub struct Recorder {
     started: Instant,
     /// How long it sampled, once [`Recorder::interrupt`] stopped it.
     sampled: Option<Duration>,
+    /// Each sampled process's CPU ticks when sampling began.
+    cpu_from: Vec<(u32, u64)>,
+    /// The CPU seconds the sampled processes used while sampled, once
+    /// interrupted (processes gone by then left out).
+    cpu_s: Option<f64>,
 }
 
 impl Recorder {
@@ -128,10 +133,15 @@ impl Recorder {
             names: HashMap::new(),
             started: Instant::now(),
             sampled: None,
+            cpu_from: Vec::new(),
+            cpu_s: None,
         };
         recorder.remember_names();
         recorder.wait_until_sampling(&data)?;
         recorder.started = Instant::now();
+        if sampling == Sampling::OnCpu {
+            recorder.cpu_from = recorder.pids.iter().filter_map(|&p| Some((p, tree::cpu_ticks(p)?))).collect();
+        }
         Ok(recorder)
     }
 
@@ -184,6 +194,11 @@ impl Recorder {
             return;
         }
         self.sampled = Some(self.started.elapsed());
+        let ticks: u64 =
+            self.cpu_from.iter().filter_map(|&(p, from)| tree::cpu_ticks(p).map(|to| to.saturating_sub(from))).sum();
+        // SAFETY: sysconf has no preconditions.
+        let per_s = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        self.cpu_s = (per_s > 0 && !self.cpu_from.is_empty()).then(|| ticks as f64 / per_s as f64);
         self.remember_names();
         if let Some(child) = &self.child {
             // SAFETY: kill(2) on the pid of a child we spawned and have not reaped.
@@ -222,6 +237,7 @@ impl Recorder {
             pids: self.pids.clone(),
             frequency_hz: self.frequency_hz,
             duration,
+            cpu_s: self.cpu_s,
             script,
             names: std::mem::take(&mut self.names),
             notes,
@@ -270,6 +286,8 @@ pub struct Recording {
     pub pids: Vec<u32>,
     pub frequency_hz: u32,
     pub duration: Duration,
+    /// CPU seconds the sampled processes used while sampled (/proc).
+    pub cpu_s: Option<f64>,
     pub script: String,
     /// pid → process name, for the roots of the folded stacks.
     pub names: HashMap<u32, String>,

@@ -20,6 +20,10 @@ pub struct ProfileSummary {
     pub event: String,
     pub frequency_hz: u32,
     pub duration_s: f64,
+    /// CPU seconds the sampled processes used while perf sampled, from
+    /// /proc; absent when they could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_s: Option<f64>,
     pub samples: u64,
     /// The flame graph, an SVG file.
     pub flame_svg: String,
