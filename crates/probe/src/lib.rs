@@ -31,6 +31,7 @@ mod tree;
 pub use error::ProbeError;
 pub use host::{cpu_model, kernel, machine_cores};
 pub use machine::{MachineReading, MachineSample};
+pub use proc_text::process_cpu_s;
 pub use sampler::{Probe, ProbeConfig, ProbeReport};
 pub use series::Sample;
 pub use summary::{MachineSummary, ThreadRow, TreeSummary};

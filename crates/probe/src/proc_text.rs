@@ -55,6 +55,16 @@ pub fn stat(text: &[u8]) -> Option<StatFields<'_>> {
     Some(StatFields { comm, utime_ticks, stime_ticks, num_threads, rss_pages })
 }
 
+/// A process's CPU time so far, user + system, in seconds, read once from
+/// `/proc/<pid>/stat` (for callers outside the sampler, such as the
+/// profiler), or None once it is gone. The kernel scales these ticks to its
+/// scheduler runtime, so they do not miss short bursts as tick samples do.
+pub fn process_cpu_s(pid: u32) -> Option<f64> {
+    let text = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    let s = stat(&text)?;
+    Some((s.utime_ticks + s.stime_ticks) as f64 / procfs::ticks_per_second() as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,6 +87,12 @@ mod tests {
         assert_eq!(ours.stime_ticks, theirs.stime);
         assert_eq!(ours.num_threads, theirs.num_threads as u64);
         assert_eq!(ours.rss_pages, theirs.rss);
+    }
+
+    #[test]
+    fn a_process_cpu_time_is_read_while_it_lives() {
+        assert!(process_cpu_s(std::process::id()).is_some_and(|s| s >= 0.0));
+        assert_eq!(process_cpu_s(u32::MAX), None);
     }
 
     #[test]

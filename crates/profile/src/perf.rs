@@ -66,8 +66,8 @@ pub struct Recorder {
     started: Instant,
     /// How long it sampled, once [`Recorder::interrupt`] stopped it.
     sampled: Option<Duration>,
-    /// Each sampled process's CPU ticks when sampling began.
-    cpu_from: Vec<(u32, u64)>,
+    /// Each sampled process's CPU seconds when sampling began.
+    cpu_from: Vec<(u32, f64)>,
     /// The CPU seconds the sampled processes used while sampled, once
     /// interrupted (processes gone by then left out).
     cpu_s: Option<f64>,
@@ -140,7 +140,8 @@ impl Recorder {
         recorder.wait_until_sampling(&data)?;
         recorder.started = Instant::now();
         if sampling == Sampling::OnCpu {
-            recorder.cpu_from = recorder.pids.iter().filter_map(|&p| Some((p, tree::cpu_ticks(p)?))).collect();
+            recorder.cpu_from =
+                recorder.pids.iter().filter_map(|&p| Some((p, stampede_probe::process_cpu_s(p)?))).collect();
         }
         Ok(recorder)
     }
@@ -194,11 +195,8 @@ impl Recorder {
             return;
         }
         self.sampled = Some(self.started.elapsed());
-        let ticks: u64 =
-            self.cpu_from.iter().filter_map(|&(p, from)| tree::cpu_ticks(p).map(|to| to.saturating_sub(from))).sum();
-        // SAFETY: sysconf has no preconditions.
-        let per_s = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-        self.cpu_s = (per_s > 0 && !self.cpu_from.is_empty()).then(|| ticks as f64 / per_s as f64);
+        let used = |&(p, from): &(u32, f64)| stampede_probe::process_cpu_s(p).map(|to| (to - from).max(0.0));
+        self.cpu_s = (!self.cpu_from.is_empty()).then(|| self.cpu_from.iter().filter_map(used).sum());
         self.remember_names();
         if let Some(child) = &self.child {
             // SAFETY: kill(2) on the pid of a child we spawned and have not reaped.

@@ -60,19 +60,6 @@ fn parent_map() -> BTreeMap<u32, u32> {
     map
 }
 
-/// The process's CPU time so far, user + system, in clock ticks
-/// (`/proc/<pid>/stat`; the kernel scales them to its scheduler runtime, so
-/// they do not miss short bursts as tick samples do), or None once it is gone.
-pub fn cpu_ticks(pid: u32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    // After the name: state is field 3, utime 14 and stime 15.
-    let mut fields = rest.split_whitespace().skip(11);
-    let utime: u64 = fields.next()?.parse().ok()?;
-    let stime: u64 = fields.next()?.parse().ok()?;
-    Some(utime + stime)
-}
-
 /// State and parent pid from a `/proc/<pid>/stat` line. The command name is
 /// in parentheses and may itself contain spaces or parentheses, so the fields
 /// are read after the last `)`.
