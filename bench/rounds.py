@@ -71,11 +71,16 @@ def efficiency(run):
     return reqs / proc, reqs / core
 
 
-def reference_at(ref, rnd, mid):
+def timeline(ref):
+    """The reference's runs that carry a midpoint, as (midpoint, efficiency)
+    in time order."""
+    return sorted((r[4], efficiency(r)) for r in ref.values() if r[4] is not None)
+
+
+def reference_at(ref, timed, rnd, mid):
     """The reference's (process, core) efficiency for a run of round `rnd`
-    at time `mid`: interpolated between its runs either side when runs carry
+    at time `mid`: interpolated along its `timeline` when runs carry
     midpoints, else its run of the same round (None when it has none)."""
-    timed = sorted((r[4], efficiency(r)) for r in ref.values() if r[4] is not None)
     if mid is None or not timed:
         return efficiency(ref[rnd]) if rnd in ref else None
     times = [t for t, _ in timed]
@@ -89,11 +94,11 @@ def reference_at(ref, rnd, mid):
     return tuple(a + (b - a) * w for a, b in zip(e0, e1))
 
 
-def drift(ref):
-    """How much the reference's core figure moved between consecutive runs:
-    (median, most) of |change| in percent, or None for fewer than two runs."""
-    timed = sorted((r[4], efficiency(r)[1]) for r in ref.values() if r[4] is not None)
-    moves = [abs(b / a - 1) * 100 for (_, a), (_, b) in zip(timed, timed[1:])]
+def drift(timed):
+    """How much the reference's core figure moved between consecutive runs
+    of its `timeline`: (median, most) of |change| in percent, or None for
+    fewer than two runs."""
+    moves = [abs(b[1] / a[1] - 1) * 100 for (_, a), (_, b) in zip(timed, timed[1:])]
     return (statistics.median(moves), max(moves)) if moves else None
 
 
@@ -105,6 +110,7 @@ def main():
     moved = []
     for group, tools in rows.items():
         ref = tools.get(reference, {})
+        timed = timeline(ref)
         for tool in order[group]:
             rounds = tools[tool]
             rps = [r[0] / r[3] for r in rounds.values()]
@@ -113,12 +119,12 @@ def main():
             vs_core, vs_proc = [], []
             if tool != reference:
                 for rnd, run in rounds.items():
-                    at = reference_at(ref, rnd, run[4])
+                    at = reference_at(ref, timed, rnd, run[4])
                     if at is not None:
                         vs_proc.append(efficiency(run)[0] / at[0])
                         vs_core.append(efficiency(run)[1] / at[1])
             print(f"{group:<10} {tool:<15} {statistics.median(rps):>9.0f} {span(core):>26} {span(proc):>26} {ratio_span(vs_core):>24} {ratio_span(vs_proc):>24}")
-        d = drift(ref)
+        d = drift(timed)
         if d is not None:
             moved.append(f"{group} {d[0]:.0f}% (at most {d[1]:.0f}%)")
     print(f"medians over rounds, (min-max); ratios are taken against {reference} as it was at each run")
