@@ -51,14 +51,13 @@ cc -O2 -o "$WORK/loop" "$WORK/loop.c"
 # Busy ticks of core 1 since boot from /proc/stat's busy fields, in seconds.
 busy_fields() { awk -v hz="$HZ" '$1 == "cpu1" { printf "%.2f", ($2 + $3 + $4 + $7 + $8) / hz }' /proc/stat; }
 
-# One run of "$@" on CPU 1: "<busy fields s> <clock less idle s> <process s>".
+# One run of "$@" on CPU 1 (`measure`, bracketed by the busy fields):
+# "<busy fields s> <requests> <process s> <clock less idle s>".
 accounts() {
-  local f0 t0 f1 t1 out
-  f0=$(busy_fields); t0=$(core_times 1)
-  out=$( { taskset -c 1 "$@" >/dev/null 2>&1; times; } )
-  f1=$(busy_fields); t1=$(core_times 1)
-  echo "$(awk -v a="$f1" -v b="$f0" 'BEGIN { printf "%.2f", a - b }') $(core_busy_between "$t0" "$t1") \
-$(echo "$out" | tail -1 | awk '{ split($1,u,"m"); split($2,s,"m"); sub("s","",u[2]); sub("s","",s[2]); printf "%.2f", u[1]*60+u[2]+s[1]*60+s[2] }')"
+  local f0 m
+  f0=$(busy_fields)
+  m=$(measure p_stampede "$@")
+  echo "$(awk -v a="$(busy_fields)" -v b="$f0" 'BEGIN { printf "%.2f", a - b }') $m"
 }
 
 CASES=("stampede-c32" "wrk-c32" "loop-1000/0" "loop-200/20" "loop-50/20")
@@ -81,8 +80,8 @@ import statistics, sys
 from collections import defaultdict
 runs = defaultdict(list)
 for line in sys.stdin:
-    case, *figures = line.split()
-    runs[case].append([float(f) for f in figures])
+    case, fields, _requests, process, idle = line.split()
+    runs[case].append([float(fields), float(idle), float(process)])
 print("{:<14} {:>14} {:>13} {:>10} {:>12}".format("case", "busy fields s", "clock-idle s", "process s", "fields/idle"))
 for case, rows in runs.items():
     f, i, p = (statistics.median(col) for col in zip(*rows))
