@@ -136,7 +136,14 @@ pub struct RunRecord {
     #[serde(deserialize_with = "lenient::or_default")]
     pub first_request_ms: f64,
     pub warmup: Option<LoadResult>,
+    /// The measured phase: closed loop unless the profile gives a rate; the
+    /// run's requests/s and efficiency come from it.
     pub load: Option<LoadResult>,
+    /// A profile's `latency` phase: open loop right after `load`, on the same
+    /// server, at a fraction of the rate `load` sustained; when present, the
+    /// run's latency figures come from it ([`RunRecord::latency_load`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LoadResult>,
     #[serde(deserialize_with = "lenient::or_default")]
     pub server: TreeSummary,
     #[serde(deserialize_with = "lenient::or_default")]
@@ -183,6 +190,7 @@ impl Default for RunRecord {
             first_request_ms: 0.0,
             warmup: None,
             load: None,
+            latency: None,
             server: TreeSummary::default(),
             loadgen: TreeSummary::default(),
             machine: MachineRecord::default(),
@@ -290,6 +298,12 @@ impl RunRecord {
         }
         let rps = self.load.as_ref()?.rps;
         (self.server.cpu_cores_avg > 1e-6).then(|| rps / self.server.cpu_cores_avg)
+    }
+
+    /// The load whose percentiles are the run's latency: the open-loop
+    /// `latency` phase when the profile has one, else the measured load.
+    pub fn latency_load(&self) -> Option<&LoadResult> {
+        self.latency.as_ref().or(self.load.as_ref())
     }
 }
 
