@@ -171,8 +171,8 @@ impl Metric {
         let value = match self {
             Metric::Rps => Some(load?.rps),
             Metric::RpsPerCore => run.rps_per_core(),
-            Metric::P50 => Some(load?.latency_us.p50 / 1000.0),
-            Metric::P99 => Some(load?.latency_us.p99 / 1000.0),
+            Metric::P50 => Some(run.latency_load()?.latency_us.p50 / 1000.0),
+            Metric::P99 => Some(run.latency_load()?.latency_us.p99 / 1000.0),
             Metric::Cpu => Some(run.server.cpu_cores_avg),
             Metric::Rss => Some(run.server.rss_max_mib),
             Metric::LoadgenCpu => {
