@@ -165,7 +165,9 @@ impl Metric {
         }
     }
 
-    /// The value of this metric for one run, in the unit of `title`.
+    /// The value of this metric for one run, in the unit of `title`: the
+    /// latency percentiles from the run's latency phase when it has one
+    /// ([`Run::latency_load`]), everything else from the measured load.
     pub fn of(self, run: &Run) -> Option<f64> {
         let load = run.load.as_ref();
         let value = match self {
