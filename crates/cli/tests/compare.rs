@@ -1,5 +1,6 @@
 //! `stampede compare` through the real binary: identical inputs, a clear
-//! 20 % drop, ±3 % noise, reproducibility of the bootstrap, and bad input.
+//! 20 % drop, ±3 % noise, reproducibility of the bootstrap, bad input, and
+//! the main job's shape (two iterations of a few seconds) compared by seconds.
 
 mod support_report;
 
@@ -143,7 +144,22 @@ fn json_output_matches_the_documented_schema() {
     assert_eq!(keys(&json["pairs"][0]), ["base_iterations", "candidate_iterations", "key", "label", "metrics"]);
     assert_eq!(
         keys(&json["pairs"][0]["metrics"][0]),
-        ["base_median", "candidate_median", "change", "interval", "metric", "significant", "verdict", "verdict_text"]
+        [
+            "base_median",
+            "base_samples",
+            "base_value",
+            "block_s",
+            "candidate_median",
+            "candidate_samples",
+            "candidate_value",
+            "change",
+            "interval",
+            "method",
+            "metric",
+            "significant",
+            "verdict",
+            "verdict_text"
+        ]
     );
     assert_eq!(keys(&json["rules"][0]), ["broken_by", "failed", "rule"]);
 }
@@ -173,4 +189,129 @@ fn profiled_pairs_get_a_differential_flame_graph() {
     let text = std::fs::read_to_string(&svg[0]).unwrap();
     assert!(text.starts_with("<?xml") && text.contains("work") && text.contains("io"), "an SVG of both frames");
     assert!(stderr(&out).contains("differential flame graph"), "{}", stderr(&out));
+}
+
+/// One main-job run: `rps` with a ±2 % pattern over 4 seconds (one partial)
+/// in the closed loop, and an open-loop latency phase whose seconds have a
+/// p99 around `p99_us`.
+fn shootout_run(app: &str, profile: &str, iteration: u64, rps: f64, p99_us: f64) -> Value {
+    let wobble = |t: u64| 1.0 + 0.02 * [0.0, 1.0, -1.0, 0.5, -0.5][((t + iteration) % 5) as usize];
+    let timeline = |rate: f64, p99: f64| -> Vec<Value> {
+        (0..5u64)
+            .map(|t| {
+                let share = if t == 4 { 0.25 } else { 1.0 };
+                serde_json::json!({"t_s": t, "requests": (rate * wobble(t) * share) as u64, "errors": 0,
+                                   "p99_us": p99 * wobble(t + 2)})
+            })
+            .collect()
+    };
+    let mut run = run_json(app, "1", iteration, rps);
+    run["knobs"] = serde_json::json!({});
+    run["profile"] = profile.into();
+    run["load"]["duration_s"] = 4.25.into();
+    run["load"]["timeline"] = timeline(rps, p99_us / 3.0).into();
+    let mut latency = run["load"].clone();
+    latency["mode"] = "open".into();
+    latency["rps"] = (rps * 0.7).into();
+    latency["latency_us"]["p99"] = p99_us.into();
+    latency["timeline"] = timeline(rps * 0.7, p99_us).into();
+    run["latency"] = latency;
+    run
+}
+
+/// A main-job results file: each (app, profile, requests/s, p99 in us) row run twice.
+fn shootout_json(rows: &[(&str, &str, f64, f64)]) -> Value {
+    let mut doc = results_json(&[]);
+    doc["runs"] = rows
+        .iter()
+        .flat_map(|&(app, profile, rps, p99)| (1..=2).map(move |i| shootout_run(app, profile, i, rps, p99)))
+        .collect::<Vec<_>>()
+        .into();
+    doc
+}
+
+const SHOOTOUT: [(&str, &str, f64, f64); 4] = [
+    ("go", "plaintext", 35_000.0, 2_500.0),
+    ("go", "json", 28_000.0, 2_800.0),
+    ("rust", "plaintext", 87_000.0, 600.0),
+    ("rust", "json", 89_000.0, 650.0),
+];
+
+#[test]
+fn two_main_job_results_get_a_verdict_with_an_interval_for_every_rows_rps_and_p99() {
+    let dir = scratch("compare-main-job");
+    let base = write_json(&dir, "base.json", &shootout_json(&SHOOTOUT));
+    let mut changed = SHOOTOUT;
+    changed[0].2 *= 0.8; // go plaintext: 20 % fewer requests/s
+    changed[3].3 *= 1.5; // rust json: open-loop p99 50 % higher
+    let cand = write_json(&dir, "cand.json", &shootout_json(&changed));
+
+    let out = run(&["compare", &base, &cand, "--json", "--fail-if", "rps<-5%,p99>+20%"]);
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pairs = json["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 4);
+    let mut verdicts = Vec::new();
+    for pair in pairs {
+        assert_eq!(pair["base_iterations"], 2);
+        for name in ["rps", "p99"] {
+            let m = pair["metrics"].as_array().unwrap().iter().find(|m| m["metric"] == name).unwrap();
+            assert_eq!(m["method"], "seconds", "{m}");
+            assert_eq!((m["base_samples"].as_u64(), m["block_s"].as_u64()), (Some(10), Some(2)), "{m}");
+            let (low, high) = (m["interval"]["low"].as_f64().unwrap(), m["interval"]["high"].as_f64().unwrap());
+            let change = m["change"].as_f64().unwrap();
+            assert!(low <= change && change <= high, "{m}");
+            verdicts.push(format!(
+                "{} {name} {}",
+                pair["label"].as_str().unwrap(),
+                m["verdict_text"].as_str().unwrap()
+            ));
+        }
+        // Metrics without per-second samples keep the iterations' rule.
+        let cpu = pair["metrics"].as_array().unwrap().iter().find(|m| m["metric"] == "cpu").unwrap();
+        assert_eq!(cpu["verdict"], "too_few_iterations");
+    }
+    assert_eq!(
+        verdicts,
+        [
+            "go (plaintext) rps slower",
+            "go (plaintext) p99 no significant change",
+            "go (json) rps no significant change",
+            "go (json) p99 no significant change",
+            "rust (plaintext) rps no significant change",
+            "rust (plaintext) p99 no significant change",
+            "rust (json) rps no significant change",
+            "rust (json) p99 slower",
+        ]
+    );
+    let rules = json["rules"].as_array().unwrap();
+    assert_eq!(rules[0]["broken_by"], serde_json::json!(["go (plaintext)"]));
+    assert_eq!(rules[1]["broken_by"], serde_json::json!(["rust (json)"]));
+
+    // The p99 compared is the open-loop phase's, not the closed loop's.
+    let p99 = pairs[3]["metrics"].as_array().unwrap().iter().find(|m| m["metric"] == "p99").unwrap();
+    assert!((p99["base_median"].as_f64().unwrap() - 0.65).abs() < 1e-9, "{p99}");
+    assert!((p99["base_value"].as_f64().unwrap() / 0.65 - 1.0).abs() < 0.03, "{p99}");
+    assert!((p99["change"].as_f64().unwrap() - 0.5).abs() < 0.01, "{p99}");
+
+    let text = stdout(&run(&["compare", &base, &cand]));
+    let rps_line = text.lines().find(|l| l.trim_start().starts_with("requests/s ")).unwrap();
+    assert!(rps_line.contains("10+10 seconds, 2 s blocks") && rps_line.ends_with("slower"), "{rps_line}");
+    assert!(text.contains("not the variation between server starts"), "{text}");
+}
+
+#[test]
+fn five_iterations_a_side_are_compared_by_iterations_even_with_seconds() {
+    let dir = scratch("compare-five");
+    let base = write_json(&dir, "base.json", &results_json(&[("go", "1", &BASE)]));
+    let mut doc = results_json(&[("go", "1", &BASE)]);
+    for run in doc["runs"].as_array_mut().unwrap() {
+        run["load"]["timeline"] = serde_json::json!([{"t_s": 0, "requests": 9000, "p99_us": 3000.0},
+            {"t_s": 1, "requests": 9000, "p99_us": 3000.0}, {"t_s": 2, "requests": 9000, "p99_us": 3000.0}]);
+    }
+    let cand = write_json(&dir, "cand.json", &doc);
+    let out = run(&["compare", &base, &cand, "--json"]);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rps_metric(&json)["method"], "iterations");
+    assert_eq!(rps_metric(&json)["base_samples"], 5);
 }

@@ -286,3 +286,70 @@ fn runs_without_a_slow_log_get_one_line_instead_of_an_explanation() {
     assert!(section.contains("slow_log"));
     assert!(!section.contains("explain-shares"));
 }
+
+/// Every (label, colour) the report's charts and legends draw a
+/// configuration with: efficiency bars, spectrum lines, legend swatches.
+/// Labels are `app knobs`, the profile stripped.
+fn drawn_colours(html: &str) -> Vec<(String, String)> {
+    let attr = |tag: &str, name: &str| -> Option<String> {
+        let rest = &tag[tag.find(&format!(r#" {name}=""#))? + name.len() + 3..];
+        Some(rest[..rest.find('"')?].to_owned())
+    };
+    let app_knobs = |label: &str| label.rsplit_once(" (").map_or(label, |(head, _)| head).to_owned();
+    let mut drawn = Vec::new();
+    for piece in html.split('<').skip(1) {
+        let (tag, text) = piece.split_once('>').unwrap_or((piece, ""));
+        if tag.starts_with(r#"rect class="mark bar""#) {
+            let tip = attr(tag, "data-tip").unwrap();
+            drawn.push((app_knobs(tip.split(": median").next().unwrap()), attr(tag, "fill").unwrap()));
+        } else if tag.starts_with(r#"path class="mark line"#) && tag.contains("iteration") {
+            let tip = attr(tag, "data-tip").unwrap();
+            drawn.push((app_knobs(tip.rsplit_once(" iteration").unwrap().0), attr(tag, "stroke").unwrap()));
+        } else if let Some(swatch) = tag.strip_prefix(r#"span style="--swatch:"#) {
+            drawn.push((text.to_owned(), swatch.trim_end_matches('"').to_owned()));
+        }
+    }
+    drawn
+}
+
+/// Was: go blue in one profile's latency chart and orange in the next,
+/// because colours went by configuration (app × knobs × profile) and each
+/// chart counted its own.
+#[test]
+fn an_app_has_the_same_colour_in_every_chart_and_legend() {
+    let dir = scratch("colours");
+    let mut results = results_json(&[
+        ("go", "1", &[1000.0, 1100.0]),
+        ("node", "1", &[800.0, 850.0]),
+        ("rust", "1", &[3000.0, 3100.0]),
+        ("go", "2", &[1500.0]),
+    ]);
+    let mut json_runs = results["runs"].as_array().unwrap().clone();
+    for run in &mut json_runs {
+        run["profile"] = json!("json");
+    }
+    // The second profile lists its apps in another order.
+    json_runs.reverse();
+    results["runs"].as_array_mut().unwrap().extend(json_runs);
+    let input = write_json(&dir, "results.json", &results);
+    let page = dir.join("report.html");
+    let out = run(&["report", &input, "-o", page.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+
+    let drawn = drawn_colours(&html);
+    let mut colours: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> = Default::default();
+    for (label, colour) in &drawn {
+        colours.entry(label.clone()).or_default().insert(colour.clone());
+    }
+    for label in ["go threads=1", "go threads=2", "node threads=1", "rust threads=1"] {
+        let count = drawn.iter().filter(|(l, _)| l == label).count();
+        // 2 bars per efficiency panel (3 panels), spectrum lines and 3 legends at least.
+        assert!(count >= 5, "{label} drawn {count} times: {drawn:?}");
+        assert_eq!(colours[label].len(), 1, "{label} in several colours: {:?}", colours[label]);
+    }
+    let apps: std::collections::BTreeSet<&String> =
+        ["go threads=1", "node threads=1", "rust threads=1"].iter().map(|l| colours[*l].first().unwrap()).collect();
+    assert_eq!(apps.len(), 3, "apps share a colour: {colours:?}");
+    assert_ne!(colours["go threads=1"], colours["go threads=2"], "knob settings of an app are told apart");
+}

@@ -165,14 +165,16 @@ impl Metric {
         }
     }
 
-    /// The value of this metric for one run, in the unit of `title`.
+    /// The value of this metric for one run, in the unit of `title`: the
+    /// latency percentiles from the run's latency phase when it has one
+    /// ([`Run::latency_load`]), everything else from the measured load.
     pub fn of(self, run: &Run) -> Option<f64> {
         let load = run.load.as_ref();
         let value = match self {
             Metric::Rps => Some(load?.rps),
             Metric::RpsPerCore => run.rps_per_core(),
-            Metric::P50 => Some(load?.latency_us.p50 / 1000.0),
-            Metric::P99 => Some(load?.latency_us.p99 / 1000.0),
+            Metric::P50 => Some(run.latency_load()?.latency_us.p50 / 1000.0),
+            Metric::P99 => Some(run.latency_load()?.latency_us.p99 / 1000.0),
             Metric::Cpu => Some(run.server.cpu_cores_avg),
             Metric::Rss => Some(run.server.rss_max_mib),
             Metric::LoadgenCpu => {

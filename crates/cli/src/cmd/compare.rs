@@ -1,7 +1,9 @@
 //! `stampede compare`: says which differences between two results files are
-//! real. Pairs runs by app, knobs and profile, compares medians with a seeded
-//! bootstrap confidence interval, and exits 1 when a `--fail-if` rule is
-//! broken, for CI. The statistics live in `stampede_report::compare`.
+//! real. Pairs runs by app, knobs and profile, compares medians of iterations
+//! (or, with fewer than 5 a side, requests/s and p99 over the runs' seconds)
+//! with a seeded bootstrap confidence interval, and exits 1 when a
+//! `--fail-if` rule is broken, for CI. The statistics live in
+//! `stampede_report::compare`.
 
 use std::path::PathBuf;
 
@@ -18,7 +20,10 @@ const EXAMPLES: &str = "Examples:
   stampede compare base.json candidate.json --fail-if 'rps<-5%,p99>+10%' --json
 Metrics: rps, rps_per_core, p50, p99, cpu (server cores), rss (server max RSS).
 A rule fails when the change is significant and its whole 95% confidence
-interval is beyond the threshold.";
+interval is beyond the threshold. With 5 or more valid iterations a side the
+iterations are compared; with fewer (the main job runs 2), requests/s and p99
+are compared over the runs' per-second samples, which hold the noise within
+runs but not between server starts (docs/compare.md).";
 
 #[derive(clap::Args)]
 #[command(after_help = EXAMPLES)]

@@ -1,15 +1,21 @@
-//! The percentile bootstrap for the change of a median between two sets of
-//! iterations. Each resample draws both sets again with replacement, takes
-//! the ratio of their medians, and the 2.5th and 97.5th percentiles of those
-//! ratios bound the 95 % confidence interval. It assumes nothing about the
-//! shape of the distribution, which suits benchmark numbers (skewed, few
-//! samples). The generator is ChaCha8 seeded explicitly, so the same inputs
-//! and seed give the same interval on every machine.
+//! The percentile bootstrap for the change of a metric between base and
+//! candidate. Each resample draws both sides again with replacement, takes
+//! the ratio of their statistics, and the 2.5th and 97.5th percentiles of
+//! those ratios bound the 95 % confidence interval. It assumes nothing about
+//! the shape of the distribution, which suits benchmark numbers (skewed, few
+//! samples). Two kinds of draw: iterations one by one (the statistic is their
+//! median), or seconds in moving blocks (the statistic is a ratio of sums,
+//! [`super::seconds`]): consecutive seconds of a run are correlated (a GC
+//! cycle, a slow second spill into the next), and blocks keep that, where
+//! seconds drawn one by one would make the interval too narrow. The
+//! generator is ChaCha8 seeded explicitly, so the same inputs and seed give
+//! the same interval on every machine.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
+use super::seconds::{self, Second};
 use crate::stats::{median, median_of_sorted, quantile_of_sorted};
 
 /// A confidence interval of a relative change (0.05 = +5 %).
@@ -55,20 +61,84 @@ impl Bootstrap {
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         let mut scratch_b = vec![0.0; base.len()];
         let mut scratch_c = vec![0.0; candidate.len()];
-        let mut changes = Vec::with_capacity(self.resamples);
-        for _ in 0..self.resamples {
+        self.interval(|| {
             let mb = resampled_median(base, &mut scratch_b, &mut rng);
             let mc = resampled_median(candidate, &mut scratch_c, &mut rng);
-            if mb != 0.0 {
-                changes.push(mc / mb - 1.0);
-            }
-        }
+            (mb != 0.0).then(|| mc / mb - 1.0)
+        })
+    }
+
+    /// The interval of `S(candidate) / S(base) − 1`, S the ratio-of-sums
+    /// statistic of seconds, by a moving-block bootstrap: each resample of a
+    /// side is as many seconds as it has, made of blocks of `block`
+    /// consecutive seconds drawn with replacement from every block inside
+    /// one of its iterations (so iterations are pooled, and no block spans
+    /// two server starts). `None` when a side has no whole block or the
+    /// base's statistic is zero.
+    pub fn block_change_interval(
+        &self,
+        base: &[Vec<Second>],
+        candidate: &[Vec<Second>],
+        block: usize,
+    ) -> Option<Interval> {
+        let base = Blocks::new(base, block)?;
+        let candidate = Blocks::new(candidate, block)?;
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        self.interval(|| {
+            let sb = base.resample(&mut rng)?;
+            let sc = candidate.resample(&mut rng)?;
+            (sb != 0.0).then(|| sc / sb - 1.0)
+        })
+    }
+
+    /// The percentile interval of the changes `draw` gives (`None`: a
+    /// resample without a defined change, left out).
+    fn interval(&self, mut draw: impl FnMut() -> Option<f64>) -> Option<Interval> {
+        let mut changes: Vec<f64> = (0..self.resamples).filter_map(|_| draw()).collect();
         if changes.is_empty() {
             return None;
         }
         changes.sort_by(f64::total_cmp);
         let tail = (1.0 - self.confidence) / 2.0;
         Some(Interval { low: quantile_of_sorted(&changes, tail), high: quantile_of_sorted(&changes, 1.0 - tail) })
+    }
+}
+
+/// Every block of consecutive seconds inside one iteration of a side.
+struct Blocks<'a> {
+    runs: &'a [Vec<Second>],
+    /// (iteration, first second) of each block.
+    starts: Vec<(usize, usize)>,
+    len: usize,
+    total: usize,
+}
+
+impl<'a> Blocks<'a> {
+    fn new(runs: &'a [Vec<Second>], len: usize) -> Option<Blocks<'a>> {
+        let len = len.max(1);
+        let starts: Vec<(usize, usize)> = runs
+            .iter()
+            .enumerate()
+            .flat_map(|(r, seconds)| (0..(seconds.len() + 1).saturating_sub(len)).map(move |s| (r, s)))
+            .collect();
+        (!starts.is_empty()).then(|| Blocks { runs, starts, len, total: seconds::count(runs) })
+    }
+
+    /// The statistic of one resample: blocks drawn until the side's number
+    /// of seconds is reached, the last block cut short.
+    fn resample(&self, rng: &mut ChaCha8Rng) -> Option<f64> {
+        let (mut num, mut den) = (0.0, 0.0);
+        let mut left = self.total;
+        while left > 0 {
+            let (run, start) = self.starts[rng.random_range(0..self.starts.len())];
+            let take = self.len.min(left);
+            for second in &self.runs[run][start..start + take] {
+                num += second.num;
+                den += second.den;
+            }
+            left -= take;
+        }
+        (den > 0.0).then(|| num / den)
     }
 }
 
@@ -106,6 +176,31 @@ mod tests {
         let candidate = [97.0, 88.0, 112.0, 99.0, 101.0];
         let boot = Bootstrap::default();
         assert_eq!(boot.change_interval(&base, &candidate), boot.change_interval(&base, &candidate));
+    }
+
+    fn seconds(values: &[f64]) -> Vec<Second> {
+        values.iter().map(|&v| Second { num: v, den: 1.0 }).collect()
+    }
+
+    #[test]
+    fn blocks_of_seconds_see_a_clear_drop_and_not_noise() {
+        let boot = Bootstrap::default();
+        let base = [seconds(&[100.0, 103.0, 97.0, 101.0]), seconds(&[99.0, 102.0, 98.0, 100.0])];
+        let same = boot.block_change_interval(&base, &base, 2).unwrap();
+        assert!(same.low < 0.0 && same.high > 0.0, "{same:?}");
+        let dropped: Vec<Vec<Second>> =
+            base.iter().map(|run| run.iter().map(|s| Second { num: s.num * 0.8, den: 1.0 }).collect()).collect();
+        let drop = boot.block_change_interval(&base, &dropped, 2).unwrap();
+        assert!(drop.high < -0.15 && drop.low > -0.25, "{drop:?}");
+        assert_eq!(boot.block_change_interval(&base, &dropped, 2), Some(drop), "seeded: the same interval again");
+    }
+
+    #[test]
+    fn a_block_never_spans_two_iterations() {
+        let runs = [seconds(&[1.0, 2.0, 3.0]), seconds(&[4.0, 5.0])];
+        let blocks = Blocks::new(&runs, 2).unwrap();
+        assert_eq!(blocks.starts, [(0, 0), (0, 1), (1, 0)]);
+        assert!(Blocks::new(&runs, 4).is_none(), "no iteration holds a whole block");
     }
 
     #[test]

@@ -1,13 +1,17 @@
 //! `stampede compare`: pairs the runs of two results files by app, knobs and
 //! load profile, and for each metric says whether the candidate differs from
-//! the base by more than the noise between iterations. The change is the
-//! ratio of medians; its 95 % confidence interval comes from a seeded
-//! percentile bootstrap ([`bootstrap`]); a change counts as significant when
-//! that interval excludes zero. `--fail-if` rules ([`threshold`]) turn a
-//! significant regression into exit code 1.
+//! the base by more than the noise. With enough iterations (5 a side) the
+//! iterations are the unit: the change is the ratio of medians. With fewer,
+//! requests/s and p99 fall back on the seconds every run keeps
+//! ([`seconds`]), so the main job's two iterations still give a verdict. The
+//! 95 % confidence interval comes from a seeded percentile bootstrap
+//! ([`bootstrap`]); a change counts as significant when that interval
+//! excludes zero. `--fail-if` rules ([`threshold`]) turn a significant
+//! regression into exit code 1.
 
 pub mod bootstrap;
 mod render;
+pub mod seconds;
 pub mod threshold;
 
 use serde::Serialize;
@@ -17,10 +21,25 @@ pub use self::render::{human, json};
 pub use self::threshold::FailIf;
 use crate::schema::Results;
 use crate::stats::median;
-use crate::summary::{group, ConfigKey, Metric};
+use crate::summary::{group, ConfigKey, ConfigRuns, Metric};
 
-/// Fewer valid iterations than this on either side give no verdict.
+/// Fewer valid iterations than this on either side give no verdict by iterations.
 pub const MIN_ITERATIONS: usize = 3;
+
+/// With this many valid iterations on both sides the iterations are the
+/// unit even when per-second samples exist: they also hold the variation
+/// between server starts, which seconds of one start cannot show.
+pub const PREFERRED_ITERATIONS: usize = 5;
+
+/// What a metric's verdict was drawn from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Medians of valid iterations, iterations resampled.
+    Iterations,
+    /// The seconds of the valid iterations pooled, resampled in moving blocks.
+    Seconds,
+}
 
 /// What the comparison concluded for one metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -37,9 +56,21 @@ pub enum Verdict {
 pub struct MetricChange {
     #[serde(serialize_with = "metric_name")]
     pub metric: Metric,
+    /// Medians over valid iterations, as the summary shows them.
     pub base_median: Option<f64>,
     pub candidate_median: Option<f64>,
-    /// `candidate_median / base_median − 1`.
+    /// `None` when there were too few samples for a verdict.
+    pub method: Option<Method>,
+    /// The figures `change` and `interval` are about: the medians (method
+    /// iterations) or the statistic over the pooled seconds (method seconds).
+    pub base_value: Option<f64>,
+    pub candidate_value: Option<f64>,
+    /// Iterations or seconds behind each value.
+    pub base_samples: usize,
+    pub candidate_samples: usize,
+    /// Method seconds: the length of the moving blocks.
+    pub block_s: Option<usize>,
+    /// `candidate_value / base_value − 1`.
     pub change: Option<f64>,
     pub interval: Option<Interval>,
     pub significant: bool,
@@ -80,6 +111,8 @@ pub struct Comparison {
     pub resamples: usize,
     pub seed: u64,
     pub min_iterations: usize,
+    pub preferred_iterations: usize,
+    pub min_seconds: usize,
     pub pairs: Vec<Pair>,
     pub base_only: Vec<String>,
     pub candidate_only: Vec<String>,
@@ -88,6 +121,70 @@ pub struct Comparison {
 }
 
 pub const COMPARE_SCHEMA: &str = "stampede.compare/1";
+
+/// The `method` of the whole comparison; each metric says which side of it it took.
+pub const METHOD: &str = "percentile bootstrap of the ratio: of medians over iterations, or of \
+                          per-second statistics over moving blocks of seconds when a side has \
+                          fewer than preferred_iterations";
+
+/// Compares one metric of a configuration present in both files: by
+/// iterations when both sides have [`PREFERRED_ITERATIONS`], else by seconds
+/// when the metric has them ([`seconds::of`]), else by iterations (a verdict
+/// from [`MIN_ITERATIONS`]).
+pub fn compare_configs(
+    metric: Metric,
+    base: &ConfigRuns<'_>,
+    candidate: &ConfigRuns<'_>,
+    boot: &Bootstrap,
+) -> MetricChange {
+    let (b, c) = (base.values(metric), candidate.values(metric));
+    if b.len().min(c.len()) < PREFERRED_ITERATIONS {
+        if let (Some(bs), Some(cs)) = (seconds::of(metric, base), seconds::of(metric, candidate)) {
+            return compare_seconds(metric, (median(&b), median(&c)), &bs, &cs, boot);
+        }
+    }
+    compare_metric(metric, &b, &c, boot)
+}
+
+/// Compares one metric's pooled seconds (`medians`: the iterations' medians, shown beside).
+pub fn compare_seconds(
+    metric: Metric,
+    medians: (Option<f64>, Option<f64>),
+    base: &[Vec<seconds::Second>],
+    candidate: &[Vec<seconds::Second>],
+    boot: &Bootstrap,
+) -> MetricChange {
+    let block = seconds::block_len(base).min(seconds::block_len(candidate));
+    let (base_value, candidate_value) =
+        (seconds::statistic(base.iter().flatten()), seconds::statistic(candidate.iter().flatten()));
+    let interval = boot.block_change_interval(base, candidate, block);
+    judge(
+        metric,
+        MetricChange {
+            metric,
+            base_median: medians.0,
+            candidate_median: medians.1,
+            method: interval.map(|_| Method::Seconds),
+            base_value,
+            candidate_value,
+            base_samples: seconds::count(base),
+            candidate_samples: seconds::count(candidate),
+            block_s: Some(block),
+            change: ratio(base_value, candidate_value),
+            interval,
+            significant: false,
+            verdict: Verdict::TooFewIterations,
+            verdict_text: String::new(),
+        },
+    )
+}
+
+fn ratio(base: Option<f64>, candidate: Option<f64>) -> Option<f64> {
+    match (base, candidate) {
+        (Some(b), Some(c)) if b != 0.0 => Some(c / b - 1.0),
+        _ => None,
+    }
+}
 
 /// Compares every configuration the two files share.
 pub fn compare(base: &Results, candidate: &Results, boot: &Bootstrap, rules: &[FailIf]) -> Comparison {
@@ -100,10 +197,7 @@ pub fn compare(base: &Results, candidate: &Results, boot: &Bootstrap, rules: &[F
             base_only.push(b.key.label());
             continue;
         };
-        let metrics = Metric::COMPARED
-            .iter()
-            .map(|&metric| compare_metric(metric, &b.values(metric), &c.values(metric), boot))
-            .collect();
+        let metrics = Metric::COMPARED.iter().map(|&metric| compare_configs(metric, b, c, boot)).collect();
         pairs.push(Pair {
             key: b.key.clone(),
             label: b.key.label(),
@@ -128,11 +222,13 @@ pub fn compare(base: &Results, candidate: &Results, boot: &Bootstrap, rules: &[F
     let failed = rules.iter().any(|r| r.failed);
     Comparison {
         schema: COMPARE_SCHEMA,
-        method: "percentile bootstrap of the ratio of medians",
+        method: METHOD,
         confidence: boot.confidence,
         resamples: boot.resamples,
         seed: boot.seed,
         min_iterations: MIN_ITERATIONS,
+        preferred_iterations: PREFERRED_ITERATIONS,
+        min_seconds: seconds::MIN_SECONDS,
         pairs,
         base_only,
         candidate_only,
@@ -145,12 +241,32 @@ pub fn compare(base: &Results, candidate: &Results, boot: &Bootstrap, rules: &[F
 pub fn compare_metric(metric: Metric, base: &[f64], candidate: &[f64], boot: &Bootstrap) -> MetricChange {
     let base_median = median(base);
     let candidate_median = median(candidate);
-    let change = match (base_median, candidate_median) {
-        (Some(b), Some(c)) if b != 0.0 => Some(c / b - 1.0),
-        _ => None,
-    };
     let enough = base.len() >= MIN_ITERATIONS && candidate.len() >= MIN_ITERATIONS;
     let interval = if enough { boot.change_interval(base, candidate) } else { None };
+    judge(
+        metric,
+        MetricChange {
+            metric,
+            base_median,
+            candidate_median,
+            method: interval.map(|_| Method::Iterations),
+            base_value: base_median,
+            candidate_value: candidate_median,
+            base_samples: base.len(),
+            candidate_samples: candidate.len(),
+            block_s: None,
+            change: ratio(base_median, candidate_median),
+            interval,
+            significant: false,
+            verdict: Verdict::TooFewIterations,
+            verdict_text: String::new(),
+        },
+    )
+}
+
+/// Fills in significance and the verdict from the interval.
+fn judge(metric: Metric, change: MetricChange) -> MetricChange {
+    let interval = change.interval;
     let significant = interval.is_some_and(|ci| ci.excludes_zero());
     let verdict = match interval {
         None => Verdict::TooFewIterations,
@@ -172,7 +288,7 @@ pub fn compare_metric(metric: Metric, base: &[f64], candidate: &[f64], boot: &Bo
         Verdict::TooFewIterations => "too few iterations",
     }
     .to_owned();
-    MetricChange { metric, base_median, candidate_median, change, interval, significant, verdict, verdict_text }
+    MetricChange { significant, verdict, verdict_text, ..change }
 }
 
 #[cfg(test)]

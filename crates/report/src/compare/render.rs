@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::Comparison;
+use super::{Comparison, Method, MetricChange};
 use crate::format::{pct, sig};
 
 /// The comparison as JSON.
@@ -29,12 +29,13 @@ pub fn human(comparison: &Comparison) -> String {
         );
         let _ = writeln!(
             out,
-            "  {:<28} {:>12} {:>12} {:>9}  {:<20} verdict",
+            "  {:<28} {:>12} {:>12} {:>9}  {:<20} {:<26} verdict",
             "metric",
             "base",
             "candidate",
             "change",
             format!("{confidence}% CI"),
+            "from",
         );
         for m in &pair.metrics {
             let change = m.change.map(pct).unwrap_or_else(|| "–".to_owned());
@@ -42,12 +43,13 @@ pub fn human(comparison: &Comparison) -> String {
                 m.interval.map(|ci| format!("[{}, {}]", pct(ci.low), pct(ci.high))).unwrap_or_else(|| "–".to_owned());
             let _ = writeln!(
                 out,
-                "  {:<28} {:>12} {:>12} {:>9}  {:<20} {}",
+                "  {:<28} {:>12} {:>12} {:>9}  {:<20} {:<26} {}",
                 m.metric.title(),
-                value(m.base_median),
-                value(m.candidate_median),
+                value(m.base_value),
+                value(m.candidate_value),
                 change,
                 ci,
+                source(m),
                 m.verdict_text
             );
         }
@@ -68,8 +70,23 @@ pub fn human(comparison: &Comparison) -> String {
     }
     let _ = writeln!(
         out,
-        "Medians of valid iterations; {confidence}% confidence interval of the change by percentile bootstrap ({} resamples, seed {}); a verdict needs {} valid iterations on each side.",
-        comparison.resamples, comparison.seed, comparison.min_iterations
+        "{confidence}% confidence interval of the change by percentile bootstrap ({} resamples, seed {}).\n\
+         From iterations: medians of valid iterations, resampled (a verdict needs {} a side).\n\
+         From seconds (fewer than {} iterations a side): the valid iterations' seconds pooled and resampled in\n\
+         moving blocks; requests/s over those seconds, p99 the request-weighted mean of per-second p99s.\n\
+         It holds the noise within runs, not the variation between server starts (docs/compare.md).",
+        comparison.resamples, comparison.seed, comparison.min_iterations, comparison.preferred_iterations
     );
     out
+}
+
+/// What a metric's values and interval were drawn from: `5+5 iterations`, `8+8 seconds, 2 s blocks`.
+fn source(m: &MetricChange) -> String {
+    match (m.method, m.block_s) {
+        (Some(Method::Seconds), Some(block)) => {
+            format!("{}+{} seconds, {block} s blocks", m.base_samples, m.candidate_samples)
+        }
+        (Some(Method::Iterations), _) => format!("{}+{} iterations", m.base_samples, m.candidate_samples),
+        _ => "–".to_owned(),
+    }
 }

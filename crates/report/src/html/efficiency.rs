@@ -6,7 +6,8 @@
 use std::fmt::Write;
 
 use super::escape::esc;
-use super::svg::{self, colour, nice_ticks, Scale};
+use super::palette::Palette;
+use super::svg::{self, nice_ticks, Scale};
 use crate::format::sig;
 use crate::stats::median;
 use crate::summary::{ConfigRuns, Metric};
@@ -21,7 +22,7 @@ const BOTTOM: f64 = 24.0;
 const PANELS: [Metric; 3] = [Metric::RpsPerCore, Metric::Rps, Metric::LoadgenCpu];
 
 /// The chart, or a note when no run has data.
-pub fn render(groups: &[ConfigRuns<'_>], colours: &dyn Fn(&ConfigRuns<'_>) -> usize) -> String {
+pub fn render(groups: &[ConfigRuns<'_>], palette: &Palette) -> String {
     let mut out = String::new();
     if groups.is_empty() {
         return r#"<p class="note">No runs in this file.</p>"#.to_owned();
@@ -71,7 +72,7 @@ pub fn render(groups: &[ConfigRuns<'_>], colours: &dyn Fn(&ConfigRuns<'_>) -> us
             let values = group.values(*metric);
             let Some(med) = median(&values) else { continue };
             let y = TOP + ROW_H * row as f64;
-            let fill = colour(colours(group));
+            let fill = palette.colour(&group.key);
             let tip = format!(
                 "{}: median {} {} over {} valid run(s)",
                 group.key.label(),

@@ -9,6 +9,7 @@ pub mod intervals;
 mod microstates;
 mod offcpu;
 mod page;
+mod palette;
 mod profile;
 mod spectrum;
 mod svg;

@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use super::escape::esc;
-use super::svg::colour;
+use super::palette::Palette;
 use super::tables;
 use super::{efficiency, intervals, spectrum, timeline};
 use crate::schema::{Results, Run};
@@ -22,7 +22,7 @@ const REPORT_JS: &str = include_str!("../../assets/report.js");
 pub fn render(results: &Results) -> String {
     let groups = group(results);
     let keys: Vec<ConfigKey> = groups.iter().map(|g| g.key.clone()).collect();
-    let colour_of = |key: &ConfigKey| keys.iter().position(|k| k == key).unwrap_or(0);
+    let palette = Palette::of(results);
     let env = &results.environment;
     let scenario_name = results.scenario.get("name").and_then(|n| n.as_str()).unwrap_or("results");
 
@@ -67,7 +67,8 @@ pub fn render(results: &Results) -> String {
     summary_section(&mut out, results);
 
     out.push_str(r#"<section id="efficiency"><h2>Efficiency</h2><p class="note">Requests per second for each core of server CPU used, beside raw requests per second and what the load generator itself spent. Bars are medians of valid iterations; dots are single iterations.</p><div class="chart-box">"#);
-    out.push_str(&efficiency::render(&groups, &|g| colour_of(&g.key)));
+    out.push_str(&efficiency::render(&groups, &palette));
+    legend(&mut out, keys.iter(), &palette);
     out.push_str("</div></section>\n");
 
     out.push_str(r#"<section id="latency"><h2>Latency by percentile</h2><p class="note">HdrHistogram percentile spectrum: x is 1/(1 − percentile) on a log scale, so each step to the right is ten times rarer. One line per run; dotted lines are invalid runs.</p>"#);
@@ -84,8 +85,8 @@ pub fn render(results: &Results) -> String {
             let _ = write!(out, "<h3>Profile {}</h3>", esc(profile));
         }
         out.push_str(r#"<div class="chart-box">"#);
-        out.push_str(&spectrum::render(&format!("chart-spectrum-{i}"), profile, &runs, &colour_of));
-        legend(&mut out, keys.iter().filter(|k| k.profile == *profile), &colour_of);
+        out.push_str(&spectrum::render(&format!("chart-spectrum-{i}"), profile, &runs, &palette));
+        legend(&mut out, keys.iter().filter(|k| k.profile == *profile), &palette);
         out.push_str("</div>");
     }
     out.push_str("</section>\n");
@@ -160,10 +161,17 @@ fn summary_section(out: &mut String, results: &Results) {
     out.push('\n');
 }
 
-fn legend<'a>(out: &mut String, keys: impl Iterator<Item = &'a ConfigKey>, colour_of: &dyn Fn(&ConfigKey) -> usize) {
+/// The legend of a chart: each app and knob setting drawn in it, once, in
+/// the palette's colour.
+fn legend<'a>(out: &mut String, keys: impl Iterator<Item = &'a ConfigKey>, palette: &Palette) {
     out.push_str(r#"<div class="legend">"#);
+    let mut shown: Vec<String> = Vec::new();
     for key in keys {
-        let _ = write!(out, r#"<span style="--swatch:{}">{}</span>"#, colour(colour_of(key)), esc(&key.app_knobs()));
+        let label = key.app_knobs();
+        if !shown.contains(&label) {
+            let _ = write!(out, r#"<span style="--swatch:{}">{}</span>"#, palette.colour(key), esc(&label));
+            shown.push(label);
+        }
     }
     out.push_str("</div>");
 }

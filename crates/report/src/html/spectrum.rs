@@ -1,9 +1,12 @@
 //! The latency percentile spectrum, HdrHistogram's classic plot: latency
 //! against percentile with the x axis at 1/(1 − percentile) on a log scale,
 //! so 90 %, 99 %, 99.9 % and 99.99 % are equally far apart and the tail gets
-//! the room it deserves. One chart per load profile, one line per run.
+//! the room it deserves. One chart per load profile, one line per run, from
+//! the load the run's latency comes from (its open-loop `latency` phase when
+//! the profile has one).
 
-use super::svg::{self, colour, hover_dot, nice_ticks, polyline, thin, Frame, Scale};
+use super::palette::Palette;
+use super::svg::{self, hover_dot, nice_ticks, polyline, thin, Frame, Scale};
 use crate::format::sig;
 use crate::schema::Run;
 use crate::summary::ConfigKey;
@@ -30,12 +33,12 @@ pub fn tick_label(decade: f64) -> String {
     }
 }
 
-/// One chart for the runs of a profile; `colour_of` gives a config's colour.
-pub fn render(id: &str, profile: &str, runs: &[&Run], colour_of: &dyn Fn(&ConfigKey) -> usize) -> String {
+/// One chart for the runs of a profile, each in its configuration's colour.
+pub fn render(id: &str, profile: &str, runs: &[&Run], palette: &Palette) -> String {
     let lines: Vec<(&Run, Vec<Point>)> = runs
         .iter()
         .filter_map(|run| {
-            let load = run.load.as_ref()?;
+            let load = run.latency_load()?;
             let points: Vec<Point> = load
                 .latency_spectrum
                 .iter()
@@ -62,16 +65,16 @@ pub fn render(id: &str, profile: &str, runs: &[&Run], colour_of: &dyn Fn(&Config
     svg::x_axis(&mut out, &FRAME, &x, &x_ticks, tick_label);
     for (run, points) in &lines {
         let key = ConfigKey::of(run);
-        let c = colour(colour_of(&key));
+        let c = palette.colour(&key);
         let name = format!("{} iteration {}", key.label(), run.iteration);
         let pixels: Vec<(f64, f64)> = points.iter().map(|(px, py, _)| (x.at(*px), y.at(*py))).collect();
         let class = if run.is_valid() { "" } else { "invalid" };
-        polyline(&mut out, &pixels, c, class, &name);
+        polyline(&mut out, &pixels, &c, class, &name);
         let tips: Vec<(usize, (f64, f64))> = pixels.iter().copied().enumerate().collect();
         for (i, (px, py)) in thin(&tips, 40) {
             let (_, ms, percentile) = points[i];
             let tip = format!("{name}: p{} = {} ms", trim_percentile(percentile), sig(ms));
-            hover_dot(&mut out, px, py, c, &tip);
+            hover_dot(&mut out, px, py, &c, &tip);
         }
     }
     svg::close(&mut out);

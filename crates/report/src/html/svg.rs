@@ -9,13 +9,10 @@ use std::fmt::Write;
 use super::escape::esc;
 use crate::format::sig;
 
-/// Colour-blind-friendly categorical colours (Tableau 10).
+/// Colour-blind-friendly categorical colours (Tableau 10); which
+/// configuration gets which is [`super::palette::Palette`]'s decision.
 pub const PALETTE: [&str; 10] =
     ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
-
-pub fn colour(index: usize) -> &'static str {
-    PALETTE[index % PALETTE.len()]
-}
 
 /// Maps a data interval onto a pixel interval.
 #[derive(Debug, Clone, Copy)]
