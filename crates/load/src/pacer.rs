@@ -44,9 +44,12 @@ pub struct Pacer {
 }
 
 /// Requests a wake-up should find due, on average, besides the first: the
-/// granularity is the time this many take at the thread's rate.
-/// TODO-FIGURE(lead): chosen from wake-up counts (`strace -c`) at 20k, 50k
-/// and 80k req/s on the busy development VM; bench/openloop.sh measures it.
+/// granularity is the time this many take at the thread's rate. Eight makes
+/// a wake-up's fixed cost (a system call, a context switch, a timer) about a
+/// ninth of what it was per request, while the wait it adds stays a small
+/// share of a loopback round trip at tens of thousands of requests a second.
+/// TODO-FIGURE(lead): not yet tuned on a quiet machine (the development VM
+/// was too busy to time it); `BASE=<rev> bench/openloop.sh` measures a change.
 const REQUESTS_PER_WAKE: f64 = 8.0;
 
 /// The longest a due request waits for the loop's next wake by design: at
