@@ -121,9 +121,33 @@ record() {
   local t1; t1=$(date +%s.%N)
   echo "$group $tool $round $m $secs $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (a + b) / 2 }')" >>"$RECORDS"
 }
+# Runs the caller's `run_tool TOOL GROUP ROUND` for every tool of TOOLS in
+# every group given ($2...), round by round ($ROUNDS of them, core 1 checked
+# quiet before each group), then the reference $1 once more per group, so
+# that every run has one of the reference's after it as well as before
+# (bench/rounds.py interpolates between them). The records go to
+# $RECORDS, $WORK/records.
+interleave() {
+  local ref=$1 round g tool; shift
+  RECORDS="$WORK/records"
+  : >"$RECORDS"
+  for round in $(seq "$ROUNDS"); do
+    for g in "$@"; do
+      check_quiet
+      for tool in "${TOOLS[@]}"; do
+        run_tool "$tool" "$g" "$round"
+      done
+    done
+  done
+  for g in "$@"; do
+    run_tool "$ref" "$g" end
+  done
+}
 p_stampede() { grep -E 'requests in' | awk '{print $1}'; }
 p_wrk()      { grep -E 'requests in' | awk '{print $1}'; }
 p_h2load()   { grep -E '^requests:' | awk '{print $8}'; }
+# oha's `--output-format json`: the responses, by status.
+p_oha_json() { python3 -c 'import json,sys; t=sys.stdin.read(); r=json.loads(t[t.index("{"):t.rindex("}")+1]); print(sum(r["statusCodeDistribution"].values()))'; }
 
 # nginx on 127.0.0.1:PORT answering every path with a 13-byte "Hello, World!",
 # the server the generator benches measure against.

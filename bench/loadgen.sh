@@ -52,8 +52,6 @@ use_stampede
 
 serve_hello "$PORT"
 
-p_oha() { python3 -c 'import json,sys; t=sys.stdin.read(); r=json.loads(t[t.index("{"):t.rindex("}")+1]); print(sum(r["statusCodeDistribution"].values()))'; }
-
 # `stampede` is the default engine (io_uring where the kernel allows it);
 # `stampede-epoll` is the same binary on its epoll loop, for comparison.
 TOOLS=(wrk stampede stampede-epoll)
@@ -72,25 +70,12 @@ run_tool() {
     stampede-base) record "${at[@]}" p_stampede target/bench-base/release/stampede load -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
     stampede-epoll) record "${at[@]}" p_stampede "$STAMPEDE" load --engine epoll -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
     wrk)      record "${at[@]}" p_wrk wrk -t 1 -c "$c" -d "${DURATION}s" "$URL" ;;
-    oha)      record "${at[@]}" p_oha oha --no-tui --output-format json -c "$c" -z "${DURATION}s" "$URL" ;;
+    oha)      record "${at[@]}" p_oha_json oha --no-tui --output-format json -c "$c" -z "${DURATION}s" "$URL" ;;
     h2load)   record "${at[@]}" p_h2load h2load --h1 -t 1 -c "$c" -D "$DURATION" "$URL" ;;
   esac
 }
 
 echo "nginx 1 worker on CPU 0; each generator on CPU 1, 1 thread, ${DURATION}s per run, $ROUNDS interleaved round(s)"
 echo "$(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)"
-RECORDS="$WORK/records"
-: >"$RECORDS"
-for round in $(seq "$ROUNDS"); do
-  for c in "${CONNS[@]}"; do
-    check_quiet
-    for tool in "${TOOLS[@]}"; do
-      run_tool "$tool" "$c" "$round"
-    done
-  done
-done
-# wrk once more, so every run has one of wrk's after it as well as before.
-for c in "${CONNS[@]}"; do
-  run_tool wrk "$c" end
-done
+interleave wrk "${CONNS[@]}"
 python3 bench/rounds.py wrk <"$RECORDS"

@@ -170,6 +170,7 @@ mod tests {
                 saturation_reason: None,
                 max_schedule_lag_us: 0.0,
                 schedule_lag_p99_us: 0.0,
+                wake_granularity_us: 0.0,
                 all_busy_s: 0.0,
                 generator_busy: 0.1,
             });

@@ -123,7 +123,8 @@ pub struct LoadConfig {
     pub arrival: Arrival,
     /// Keep this many slowest requests with their timestamps.
     pub slow_log: usize,
-    /// Open loop: delay by the generator itself beyond which the run is saturated.
+    /// Open loop: delay by the generator itself, beyond its wake-up
+    /// granularity (`pacer::granularity`), past which the run is saturated.
     pub max_lag: Duration,
     /// Set (e.g. by Ctrl-C) to end the run early; results so far are kept.
     pub interrupt: Arc<AtomicBool>,

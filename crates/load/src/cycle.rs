@@ -102,9 +102,21 @@ impl<'a, T: Transport> Core<'a, T> {
         }
     }
 
-    /// Open loop, a connection free: when the next request is due.
-    pub fn next_due(&self) -> Option<Instant> {
-        self.pacer.as_ref().filter(|_| !self.idle.is_empty()).map(Pacer::next)
+    /// Open loop: when the loop must wake next to send what is due, if no
+    /// response needs to wake it sooner. That is the schedule's next wake-up
+    /// (`Pacer::wake`: the earliest due send plus the granularity), or the
+    /// loop's own deadline if sooner. None in closed loop, when due requests
+    /// wait for a connection (a response frees one, and that wait is the
+    /// lag being measured, so a response must wake the loop), and when the
+    /// schedule is over (the drain waits for the last responses). Responses
+    /// handled at the wake-up lose nothing: they end at the kernel's receive
+    /// time (`rx_time`), and the connection they free is free from then on
+    /// (`idle_since`), so the lag of its next request counts from it.
+    pub fn scheduled_wake(&self, now: Instant) -> Option<Instant> {
+        let pacer = self.pacer.as_ref()?;
+        let over = self.share.quota == Some(0) || self.share.end.is_some_and(|end| pacer.next() >= end);
+        let starved = self.idle.is_empty() && pacer.next() <= now;
+        (!over && !starved).then(|| pacer.wake().min(self.deadline()))
     }
 
     pub fn done(&self, now: Instant) -> bool {
@@ -248,9 +260,6 @@ pub trait Cycle<'a> {
     /// Closed loop: the send time of a request sent during the batch of
     /// events that began at `now`.
     fn send_time(&self, now: Instant) -> Instant;
-
-    /// Open loop: called after due requests were sent.
-    fn dispatched(&mut self) {}
 
     /// Opens every connection; the first housekeeping tick follows.
     fn begin(&mut self, start: Instant) {
@@ -478,7 +487,6 @@ pub trait Cycle<'a> {
             }
             self.send(i, intended, start);
         }
-        self.dispatched();
     }
 
     /// Ctrl-C, timeouts, and connects to retry.

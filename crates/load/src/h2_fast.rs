@@ -22,6 +22,12 @@
 //! half the streams' requests to work on; below four streams, or in open
 //! loop (whose send times are the schedule's), there is none.
 //!
+//! In open loop the thread wakes at the schedule's times (the earliest due
+//! send plus the granularity, `Pacer::wake`) and sleeps through responses
+//! between them, as HTTP/1.1's loops do, unless due requests wait for a
+//! stream or a connection is being opened: responses end at their receive
+//! time, and a stream is free from then on.
+//!
 //! Behaviour is the old engine's: in open loop due requests queue for the
 //! first free stream and latency runs from the intended send time; a GOAWAY
 //! lets the streams in flight finish, is counted, and the connection is
@@ -193,7 +199,18 @@ impl<'a, T: Transport> Engine<'a, T> {
                 Some(end) if end > Instant::now() => end.min(self.next_tick),
                 _ => self.next_tick,
             };
-            if let Err(e) = self.poll.poll(&mut events, Some(deadline.saturating_duration_since(Instant::now()))) {
+            let now = Instant::now();
+            let polled = match self.scheduled_wake() {
+                Some(wake) => {
+                    std::thread::sleep(wake.min(deadline).saturating_duration_since(now));
+                    self.poll.poll(&mut events, Some(Duration::ZERO))
+                }
+                None => {
+                    self.arm_timer();
+                    self.poll.poll(&mut events, Some(deadline.saturating_duration_since(now)))
+                }
+            };
+            if let Err(e) = polled {
                 if e.kind() != io::ErrorKind::Interrupted {
                     break;
                 }
@@ -268,6 +285,17 @@ impl<'a, T: Transport> Engine<'a, T> {
             Ok(false) => {}
             Err(_) => self.broken(i, ErrorKind::Tls, now),
         }
+    }
+
+    /// Open loop: when to wake next if no event needs to wake the thread
+    /// sooner (`Core::scheduled_wake` is HTTP/1.1's): none while due requests
+    /// wait for a stream, while a connection is being opened (a handshake's
+    /// time is measured), and once the schedule is over (the drain).
+    fn scheduled_wake(&self) -> Option<Instant> {
+        let pacer = self.pacer.as_ref()?;
+        let calm = self.due.is_empty() && !self.schedule_over;
+        let opening = || self.conns.iter().any(|c| matches!(c.state, State::Connecting | State::Handshaking));
+        (calm && !opening()).then(|| pacer.wake())
     }
 
     /// Opens (or reopens) connection `i`.
@@ -399,11 +427,15 @@ impl<'a, T: Transport> Engine<'a, T> {
             }
             self.due.push_back(pacer.take());
         }
+    }
+
+    /// Open loop, before a wait on epoll: the schedule's timer (a `timerfd`:
+    /// epoll's timeout has millisecond resolution) armed for the next
+    /// wake-up. A sleep between wake-ups needs none.
+    fn arm_timer(&mut self) {
+        let (Some(pacer), Some(timer)) = (self.pacer.as_ref(), self.timer.as_mut()) else { return };
         if !self.schedule_over {
-            let at = self.share.end.map_or(pacer.next(), |end| end.min(pacer.next()));
-            if let Some(timer) = self.timer.as_mut() {
-                timer.arm(at);
-            }
+            timer.arm(self.share.end.map_or(pacer.wake(), |end| end.min(pacer.wake())));
         }
     }
 }

@@ -99,9 +99,11 @@ impl<T: Transport> Engine<'_, T> {
         self.answered += ended.len() as u64;
         for (slot, how) in ended.drain(..) {
             self.in_flight -= 1;
+            // The stream is free from when its end arrived, not from when
+            // this wake-up got to it: the open loop's lag counts from then.
+            let at = self.clocks.place(rx, slot.start);
             match how {
                 Ended::Response(status) => {
-                    let at = self.clocks.place(rx, slot.start);
                     let latency = self.rec.response(slot.intended, slot.start, at, status, i as u32);
                     if let (Some(latency), Some(t)) = (latency, slot.target) {
                         self.rec.target_response(t, latency, status);
@@ -117,7 +119,7 @@ impl<T: Transport> Engine<'_, T> {
             }
             let c = &mut self.conns[i];
             if c.free.len() < self.cfg.streams {
-                c.free.push(now);
+                c.free.push(at);
             }
         }
         self.ended = ended;

@@ -93,11 +93,12 @@ pub fn render(r: &LoadResult) -> String {
     if let Some(open) = &r.open {
         let _ = writeln!(
             o,
-            "Rate:         {:.0} req/s asked, {:.0} req/s sent; schedule lag p99 {}, max {}",
+            "Rate:         {:.0} req/s asked, {:.0} req/s sent; schedule lag p99 {}, max {} (wake-up granularity {})",
             open.target_rate,
             open.achieved_rate,
             dur(open.schedule_lag_p99_us),
-            dur(open.max_schedule_lag_us)
+            dur(open.max_schedule_lag_us),
+            dur(open.wake_granularity_us)
         );
         if open.all_busy_s > 0.05 * r.duration_s {
             let _ = writeln!(

@@ -98,6 +98,17 @@ fn gather_for(c: usize) -> usize {
     c.saturating_sub(keep).clamp(1, MOST_AWAITED)
 }
 
+/// What ends a wait besides its timeout.
+#[derive(Clone, Copy)]
+enum Wanted {
+    /// Closed loop: `gather` completions (or one, without `min_wait`).
+    Gather,
+    /// Any completion.
+    One,
+    /// None: open loop, the schedule's next wake-up.
+    Timeout,
+}
+
 /// The most completions a wait asks for, sends' included. Beyond 64
 /// connections the sends count toward the 64 again, so the wait is what it
 /// was before sends were counted at all: asking for 64 responses besides
@@ -147,9 +158,9 @@ impl<'a> UringWorker<'a> {
         self.begin(start);
         loop {
             let now = Instant::now();
-            let wake = self.core.next_due().map_or(self.core.deadline(), |due| due.min(self.core.deadline()));
+            let (wake, want) = self.plan(now);
             self.stamp_queued();
-            if !self.wait(wake.saturating_duration_since(now)) {
+            if !self.wait(wake.saturating_duration_since(now), want) {
                 break;
             }
             let clocks = Clocks::read();
@@ -202,22 +213,40 @@ impl<'a> UringWorker<'a> {
         self.queued.clear();
     }
 
-    /// Submits what is queued and waits up to `timeout` for one completion
-    /// (closed loop: for `gather`, or any once one has waited
-    /// [`GATHER_US`]). False when the ring itself failed.
-    fn wait(&mut self, timeout: Duration) -> bool {
+    /// Until when the next wait may last, and what ends it sooner. Open
+    /// loop, nothing does until the schedule's next wake-up
+    /// (`Core::scheduled_wake`) unless due requests wait for a connection or
+    /// the schedule is over: then any completion does.
+    fn plan(&self, now: Instant) -> (Instant, Wanted) {
+        let deadline = self.core.deadline();
+        if self.core.pacer.is_none() {
+            return (deadline, Wanted::Gather);
+        }
+        match self.core.scheduled_wake(now) {
+            Some(wake) => (wake, Wanted::Timeout),
+            None => (deadline, Wanted::One),
+        }
+    }
+
+    /// Submits what is queued and waits up to `timeout` for what `want`
+    /// asks. False when the ring itself failed.
+    fn wait(&mut self, timeout: Duration, want: Wanted) -> bool {
         let ts = types::Timespec::from(timeout);
         let args = types::SubmitArgs::new().timespec(&ts);
-        let (want, args) = match self.gather {
+        let (want, args) = match (want, self.gather) {
             // With nothing to gather (one response), no `min_wait`: its
             // timer would end the wait on the sends' completions alone 20 us
             // in (an extra wake-up per request at `-c 1`, and a round trip
             // slower than wrk's).
-            Some(n) => {
+            (Wanted::Gather, Some(n)) => {
                 let args = if n > 1 { args.min_wait_usec(GATHER_US) } else { args };
                 ((n + self.sends_in_flight).min(MOST_AWAITED), args)
             }
-            None => (1, args),
+            // More than the queue can hold: only the timeout ends the wait.
+            (Wanted::Timeout, _) => (self.ring.params().cq_entries() as usize + 1, args),
+            // The sends' completions, already there, would end it at once.
+            (Wanted::One, _) if self.core.pacer.is_some() && !self.core.stopping => (self.sends_in_flight + 1, args),
+            _ => (1, args),
         };
         match self.ring.submitter().submit_with_args(want, &args) {
             Ok(_) => true,
@@ -390,7 +419,7 @@ impl<'a> UringWorker<'a> {
         }
         let deadline = Instant::now() + Duration::from_secs(1);
         while self.in_flight_ops > 0 && Instant::now() < deadline {
-            if !self.wait(Duration::from_millis(50)) {
+            if !self.wait(Duration::from_millis(50), Wanted::One) {
                 break;
             }
             // Every socket is closed: completions only return buffers and

@@ -13,6 +13,14 @@
 //! What a response, an error or a timeout does to a connection is the
 //! shared cycle (`cycle.rs`); this file is how epoll moves the bytes.
 //!
+//! In open loop (`--rate`) the loop wakes at the schedule's times, not at
+//! every response: between wake-ups it sleeps without polling
+//! (`Core::scheduled_wake`), then takes every event at once, and responses
+//! end at the kernel's receive time (`rx_time`), so the sleep costs their
+//! latency nothing. It waits on epoll (and the schedule's `timerfd`) only
+//! while due requests wait for a connection, while connections are being
+//! opened (a handshake's time is measured), and in the drain.
+//!
 //! The loop is generic over the connection's `Transport`: the cleartext
 //! instance has no handshake and no flush, so none of the TLS path is paid
 //! for unless the URL is `https://`.
@@ -22,11 +30,13 @@ use crate::conn::State;
 use crate::cycle::{peer_gone, Core, Cycle};
 use crate::pacer::Timer;
 use crate::recorder::{ErrorKind, Recorder};
+use crate::rx_time::{self, Clocks};
 use crate::share::{Output, Share};
 use crate::transport::Transport;
 use mio::{Events, Poll, Token};
 use std::io;
-use std::time::Instant;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
 
 const TIMER: Token = Token(usize::MAX);
 const READ_BUF: usize = 64 * 1024;
@@ -39,6 +49,11 @@ pub struct Worker<'a, T: Transport> {
     poll: Poll,
     buf: Box<[u8]>,
     timer: Option<Timer>,
+    /// Open loop: connections were (re)opened and may still be connecting or
+    /// in their handshake, whose events the loop must not sleep through.
+    opening: bool,
+    /// This wake-up's clock pair, placing receive times on `Instant`.
+    clocks: Clocks,
 }
 
 impl<'a, T: Transport> Worker<'a, T> {
@@ -61,6 +76,8 @@ impl<'a, T: Transport> Worker<'a, T> {
             poll,
             buf: vec![0u8; READ_BUF].into_boxed_slice(),
             timer,
+            opening: true,
+            clocks: Clocks::read(),
         })
     }
 
@@ -70,15 +87,17 @@ impl<'a, T: Transport> Worker<'a, T> {
         let busy_from = crate::rusage::thread_busy_ns();
         self.begin(start);
         loop {
-            // The open loop's schedule has its own timer (`Timer`, a timerfd):
-            // epoll's timeout has millisecond resolution.
-            let wait = self.core.deadline().saturating_duration_since(Instant::now());
-            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
+            if let Err(e) = self.wait(&mut events) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     break;
                 }
             }
-            let now = Instant::now();
+            let now = if self.core.pacer.is_some() {
+                self.clocks = Clocks::read();
+                self.clocks.now()
+            } else {
+                Instant::now()
+            };
             for ev in events.iter() {
                 match ev.token() {
                     TIMER => self.timer.as_mut().map_or((), Timer::fired),
@@ -90,6 +109,31 @@ impl<'a, T: Transport> Worker<'a, T> {
             }
         }
         self.core.finish(start, busy_from)
+    }
+
+    /// Waits for the next batch of events. Open loop, between the
+    /// schedule's wake-ups, the thread sleeps and then takes whatever events
+    /// came; otherwise it waits on epoll, with the schedule's own timer (a
+    /// `timerfd`: epoll's timeout has millisecond resolution) armed for the
+    /// wake-up.
+    fn wait(&mut self, events: &mut Events) -> io::Result<()> {
+        let now = Instant::now();
+        let wake = self.core.scheduled_wake(now);
+        if self.opening {
+            self.opening = self.core.conns.iter().any(|c| matches!(c.state, State::Connecting | State::Handshaking));
+        }
+        match (wake, self.timer.as_mut()) {
+            (Some(at), _) if !self.opening => {
+                std::thread::sleep(at.saturating_duration_since(now));
+                self.poll.poll(events, Some(Duration::ZERO))
+            }
+            (wake, timer) => {
+                if let (Some(at), Some(timer)) = (wake, timer) {
+                    timer.arm(at);
+                }
+                self.poll.poll(events, Some(self.core.deadline().saturating_duration_since(now)))
+            }
+        }
     }
 
     /// `readable`: the socket has data, an end or an error to read. An event
@@ -192,17 +236,21 @@ impl<'a, T: Transport> Worker<'a, T> {
     }
 
     fn read_into(&mut self, i: usize, buf: &mut [u8], now: Instant) {
+        let stamped = self.core.pacer.is_some();
         loop {
             let Some(stream) = self.core.conns[i].stream.as_mut() else { return };
-            let n = match stream.read(buf) {
-                Ok(0) => return self.eof(i, now),
-                Ok(n) => n,
+            // Open loop, a response may have waited for the wake-up: it ends
+            // when the kernel received it.
+            let read = if stamped { stream.read_stamped(buf) } else { stream.read(buf).map(|n| (n, None)) };
+            let (n, at) = match read {
+                Ok((0, _)) => return self.eof(i, now),
+                Ok((n, rx)) => (n, if stamped { self.clocks.place(rx, self.core.conns[i].start) } else { now }),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if e.raw_os_error().is_some_and(peer_gone) => return self.peer_closed(i, ErrorKind::Read, now),
                 Err(_) => return self.fail(i, ErrorKind::Read, now),
             };
-            if !self.received(i, &buf[..n], now) {
+            if !self.received(i, &buf[..n], at) {
                 return; // reconnecting: the rest was the old socket's
             }
             if T::drained(n, buf.len()) {
@@ -228,6 +276,14 @@ impl<'a, T: Transport> Cycle<'a> for Worker<'a, T> {
         let registry = self.poll.registry();
         if self.core.conns[i].open(self.core.cfg.target.addr, self.shared, registry, now).is_err() {
             self.core.rec.error(ErrorKind::Connect, now, None);
+            return;
+        }
+        if self.core.pacer.is_some() {
+            self.opening = true;
+            if let Some(stream) = self.core.conns[i].stream.as_ref() {
+                // Without receive times (an old kernel) responses end when read.
+                let _ = rx_time::enable(stream.tcp().as_raw_fd());
+            }
         }
     }
 
@@ -239,13 +295,5 @@ impl<'a, T: Transport> Cycle<'a> for Worker<'a, T> {
     /// may have spent a while on earlier events.
     fn send_time(&self, _now: Instant) -> Instant {
         Instant::now()
-    }
-
-    fn dispatched(&mut self) {
-        if let (Some(pacer), Some(timer)) = (self.core.pacer.as_ref(), self.timer.as_mut()) {
-            if !self.core.idle.is_empty() {
-                timer.arm(pacer.next());
-            }
-        }
     }
 }

@@ -174,6 +174,7 @@ fn merge_open(hosts: &[HostResult]) -> Option<OpenLoop> {
         saturation_reason: reason,
         max_schedule_lag_us: opens.iter().map(|(_, o)| o.max_schedule_lag_us).fold(0.0, f64::max),
         schedule_lag_p99_us: opens.iter().map(|(_, o)| o.schedule_lag_p99_us).fold(0.0, f64::max),
+        wake_granularity_us: opens.iter().map(|(_, o)| o.wake_granularity_us).fold(0.0, f64::max),
         all_busy_s: opens.iter().map(|(_, o)| o.all_busy_s).fold(0.0, f64::max),
         generator_busy: opens.iter().map(|(_, o)| o.generator_busy).fold(0.0, f64::max),
     })

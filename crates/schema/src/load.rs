@@ -265,6 +265,10 @@ pub struct OpenLoop {
     pub saturation_reason: Option<String>,
     pub max_schedule_lag_us: f64,
     pub schedule_lag_p99_us: f64,
+    /// The longest a due request waits by design for its thread's next
+    /// wake-up (microseconds): part of the schedule lag, and not saturation.
+    #[serde(default, deserialize_with = "crate::lenient::or_default")]
+    pub wake_granularity_us: f64,
     /// Seconds during which every connection was busy and due requests queued.
     pub all_busy_s: f64,
     /// Largest share of a generator thread's time spent on or waiting for a CPU.
@@ -324,6 +328,7 @@ mod tests {
                 saturation_reason: Some("behind".into()),
                 max_schedule_lag_us: 1.0,
                 schedule_lag_p99_us: 1.0,
+                wake_granularity_us: 500.0,
                 all_busy_s: 0.0,
                 generator_busy: 0.5,
             }),

@@ -153,7 +153,7 @@ pub struct Args {
     #[arg(group = "spec_flags", long, value_name = "N", value_parser = positive, requires = "rate")]
     pub max_connections: Option<u64>,
 
-    /// Open loop: a p99 send delay caused by the generator above this marks the run saturated
+    /// Open loop: a p99 send delay caused by the generator, beyond its wake-up granularity, above this marks the run saturated
     #[arg(group = "spec_flags", long, value_name = "DURATION", default_value = "1ms", value_parser = parse_duration)]
     pub max_lag: Duration,
 
