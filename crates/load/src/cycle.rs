@@ -104,7 +104,7 @@ impl<'a, T: Transport> Core<'a, T> {
 
     /// Open loop: when the loop must wake next to send what is due, if no
     /// response needs to wake it sooner. That is the schedule's next wake-up
-    /// (`Pacer::wake`: the earliest due send plus the granularity), or the
+    /// (`Pacer::wake`: the earliest due send, at most one per granularity), or the
     /// loop's own deadline if sooner. None in closed loop, when due requests
     /// wait for a connection (a response frees one, and that wait is the
     /// lag being measured, so a response must wake the loop), and when the
@@ -475,7 +475,7 @@ pub trait Cycle<'a> {
                 continue; // a stale entry: the connection was reopened since
             }
             core.starved.end(now, core.share.measure_from);
-            let intended = core.pacer.as_mut().expect("open loop").take();
+            let intended = core.pacer.as_mut().expect("open loop").take(now);
             let start = Instant::now();
             // The delay the generator itself caused: from when the request
             // could have gone (due, and a connection free) to when it went.

@@ -23,7 +23,7 @@
 //! loop (whose send times are the schedule's), there is none.
 //!
 //! In open loop the thread wakes at the schedule's times (the earliest due
-//! send plus the granularity, `Pacer::wake`) and sleeps through responses
+//! send, at most once per granularity, `Pacer::wake`) and sleeps through responses
 //! between them, as HTTP/1.1's loops do, unless due requests wait for a
 //! stream or a connection is being opened: responses end at their receive
 //! time, and a stream is free from then on.
@@ -425,7 +425,7 @@ impl<'a, T: Transport> Engine<'a, T> {
             if !self.due.is_empty() {
                 self.starved.begin(now); // due requests pile up: every stream is busy
             }
-            self.due.push_back(pacer.take());
+            self.due.push_back(pacer.take(now));
         }
     }
 

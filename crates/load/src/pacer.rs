@@ -8,9 +8,10 @@
 //! requests per second, so the pacer arms a `timerfd` instead (microseconds,
 //! with the thread's timer slack lowered to match).
 //!
-//! A loop does not wake for every request: it wakes at the earliest due send
-//! plus a granularity that follows the rate ([`granularity`]), and sends
-//! every request due by then in one submission. The wait the granularity
+//! A loop does not wake for every request: it wakes at the earliest due send,
+//! but no sooner than a granularity that follows the rate ([`granularity`])
+//! after its last wake-up that sent, and sends every request due by then in
+//! one submission. The wait the granularity
 //! adds is counted (latency runs from the intended time, and the schedule
 //! lag shows it); what it saves is a wake-up, a timer and a submission per
 //! request, most of an open-loop generator's cost at tens of thousands of
@@ -41,6 +42,9 @@ pub struct Pacer {
     ramp: Option<(Stages, Instant, f64)>,
     /// How long after the earliest due send the loop wakes ([`granularity`]).
     granularity: Duration,
+    /// When a request was last taken off the schedule (the loop's last
+    /// wake-up that sent something).
+    last_take: Option<Instant>,
 }
 
 /// Requests a wake-up should find due, on average, besides the first: the
@@ -87,6 +91,7 @@ impl Pacer {
             next: first,
             ramp: None,
             granularity: granularity(rate),
+            last_take: None,
         }
     }
 
@@ -109,16 +114,23 @@ impl Pacer {
         self.next
     }
 
-    /// When the loop wakes to send what is due: the next send plus the
-    /// granularity, so that one wake-up sends several requests.
+    /// When the loop wakes to send what is due: at the next send, but no
+    /// sooner than the granularity after the last wake-up that sent, so that
+    /// at high rates one wake-up sends several requests, and at low rates
+    /// (a request's interval longer than the granularity) every request goes
+    /// at its own time, with no wait added.
     #[inline]
     pub fn wake(&self) -> Instant {
-        self.next + self.granularity
+        match self.last_take {
+            Some(last) => self.next.max(last + self.granularity),
+            None => self.next,
+        }
     }
 
-    /// Takes the next intended send time off the schedule.
+    /// Takes the next intended send time off the schedule, on a wake-up at `now`.
     #[inline]
-    pub fn take(&mut self) -> Instant {
+    pub fn take(&mut self, now: Instant) -> Instant {
+        self.last_take = Some(now);
         let t = self.next;
         self.issued += 1;
         if let Some((stages, origin, due)) = self.ramp.as_mut() {
@@ -216,13 +228,13 @@ mod tests {
         let mut p = Pacer::new(t0, 3000.0, Arrival::Uniform, 0.0, 1);
         let mut last = t0;
         for _ in 0..30_000 {
-            last = p.take();
+            last = p.take(t0);
         }
         let elapsed = last.duration_since(t0).as_secs_f64();
         assert!((elapsed - 29_999.0 / 3000.0).abs() < 1e-6, "{elapsed}");
         let mut p = Pacer::new(t0, 1000.0, Arrival::Poisson, 0.0, 7);
         for _ in 0..20_000 {
-            last = p.take();
+            last = p.take(t0);
         }
         let rate = 20_000.0 / last.duration_since(t0).as_secs_f64();
         assert!((rate - 1000.0).abs() < 30.0, "{rate}");
@@ -244,6 +256,32 @@ mod tests {
     }
 
     #[test]
+    fn low_rates_send_on_time_and_high_rates_wake_once_per_granularity() {
+        let t0 = Instant::now();
+        // 1,000 req/s: each request is due after the granularity has passed,
+        // so the loop wakes at its intended time and adds no wait.
+        let mut p = Pacer::new(t0, 1000.0, Arrival::Uniform, 0.0, 1);
+        assert_eq!(p.wake(), p.next());
+        for _ in 0..5 {
+            let due = p.take(p.wake());
+            assert_eq!(p.wake(), p.next(), "after the request due at {due:?}");
+        }
+        // 80,000 req/s: after a wake-up that sent, the next one waits the
+        // granularity, and by then several requests are due.
+        let mut p = Pacer::new(t0, 80_000.0, Arrival::Uniform, 0.0, 1);
+        let woke = p.wake();
+        p.take(woke);
+        let next = p.wake();
+        assert_eq!(next, woke + granularity(80_000.0));
+        let mut due = 0;
+        while p.next() <= next {
+            p.take(next);
+            due += 1;
+        }
+        assert!(due >= 2, "{due} requests per wake-up");
+    }
+
+    #[test]
     fn a_staged_schedule_sends_each_stage_the_requests_of_its_ramp() {
         let t0 = Instant::now();
         let stages = Stages::parse("2s:1000,2s:1000,2s:0", Ramp::Rate).unwrap();
@@ -253,7 +291,7 @@ mod tests {
             p.ramp = Some((stages.clone(), t0, 0.0));
             let mut per_stage = [0u32; 3];
             loop {
-                let t = p.take().duration_since(t0).as_secs_f64();
+                let t = p.take(t0).duration_since(t0).as_secs_f64();
                 if t >= 6.0 {
                     break;
                 }
