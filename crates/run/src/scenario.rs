@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::duration::serde_text;
+use crate::latency_phase::LatencyPhase;
 use stampede_load::stages::Stages;
 use stampede_schema::LoadSpec;
 
@@ -83,6 +84,10 @@ pub struct Profile {
     /// The one path to load (or the spec's `urls`, several paths).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The open-loop phase after the measured one that the run's latency
+    /// comes from (latency_phase.rs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencyPhase>,
     #[serde(flatten)]
     pub spec: LoadSpec,
 }
@@ -105,6 +110,13 @@ impl<'de> Deserialize<'de> for Profile {
             (_, Some(p)) => format!("profile {p:?}: "),
             _ => "profile: ".into(),
         };
+        let latency = match table.remove("latency") {
+            None => None,
+            Some(value) => Some(
+                serde_path_to_error::deserialize::<_, LatencyPhase>(value)
+                    .map_err(|e| D::Error::custom(format!("{label}latency.{}: {}", e.path(), e.inner())))?,
+            ),
+        };
         // Stages set the measured phase's length, and a ramp is its own
         // warm-up: a staged profile gets neither default.
         if !table.contains_key("stages") {
@@ -113,7 +125,7 @@ impl<'de> Deserialize<'de> for Profile {
         }
         let spec: LoadSpec = serde_path_to_error::deserialize(toml::Value::Table(table))
             .map_err(|e| D::Error::custom(format!("{label}{}: {}", e.path(), e.inner())))?;
-        Ok(Profile { name, path, spec })
+        Ok(Profile { name, path, latency, spec })
     }
 }
 
@@ -171,6 +183,16 @@ impl Profile {
                 "from_hosts".into(),
                 "not in a profile: list the load hosts in the scenario's [hosts] load".into(),
             ));
+        }
+        if let Some(latency) = &self.latency {
+            latency.validate().map_err(|(f, reason)| (format!("latency.{f}"), reason))?;
+            if self.spec.rate.is_some() || self.spec.stages.is_some() {
+                return Err((
+                    "latency".into(),
+                    "needs a closed-loop profile (no rate or stages): its rate is a fraction of the closed loop's"
+                        .into(),
+                ));
+            }
         }
         if self.spec.hdr_log.is_some() {
             return Err(("hdr_log".into(), "not in a scenario: every phase would write the same file".into()));
