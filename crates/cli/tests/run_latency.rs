@@ -15,10 +15,21 @@ fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
-/// The results folder of the scratch's one run.
-fn results_dir(s: &Scratch) -> std::path::PathBuf {
-    let entries = std::fs::read_dir(s.out()).unwrap();
-    entries.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| p.join("results.json").is_file()).unwrap()
+/// Runs the scenario `text` to a successful end; returns its stdout and
+/// results.json's path and document.
+fn run_ok(s: &Scratch, text: &str) -> (String, std::path::PathBuf, Value) {
+    let scenario = s.scenario(text);
+    let out = s.run(&[scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]);
+    let (stdout, stderr) = (support_run::text(&out.stdout), support_run::text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    (stdout, s.results_path().expect("results.json"), s.results().expect("results.json"))
+}
+
+/// `stampede report RESULTS --format FORMAT`'s output.
+fn report(s: &Scratch, results: &std::path::Path, format: &str) -> String {
+    let out = s.stampede().args(["report", results.to_str().unwrap(), "--format", format]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    text(&out.stdout)
 }
 
 #[test]
@@ -26,8 +37,10 @@ fn a_shootout_like_run_labels_open_loop_latency_and_keeps_slow_requests_for_expl
     let s = Scratch::new("latency");
     let alpha = s.app("alpha", "");
     let beta = s.app("beta", "");
-    let scenario = s.scenario(&format!(
-        r#"
+    let (stdout, results, doc) = run_ok(
+        &s,
+        &format!(
+            r#"
 apps = ["{}", "{}"]
 [[profiles]]
 name = "plaintext"
@@ -46,17 +59,14 @@ warmup = "500ms"
 max_lag = "100ms"
 latency = {{ fraction = 0.5 }}
 "#,
-        alpha.display(),
-        beta.display()
-    ));
-    let out = s.run(&[scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]);
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+            alpha.display(),
+            beta.display()
+        ),
+    );
     assert!(stdout.contains("open-loop p99 (ms) @50% of max"), "{stdout}");
     assert!(stdout.contains("open-loop offered (req/s)") && stdout.contains("schedule lag p99 (ms)"), "{stdout}");
     assert!(stdout.contains("(open loop, from intended send times)"), "{stdout}");
 
-    let doc = s.results().expect("results.json");
     let runs = doc["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 4);
     for run in runs {
@@ -76,13 +86,7 @@ latency = {{ fraction = 0.5 }}
     let json_run = runs.iter().find(|r| r["profile"] == "json").unwrap();
     assert!(f(&json_run["latency"]["duration_s"]) > 0.5);
 
-    let dir = results_dir(&s);
-    let results = dir.join("results.json");
-    let report = |format: &str| {
-        let out = s.stampede().args(["report", results.to_str().unwrap(), "--format", format]).output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-        text(&out.stdout)
-    };
+    let report = |format: &str| report(&s, &results, format);
     let markdown = report("md");
     assert!(markdown.contains("| open-loop p50 (ms) @50% of max |"), "{markdown}");
     assert!(markdown.contains("open-loop p99.9 (ms) @50% of max"), "{markdown}");
@@ -115,8 +119,10 @@ fn open_loop_latency_shows_a_100ms_stall_the_closed_loop_hides() {
     // 4 connections: a closed loop has at most 4 requests a second caught in
     // the stall, far under 1% of what it sends; an open loop at 30% of that
     // rate has 10% of its requests arrive during a stall (p99 ≈ 90 ms).
-    let scenario = s.scenario(&format!(
-        r#"
+    let (_, results, doc) = run_ok(
+        &s,
+        &format!(
+            r#"
 apps = ["{}"]
 check = false
 [[profiles]]
@@ -127,21 +133,16 @@ warmup = "500ms"
 max_lag = "100ms"
 latency = {{ fraction = 0.3, duration = "3s" }}
 "#,
-        app.display()
-    ));
-    let out = s.run(&[scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]);
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    let doc = s.results().expect("results.json");
+            app.display()
+        ),
+    );
     let run = &doc["runs"][0];
     let closed_p99_ms = f(&run["load"]["latency_us"]["p99"]) / 1000.0;
     let open_p99_ms = f(&run["latency"]["latency_us"]["p99"]) / 1000.0;
     assert!(open_p99_ms > 50.0, "the open loop must see the stall: p99 {open_p99_ms} ms");
     assert!(closed_p99_ms < open_p99_ms / 2.0, "closed {closed_p99_ms} ms, open {open_p99_ms} ms");
 
-    let results = results_dir(&s).join("results.json");
-    let out = s.stampede().args(["report", results.to_str().unwrap(), "--format", "json"]).output().unwrap();
-    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let summary: Value = serde_json::from_str(&report(&s, &results, "json")).unwrap();
     let p99 = f(&summary["rows"][0]["p99_ms"]);
     assert!((p99 - open_p99_ms).abs() < 1e-9, "the summary's p99 is the open loop's: {p99} vs {open_p99_ms}");
     assert_nothing_left(&s);

@@ -145,7 +145,7 @@ struct State {
 
 impl State {
     /// The per-thread tables and microstates as of now.
-    fn from_totals(&self) -> Frozen {
+    fn totals_now(&self) -> Frozen {
         let ticks = self.ticks_per_s;
         let server = self.server.as_ref();
         Frozen {
@@ -327,7 +327,7 @@ impl Probe {
         let mut state = lock(&self.shared);
         state.sample_all(true);
         state.until = Some(Instant::now());
-        state.frozen = Some(state.from_totals());
+        state.frozen = Some(state.totals_now());
     }
 
     /// Takes a last sample, stops the thread and summarises the run.
@@ -340,7 +340,7 @@ impl Probe {
         let window = Window { from: state.t0, until: state.until };
         let frozen = match state.frozen.take() {
             Some(frozen) => frozen,
-            None => state.from_totals(),
+            None => state.totals_now(),
         };
         let server = match state.server.as_ref() {
             Some(series) => {

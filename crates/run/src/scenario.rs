@@ -558,6 +558,29 @@ mod tests {
     }
 
     #[test]
+    fn a_latency_phase_is_parsed_strictly_naming_the_file_and_field() {
+        let base = "apps = [\"go\"]\n[[profiles]]\nname = \"p\"\npath = \"/x\"\n";
+        let s = parse(&format!("{base}latency = {{ fraction = 0.7, duration = \"4s\" }}\n"), &[]).unwrap();
+        let latency = s.profiles[0].latency.as_ref().unwrap();
+        assert_eq!((latency.fraction, latency.duration), (0.7, Some(Duration::from_secs(4))));
+        let s = parse(&format!("{base}latency = {{ fraction = 1 }}\n"), &["profiles.*.latency.fraction=0.5"]).unwrap();
+        assert_eq!(s.profiles[0].latency.as_ref().unwrap().fraction, 0.5, "--set reaches it");
+        for (extra, want) in [
+            ("latency = { fractoin = 0.7 }", "profile \"p\": latency.fractoin: unknown field"),
+            ("latency = { fraction = \"most\" }", "profile \"p\": latency.fraction: "),
+            ("latency = { fraction = 0.7, duration = \"soon\" }", "latency.duration: \"soon\" is not a duration"),
+            ("latency = { fraction = 1.5 }", "profiles[0].latency.fraction: 1.5 must be above 0 and at most 1"),
+            ("latency = { fraction = 0.5, duration = \"1ms\" }", "profiles[0].latency.duration: must be at least"),
+            ("latency = { fraction = 0.5 }\nrate = 100.0", "profiles[0].latency: needs a closed-loop profile"),
+            ("latency = 0.7", "profile \"p\": latency"),
+        ] {
+            let err = parse(&format!("{base}{extra}\n"), &[]).unwrap_err().to_string();
+            assert!(err.contains("small.toml") && err.contains(want), "{extra}: {err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+    }
+
+    #[test]
     fn a_staged_profile_lasts_as_long_as_its_stages_and_sends_them() {
         let text = "apps = [\"go\"]\n[[profiles]]\npath = \"/json\"\nstages = \"2s:100,3s:300\"\n";
         let s = parse(text, &[]).unwrap();
