@@ -60,7 +60,7 @@ impl LatencyPhase {
 /// How a latency phase ended.
 #[derive(Debug)]
 pub enum Outcome {
-    Measured(LoadResult),
+    Measured(Box<LoadResult>),
     Failed(LoadError),
     /// The closed loop sustained too little to take a fraction of.
     NoRate,
@@ -80,7 +80,7 @@ pub fn run(
     };
     let duration = phase.duration.unwrap_or_else(|| profile.duration());
     match load(duration, rate, slow_log(profile.spec.slow_log, Some(rate * duration.as_secs_f64()))) {
-        Ok(doc) => Outcome::Measured(doc),
+        Ok(doc) => Outcome::Measured(Box::new(doc)),
         Err(err) => Outcome::Failed(err),
     }
 }

@@ -315,7 +315,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
             for reason in doc.invalid_reasons() {
                 record.invalidate(format!("latency phase: {reason}"));
             }
-            record.latency = Some(doc);
+            record.latency = Some(*doc);
         }
         Some(latency_phase::Outcome::Failed(LoadError::Interrupted)) => record.invalidate(crate::interrupt::reason()),
         Some(latency_phase::Outcome::Failed(err)) => record.invalidate(format!("latency phase: {err}")),
