@@ -195,6 +195,7 @@ fn json_summary_matches_the_documented_schema() {
             "knobs",
             "loadgen_cpu_cores",
             "p50_ms",
+            "p999_ms",
             "p99_ms",
             "profile",
             "rps",

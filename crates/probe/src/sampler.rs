@@ -20,7 +20,7 @@ use crate::microstates::{self, RawMicro};
 use crate::net_drops::{NetCounters, NetReader};
 use crate::proc_file::ProcFile;
 use crate::series::{sample_between, RawSample};
-use crate::summary::{summarize, summarize_machine, threads_table, MachineSummary, TreeSummary};
+use crate::summary::{summarize, summarize_machine, threads_table, MachineSummary, ThreadRow, TreeSummary, Window};
 use crate::tracked::{TrackedTree, TreeReading};
 use stampede_schema::process::NET_DROPS_PERIOD;
 
@@ -126,6 +126,10 @@ struct State {
     machine_last: Option<(Instant, MachineReading)>,
     machine_raw: Vec<(Instant, f64, MachineSample)>,
     t0: Option<Instant>,
+    /// The measured phase's end, when marked before a latency phase.
+    until: Option<Instant>,
+    /// What is summed from per-thread totals, taken at that end.
+    frozen: Option<Frozen>,
     config: ProbeConfig,
     ticks_per_s: f64,
     /// Samples taken, to read the costlier files every so many samples.
@@ -140,6 +144,19 @@ struct State {
 }
 
 impl State {
+    /// The per-thread tables and microstates as of now.
+    fn totals_now(&self) -> Frozen {
+        let ticks = self.ticks_per_s;
+        let server = self.server.as_ref();
+        Frozen {
+            server_threads: server.map(|s| threads_table(&s.tree, ticks)).unwrap_or_default(),
+            server_microstates: server.and_then(|s| {
+                s.micro.as_ref().map(|raw| microstates::summarize(&s.tree, raw, self.t0, self.config.interval))
+            }),
+            loadgen_threads: self.loadgen.as_ref().map(|s| threads_table(&s.tree, ticks)).unwrap_or_default(),
+        }
+    }
+
     /// Samples every target; `force_detail` also refreshes the per-thread
     /// ticks and context switches (done at phase boundaries so totals are exact).
     fn sample_all(&mut self, force_detail: bool) {
@@ -173,6 +190,15 @@ impl State {
             self.machine_last = Some((now, reading));
         }
     }
+}
+
+/// The figures that come from per-thread totals (not from the series),
+/// taken when the measured phase's end is marked, so a later phase on the
+/// same server does not reach them.
+struct Frozen {
+    server_threads: Vec<ThreadRow>,
+    server_microstates: Option<stampede_schema::microstates::Microstates>,
+    loadgen_threads: Vec<ThreadRow>,
 }
 
 struct Shared {
@@ -248,6 +274,8 @@ impl Probe {
             machine_last: None,
             machine_raw: Vec::new(),
             t0: None,
+            until: None,
+            frozen: None,
             config,
             ticks_per_s: procfs::ticks_per_second() as f64,
             count: 0,
@@ -292,6 +320,16 @@ impl Probe {
         }
     }
 
+    /// Takes a sample now and makes it the end of the measured phase: the
+    /// figures stop here, while the series goes on (a latency phase follows
+    /// on the same server). Per-thread totals are read now.
+    pub fn mark_measured_end(&self) {
+        let mut state = lock(&self.shared);
+        state.sample_all(true);
+        state.until = Some(Instant::now());
+        state.frozen = Some(state.totals_now());
+    }
+
     /// Takes a last sample, stops the thread and summarises the run.
     pub fn finish(mut self) -> ProbeReport {
         lock(&self.shared).sample_all(true);
@@ -299,16 +337,16 @@ impl Probe {
         let wall_s = self.started.elapsed().as_secs_f64();
         let mut state = lock(&self.shared);
         let cores = crate::host::machine_cores();
-        let t0 = state.t0;
-        let ticks = state.ticks_per_s;
+        let window = Window { from: state.t0, until: state.until };
+        let frozen = match state.frozen.take() {
+            Some(frozen) => frozen,
+            None => state.totals_now(),
+        };
         let server = match state.server.as_ref() {
             Some(series) => {
-                let mut summary = summarize(&series.raw, t0, cores);
-                summary.threads_table = threads_table(&series.tree, ticks);
-                summary.microstates = series
-                    .micro
-                    .as_ref()
-                    .map(|raw| microstates::summarize(&series.tree, raw, t0, state.config.interval));
+                let mut summary = summarize(&series.raw, window, cores);
+                summary.threads_table = frozen.server_threads;
+                summary.microstates = frozen.server_microstates;
                 summary
             }
             None => TreeSummary::default(),
@@ -318,12 +356,10 @@ impl Probe {
         if let Some(series) = &last_loadgen {
             raw.extend(series.raw.iter().copied());
         }
-        let mut loadgen = summarize(&raw, t0, cores);
-        if let Some(series) = &last_loadgen {
-            loadgen.threads_table = threads_table(&series.tree, ticks);
-        }
-        let machine = summarize_machine(&state.machine_raw, t0);
-        let database = state.database.as_ref().map(|series| summarize(&series.raw, t0, cores));
+        let mut loadgen = summarize(&raw, window, cores);
+        loadgen.threads_table = frozen.loadgen_threads;
+        let machine = summarize_machine(&state.machine_raw, window);
+        let database = state.database.as_ref().map(|series| summarize(&series.raw, window, cores));
         ProbeReport { server, loadgen, machine, probe_cpu_cores: probe_ns as f64 / 1e9 / wall_s, database }
     }
 

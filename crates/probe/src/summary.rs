@@ -22,10 +22,27 @@ pub fn seconds_since(t0: Instant, at: Instant) -> f64 {
     }
 }
 
-/// Summarises `raw` over the samples taken after `t0` (all of them when no
-/// measured phase was marked).
-pub fn summarize(raw: &[RawSample], t0: Option<Instant>, cores: usize) -> TreeSummary {
-    let origin = t0.or_else(|| raw.first().map(|r| r.at));
+/// The measured phase on the probe's clock: samples taken after `from` (all
+/// of them when no measured phase was marked) and up to `until` (to the end
+/// when its end was not marked: `stampede run` marks it before a latency
+/// phase, whose samples stay in the series but not in the figures).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Window {
+    pub from: Option<Instant>,
+    pub until: Option<Instant>,
+}
+
+impl Window {
+    /// Whether a sample taken at `at` belongs to the measured phase.
+    pub fn contains(&self, at: Instant) -> bool {
+        self.from.is_none_or(|from| at > from) && self.until.is_none_or(|until| at <= until)
+    }
+}
+
+/// Summarises `raw` over the samples in `window`; the series keeps every
+/// sample, placed from the window's start.
+pub fn summarize(raw: &[RawSample], window: Window, cores: usize) -> TreeSummary {
+    let origin = window.from.or_else(|| raw.first().map(|r| r.at));
     let mut summary = TreeSummary::default();
     let mut cpu_s = 0.0;
     let mut wall_s = 0.0;
@@ -35,8 +52,7 @@ pub fn summarize(raw: &[RawSample], t0: Option<Instant>, cores: usize) -> TreeSu
             sample.t_s = seconds_since(origin, r.at);
         }
         summary.samples.push(sample);
-        let measured = t0.is_none_or(|t0| r.at > t0);
-        if !measured {
+        if !window.contains(r.at) {
             continue;
         }
         cpu_s += sample.cpu_cores * r.wall_s;
@@ -82,8 +98,8 @@ pub fn threads_table(tree: &TrackedTree, ticks_per_s: f64) -> Vec<ThreadRow> {
 }
 
 /// Summarises the machine's series the same way.
-pub fn summarize_machine(raw: &[(Instant, f64, MachineSample)], t0: Option<Instant>) -> MachineSummary {
-    let origin = t0.or_else(|| raw.first().map(|r| r.0));
+pub fn summarize_machine(raw: &[(Instant, f64, MachineSample)], window: Window) -> MachineSummary {
+    let origin = window.from.or_else(|| raw.first().map(|r| r.0));
     let mut summary = MachineSummary::default();
     let (mut cpu_s, mut wall_s) = (0.0, 0.0);
     for (at, wall, sample) in raw {
@@ -92,7 +108,7 @@ pub fn summarize_machine(raw: &[(Instant, f64, MachineSample)], t0: Option<Insta
             sample.t_s = seconds_since(origin, *at);
         }
         summary.samples.push(sample);
-        if t0.is_none_or(|t0| *at > t0) {
+        if window.contains(*at) {
             cpu_s += sample.cpu_cores * wall;
             wall_s += wall;
         }
@@ -136,7 +152,7 @@ mod tests {
             raw(t0 + Duration::from_millis(100), 0.1, 1.0, 10.0, 5),
             raw(t0 + Duration::from_millis(300), 0.2, 0.5, 12.0, 7),
         ];
-        let s = summarize(&series, Some(t0), 2);
+        let s = summarize(&series, Window { from: Some(t0), until: None }, 2);
         assert_eq!(s.samples.len(), 4);
         assert!(s.samples[0].t_s < 0.0);
         assert!((s.samples[3].t_s - 0.3).abs() < 1e-9);
@@ -145,5 +161,21 @@ mod tests {
         assert!((s.rss_max_mib - 12.0).abs() < 1e-9);
         assert_eq!(s.ctx_voluntary, 12);
         assert!((s.runqueue_wait_ms - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn samples_after_the_marked_end_are_kept_but_not_counted() {
+        let t0 = Instant::now();
+        let end = t0 + Duration::from_millis(200);
+        let series = vec![
+            raw(t0 + Duration::from_millis(100), 0.1, 1.0, 10.0, 5),
+            raw(end, 0.1, 1.0, 10.0, 5),
+            raw(end + Duration::from_millis(100), 0.1, 0.2, 90.0, 7),
+        ];
+        let s = summarize(&series, Window { from: Some(t0), until: Some(end) }, 2);
+        assert_eq!(s.samples.len(), 3, "the latency phase's samples stay in the series");
+        assert!((s.cpu_cores_avg - 1.0).abs() < 1e-9, "{}", s.cpu_cores_avg);
+        assert!((s.rss_max_mib - 10.0).abs() < 1e-9);
+        assert_eq!(s.ctx_voluntary, 10);
     }
 }

@@ -113,6 +113,39 @@ pub fn load_figures(run: &RunRecord) -> Vec<Figure> {
     figures(&TITLES, texts)
 }
 
+/// The latency phase's titles (runs whose profile has `latency`: open loop
+/// at a share of the measured load's requests/s, latency from intended send
+/// times).
+pub const LATENCY_TITLES: [&str; 8] = [
+    "Offered rate (req/s)",
+    "Share of the measured RPS (%)",
+    "Achieved rate (req/s)",
+    "Latency 50th (ms)",
+    "Latency 99th (ms)",
+    "Latency 99.9th (ms)",
+    "Service time 99th (ms)",
+    "Schedule lag 99th (ms)",
+];
+
+/// The figures of the run's open-loop latency phase, in [`LATENCY_TITLES`]
+/// order; `None` when the run has none.
+pub fn latency_figures(run: &RunRecord) -> Option<Vec<Figure>> {
+    let latency = run.latency.as_ref()?;
+    let open = latency.open.as_ref();
+    let ms = |us: Option<f64>| num(us.map(|us| us / 1000.0));
+    let texts = vec![
+        num(open.map(|o| o.target_rate)),
+        num(crate::latency::fraction(run).map(|f| f * 100.0)),
+        num(open.map(|o| o.achieved_rate)),
+        ms(Some(latency.latency_us.p50)),
+        ms(Some(latency.latency_us.p99)),
+        ms(Some(latency.latency_us.p999)),
+        ms(open.map(|o| o.service_time_us.p99)),
+        ms(open.map(|o| o.schedule_lag_p99_us)),
+    ];
+    Some(figures(&LATENCY_TITLES, texts))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +179,29 @@ mod tests {
         let none = load_figures(&run);
         assert_eq!(none[0].text, "1.5");
         assert!(none.iter().skip(1).take(13).all(|f| f.text == "–"), "{none:?}");
+    }
+
+    #[test]
+    fn latency_figures_come_from_the_latency_phase() {
+        let closed = LoadResult { rps: 1000.0, ..Default::default() };
+        let mut run = RunRecord { load: Some(closed), ..RunRecord::default() };
+        assert_eq!(latency_figures(&run), None, "no latency phase, no table");
+        let mut open: LoadResult = serde_json::from_str(
+            r#"{"rps":699.0,"target_rate":700.0,"achieved_rate":699.0,"service_time_us":{"p99":800.0},
+                "saturated":false,"saturation_reason":null,"max_schedule_lag_us":90.0,
+                "schedule_lag_p99_us":40.0,"all_busy_s":0.0,"generator_busy":0.1}"#,
+        )
+        .unwrap();
+        open.latency_us.p99 = 90_000.0;
+        run.latency = Some(open);
+        let figures = latency_figures(&run).unwrap();
+        assert_eq!(figures.iter().map(|f| f.title).collect::<Vec<_>>(), LATENCY_TITLES);
+        let text = |title: &str| figures.iter().find(|f| f.title == title).unwrap().text.clone();
+        assert_eq!(text("Offered rate (req/s)"), "700");
+        assert_eq!(text("Share of the measured RPS (%)"), "70");
+        assert_eq!(text("Latency 99th (ms)"), "90");
+        assert_eq!(text("Service time 99th (ms)"), "0.8");
+        assert_eq!(text("Schedule lag 99th (ms)"), "0.04");
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod error;
 pub mod export;
 pub mod format;
 pub mod html;
+pub mod latency;
 pub mod schema;
 pub mod stages;
 pub mod stats;

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::latency;
 use crate::schema::{Results, Run};
 use crate::stats::median;
 use crate::table::{Cell, Column, Row, Table};
@@ -69,7 +70,12 @@ impl<'a> ConfigRuns<'a> {
 
     /// The values of one metric over the valid iterations.
     pub fn values(&self, metric: Metric) -> Vec<f64> {
-        self.valid().filter_map(|run| metric.of(run)).collect()
+        self.values_of(|run| metric.of(run))
+    }
+
+    /// The finite values `of` gives over the valid iterations.
+    pub fn values_of(&self, of: impl Fn(&Run) -> Option<f64>) -> Vec<f64> {
+        self.valid().filter_map(of).filter(|v| v.is_finite()).collect()
     }
 }
 
@@ -222,6 +228,10 @@ pub fn summarize_runs(runs: &[Run]) -> Vec<SummaryRow> {
                 p50_ms: med(Metric::P50),
                 p99_ms: med(Metric::P99),
                 p99_ms_range: range(Metric::P99),
+                p999_ms: median(&group.values_of(|r| Some(r.latency_load()?.latency_us.p999 / 1000.0))),
+                latency_offered_rps: median(&group.values_of(latency::offered_rps)),
+                latency_fraction: median(&group.values_of(latency::fraction)),
+                schedule_lag_p99_ms: median(&group.values_of(latency::schedule_lag_p99_ms)),
                 server_cpu_cores: med(Metric::Cpu),
                 server_rss_max_mib: med(Metric::Rss),
                 loadgen_cpu_cores: med(Metric::LoadgenCpu),
@@ -257,6 +267,9 @@ fn spread(median: Option<f64>, range: Option<(f64, f64)>) -> Cell {
 pub fn table(rows: &[SummaryRow]) -> Table {
     let column = Column::new;
     let metric = |m: Metric, key: &'static str| column(m.title(), key, true);
+    // Latency titles say which loop measured it (latency.rs); with an open
+    // loop, its offered rate, p99.9 and the generator's lag get columns.
+    let latency = latency::titles(rows);
     let mut columns = vec![
         column("app", "app", false),
         column("knobs", "knobs", false),
@@ -265,12 +278,23 @@ pub fn table(rows: &[SummaryRow]) -> Table {
         column("valid runs", "valid_runs", true),
         column("requests/s (min–max)", "rps", true),
         metric(Metric::RpsPerCore, "rps_per_core"),
-        metric(Metric::P50, "p50_ms"),
-        column("p99 latency (ms) (min–max)", "p99_ms", true),
+    ];
+    if latency.open {
+        columns.push(column("open-loop offered (req/s)", "latency_offered_rps", true));
+    }
+    columns
+        .extend([column(&latency.p50, "p50_ms", true), column(&format!("{} (min–max)", latency.p99), "p99_ms", true)]);
+    if latency.open {
+        columns.extend([
+            column(&latency.p999, "p999_ms", true),
+            column("schedule lag p99 (ms)", "schedule_lag_p99_ms", true),
+        ]);
+    }
+    columns.extend([
         metric(Metric::Cpu, "server_cpu_cores"),
         metric(Metric::Rss, "server_rss_max_mib"),
         metric(Metric::LoadgenCpu, "loadgen_cpu_cores"),
-    ];
+    ]);
     // With a database, its cores and requests per core of both.
     let with_db = rows.iter().any(|r| r.db_cpu_cores.is_some() || r.rps_per_core_with_db.is_some());
     if with_db {
@@ -289,12 +313,19 @@ pub fn table(rows: &[SummaryRow]) -> Table {
                 Cell::count(row.valid_runs as u64),
                 spread(row.rps, row.rps_range),
                 Cell::figure(row.rps_per_core),
-                Cell::figure(row.p50_ms),
-                spread(row.p99_ms, row.p99_ms_range),
+            ];
+            if latency.open {
+                cells.push(Cell::figure(row.latency_offered_rps));
+            }
+            cells.extend([Cell::figure(row.p50_ms), spread(row.p99_ms, row.p99_ms_range)]);
+            if latency.open {
+                cells.extend([Cell::figure(row.p999_ms), Cell::figure(row.schedule_lag_p99_ms)]);
+            }
+            cells.extend([
                 Cell::figure(row.server_cpu_cores),
                 Cell::figure(row.server_rss_max_mib),
                 Cell::figure(row.loadgen_cpu_cores),
-            ];
+            ]);
             if with_db {
                 cells.extend([Cell::figure(row.db_cpu_cores), Cell::figure(row.rps_per_core_with_db)]);
             }

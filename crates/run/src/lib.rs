@@ -21,6 +21,7 @@ mod events;
 pub mod hosts;
 mod http;
 mod interrupt;
+pub mod latency_phase;
 mod lifecycle;
 mod loadgen;
 pub mod manifest;

@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::contract::{self, Verdict};
 use crate::database::Database;
 use crate::interrupt::interrupted;
+use crate::latency_phase;
 use crate::loadgen::{LoadError, LoadPhase};
 use crate::manifest::Manifest;
 use crate::matrix::Combination;
@@ -200,6 +201,8 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         cpus: loadgen_cpus,
         hosts,
         hdr_log: None,
+        rate: None,
+        slow_log: 0,
     };
     let crash_or = |server: &mut Box<dyn Served + '_>, what: &str, err: LoadError| match server.crashed() {
         Some(status) => format!("{} crashed during {what} ({status}): {}", spec.app.name, server.output_tail()),
@@ -235,17 +238,36 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     // One interval log per run beside results.json (the generator cannot
     // write one when it runs on load hosts).
     let hdr_log = hosts.is_none().then(|| format!("{stem}.hlog"));
+    // Every measured phase keeps its slowest requests for `stampede explain`
+    // (latency_phase::slow_log): here about twice the warmup's rate, since a
+    // server still warming up answers slower than a warm one.
+    let duration = spec.profile.duration();
+    let expected = record.warmup.as_ref().filter(|w| w.rps > 0.0).map(|w| 2.0 * w.rps * duration.as_secs_f64());
     let measured = LoadPhase {
         hdr_log: hdr_log.as_ref().map(|name| ctx.results_dir.join(name)),
-        ..phase(spec.profile.duration())
+        slow_log: latency_phase::slow_log(spec.profile.spec.slow_log, expected),
+        ..phase(duration)
     };
     let load = measured.run(|pid| server.set_loadgen(pid), &|| interrupted() || !server.alive());
+    // The probe's figures (CPU, memory, efficiency) are the measured phase's
+    // alone, not the latency phase's nor the profile's reading.
+    server.mark_measured_end();
     if let Some(recorder) = recorder {
         (ctx.phase)("reading the profile");
         let title = format!("{} [{}] {} #{}", spec.app.name, spec.combo.label(), spec.profile.name, spec.iteration);
         let slow = load.as_ref().map_or(&[][..], |doc| doc.slow_requests.as_slice());
         record.cpu_profile = crate::profiling::finish(recorder, slow, ctx.results_dir, &stem, &title, ctx.note);
     }
+    let latency = match (&load, &spec.profile.latency) {
+        (Ok(closed), Some(latency)) if !interrupted() && server.alive() => {
+            (ctx.phase)("measuring latency (open loop)");
+            Some(latency_phase::run(spec.profile, latency, closed.rps, |duration, rate, slow_log| {
+                let open = LoadPhase { rate: Some(rate), slow_log, ..phase(duration) };
+                open.run(|pid| server.set_loadgen(pid), &|| interrupted() || !server.alive())
+            }))
+        }
+        _ => None,
+    };
     (ctx.phase)("stopping");
     let finished = match server.finish() {
         Ok(finished) => finished,
@@ -264,7 +286,8 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     record.server = report.server;
     record.loadgen = report.loadgen;
     record.machine = MachineRecord { summary: report.machine, probe_cpu_cores: report.probe_cpu_cores };
-    let was_interrupted = matches!(load, Err(LoadError::Interrupted));
+    let was_interrupted = matches!(load, Err(LoadError::Interrupted))
+        || matches!(latency, Some(latency_phase::Outcome::Failed(LoadError::Interrupted)));
     if let Some(db) = ctx.database {
         let tree = report.database.as_ref();
         let rps = load.as_ref().map_or(0.0, |doc| doc.rps);
@@ -286,6 +309,20 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         }
         Err(LoadError::Interrupted) => record.invalidate(crate::interrupt::reason()),
         Err(err) => record.invalidate(format!("load: {err}")),
+    }
+    match latency {
+        Some(latency_phase::Outcome::Measured(doc)) => {
+            for reason in doc.invalid_reasons() {
+                record.invalidate(format!("latency phase: {reason}"));
+            }
+            record.latency = Some(*doc);
+        }
+        Some(latency_phase::Outcome::Failed(LoadError::Interrupted)) => record.invalidate(crate::interrupt::reason()),
+        Some(latency_phase::Outcome::Failed(err)) => record.invalidate(format!("latency phase: {err}")),
+        Some(latency_phase::Outcome::NoRate) => {
+            record.invalidate("latency phase: the closed loop sustained under 1 request/s to take a fraction of")
+        }
+        None => {}
     }
     if let Some(status) = finished.crashed {
         record.invalidate(format!("{} crashed during load ({status}): {}", spec.app.name, finished.tail));

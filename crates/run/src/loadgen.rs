@@ -41,6 +41,11 @@ pub struct LoadPhase<'a> {
     pub hosts: Option<&'a crate::hosts::Hosts>,
     /// Write the HdrHistogram interval log here (`--hdr-log`).
     pub hdr_log: Option<std::path::PathBuf>,
+    /// Open loop at this many requests per second (the latency phase),
+    /// instead of the profile's own rate.
+    pub rate: Option<f64>,
+    /// Slow requests to keep (`--slow-log`), whatever the profile says.
+    pub slow_log: u64,
 }
 
 impl LoadPhase<'_> {
@@ -55,6 +60,10 @@ impl LoadPhase<'_> {
         if self.hdr_log.is_some() {
             spec.hdr_log.clone_from(&self.hdr_log);
         }
+        if self.rate.is_some() {
+            spec.rate = self.rate;
+        }
+        spec.slow_log = self.slow_log;
         spec.from_hosts = self.hosts.map(crate::hosts::Hosts::load_spec);
         Ok(spec)
     }
@@ -151,6 +160,8 @@ mod tests {
             cpus: None,
             hosts: None,
             hdr_log: None,
+            rate: None,
+            slow_log: 5,
         };
         assert_eq!(phase.args().join(" "), "load --spec - --json");
         let spec = phase.spec().unwrap();
@@ -167,6 +178,9 @@ mod tests {
             ..LoadSpec::default()
         };
         assert_eq!(spec, want);
+        let latency = LoadPhase { rate: Some(350.0), slow_log: 120, ..phase };
+        let spec = latency.spec().unwrap();
+        assert_eq!((spec.rate, spec.slow_log), (Some(350.0), 120), "the latency phase's rate and slow log");
     }
 
     #[test]
@@ -188,6 +202,8 @@ mod tests {
             cpus: None,
             hosts: None,
             hdr_log: None,
+            rate: None,
+            slow_log: 0,
         };
         let err = phase.run(|_| {}, &|| false).unwrap_err();
         assert!(matches!(err, LoadError::Failed { code: 1, .. }), "{err}");

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::duration::serde_text;
+use crate::latency_phase::LatencyPhase;
 use stampede_load::stages::Stages;
 use stampede_schema::LoadSpec;
 
@@ -83,6 +84,10 @@ pub struct Profile {
     /// The one path to load (or the spec's `urls`, several paths).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The open-loop phase after the measured one that the run's latency
+    /// comes from (latency_phase.rs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencyPhase>,
     #[serde(flatten)]
     pub spec: LoadSpec,
 }
@@ -105,6 +110,13 @@ impl<'de> Deserialize<'de> for Profile {
             (_, Some(p)) => format!("profile {p:?}: "),
             _ => "profile: ".into(),
         };
+        let latency = match table.remove("latency") {
+            None => None,
+            Some(value) => Some(
+                serde_path_to_error::deserialize::<_, LatencyPhase>(value)
+                    .map_err(|e| D::Error::custom(format!("{label}latency.{}: {}", e.path(), e.inner())))?,
+            ),
+        };
         // Stages set the measured phase's length, and a ramp is its own
         // warm-up: a staged profile gets neither default.
         if !table.contains_key("stages") {
@@ -113,7 +125,7 @@ impl<'de> Deserialize<'de> for Profile {
         }
         let spec: LoadSpec = serde_path_to_error::deserialize(toml::Value::Table(table))
             .map_err(|e| D::Error::custom(format!("{label}{}: {}", e.path(), e.inner())))?;
-        Ok(Profile { name, path, spec })
+        Ok(Profile { name, path, latency, spec })
     }
 }
 
@@ -171,6 +183,16 @@ impl Profile {
                 "from_hosts".into(),
                 "not in a profile: list the load hosts in the scenario's [hosts] load".into(),
             ));
+        }
+        if let Some(latency) = &self.latency {
+            latency.validate().map_err(|(f, reason)| (format!("latency.{f}"), reason))?;
+            if self.spec.rate.is_some() || self.spec.stages.is_some() {
+                return Err((
+                    "latency".into(),
+                    "needs a closed-loop profile (no rate or stages): its rate is a fraction of the closed loop's"
+                        .into(),
+                ));
+            }
         }
         if self.spec.hdr_log.is_some() {
             return Err(("hdr_log".into(), "not in a scenario: every phase would write the same file".into()));
@@ -533,6 +555,29 @@ mod tests {
             }
         }
         assert!(seen >= 4, "found {seen} scenario files in {}", dir.display());
+    }
+
+    #[test]
+    fn a_latency_phase_is_parsed_strictly_naming_the_file_and_field() {
+        let base = "apps = [\"go\"]\n[[profiles]]\nname = \"p\"\npath = \"/x\"\n";
+        let s = parse(&format!("{base}latency = {{ fraction = 0.7, duration = \"4s\" }}\n"), &[]).unwrap();
+        let latency = s.profiles[0].latency.as_ref().unwrap();
+        assert_eq!((latency.fraction, latency.duration), (0.7, Some(Duration::from_secs(4))));
+        let s = parse(&format!("{base}latency = {{ fraction = 1 }}\n"), &["profiles.*.latency.fraction=0.5"]).unwrap();
+        assert_eq!(s.profiles[0].latency.as_ref().unwrap().fraction, 0.5, "--set reaches it");
+        for (extra, want) in [
+            ("latency = { fractoin = 0.7 }", "profile \"p\": latency.fractoin: unknown field"),
+            ("latency = { fraction = \"most\" }", "profile \"p\": latency.fraction: "),
+            ("latency = { fraction = 0.7, duration = \"soon\" }", "latency.duration: \"soon\" is not a duration"),
+            ("latency = { fraction = 1.5 }", "profiles[0].latency.fraction: 1.5 must be above 0 and at most 1"),
+            ("latency = { fraction = 0.5, duration = \"1ms\" }", "profiles[0].latency.duration: must be at least"),
+            ("latency = { fraction = 0.5 }\nrate = 100.0", "profiles[0].latency: needs a closed-loop profile"),
+            ("latency = 0.7", "profile \"p\": latency"),
+        ] {
+            let err = parse(&format!("{base}{extra}\n"), &[]).unwrap_err().to_string();
+            assert!(err.contains("small.toml") && err.contains(want), "{extra}: {err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
     }
 
     #[test]

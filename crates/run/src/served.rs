@@ -81,6 +81,9 @@ pub trait Served {
     fn mark_warmup(&mut self);
     /// The measured phase starts now.
     fn mark_measured_start(&mut self);
+    /// The measured phase ends now: the probe's figures stop here while its
+    /// series goes on through the latency phase that follows.
+    fn mark_measured_end(&mut self);
     /// The pid perf can attach to, when the server runs on this machine.
     fn local_pid(&self) -> Option<i32>;
     /// Takes the probe's last sample, stops the server and its process tree,
@@ -215,6 +218,11 @@ impl Served for LocalServer {
         self.server.watch();
         self.probe().mark_measured_start();
         self.measured_mono_ns = Some(mono_ns());
+    }
+
+    fn mark_measured_end(&mut self) {
+        self.server.watch();
+        self.probe().mark_measured_end();
     }
 
     fn local_pid(&self) -> Option<i32> {

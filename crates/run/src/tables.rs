@@ -12,7 +12,7 @@ use comfy_table::presets::ASCII_MARKDOWN;
 use comfy_table::{CellAlignment, Table};
 
 use crate::record::RunRecord;
-use stampede_report::crank::{application_figures, load_figures, Figure};
+use stampede_report::crank::{application_figures, latency_figures, load_figures, Figure};
 use stampede_report::summary::{summarize_runs, table as summary_model};
 use stampede_report::targets;
 
@@ -39,6 +39,11 @@ pub fn run_tables(run: &RunRecord, runtime_version: &str, cores: usize) -> Strin
     let valid = if run.valid { "yes".into() } else { format!("no: {}", run.invalid_reason.as_deref().unwrap_or("")) };
     load.add_row(vec!["Valid".to_string(), valid]);
     let mut text = format!("{app}\n\n{load}\n");
+    // The open-loop phase the run's latency comes from, when the profile has one.
+    if let Some(figures) = latency_figures(run) {
+        let header = format!("{} (open loop, from intended send times)", run.path);
+        text.push_str(&format!("\n{}\n", two_columns(["latency", &header], figures)));
+    }
     if targets::has_mix(run) {
         text.push_str(&format!("\n{}\n", terminal(&targets::table([run], false))));
     }

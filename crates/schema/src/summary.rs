@@ -36,7 +36,10 @@ pub struct SummaryRow {
     /// Iterations of the configuration, valid or not.
     pub runs: usize,
     pub valid_runs: usize,
-    /// Medians over the valid iterations; `None` when none was valid.
+    /// Medians over the valid iterations; `None` when none was valid. The
+    /// requests/s and per-core figures come from the measured load (closed
+    /// loop unless its profile gives a rate); the latency percentiles from
+    /// the run's latency phase when it has one (`RunRecord::latency_load`).
     pub rps: Option<f64>,
     /// The lowest and highest requests/s of the valid iterations (shown in
     /// the tables, not part of `stampede.summary/1`).
@@ -48,6 +51,17 @@ pub struct SummaryRow {
     /// The lowest and highest p99 of the valid iterations (tables only).
     #[serde(skip)]
     pub p99_ms_range: Option<(f64, f64)>,
+    pub p999_ms: Option<f64>,
+    /// With an open-loop latency: the rate offered (requests/s), the share
+    /// of the closed loop's requests/s it was (a profile's
+    /// `latency.fraction`), and the generator's p99 delay behind its
+    /// schedule (ms). Absent when the latency is closed loop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_offered_rps: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_fraction: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule_lag_p99_ms: Option<f64>,
     pub server_cpu_cores: Option<f64>,
     pub server_rss_max_mib: Option<f64>,
     pub loadgen_cpu_cores: Option<f64>,

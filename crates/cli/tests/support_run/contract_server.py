@@ -14,6 +14,9 @@ closes the connection; BAD_STATUS_EVERY=M answers every Mth with a 500 (the
 error-count test: a malformed answer and a bad status are counted apart).
 ONLY=sequence serves the sequence API alone (/api/count, /api/fib) and 404
 elsewhere, /plaintext and / included: an app a /plaintext poll never finds.
+STALL_MS=S with PERIOD_MS=P answers nothing during the first S ms of every
+P ms (from the server's start): a request arriving then waits for the end of
+the stall, so at any steady arrival rate p99 is known (S=100, P=1000: 90 ms).
 """
 import json
 import os
@@ -29,6 +32,9 @@ CRASH_AFTER = int(os.environ.get("CRASH_AFTER") or 0)
 MALFORMED_EVERY = int(os.environ.get("MALFORMED_EVERY") or 0)
 BAD_STATUS_EVERY = int(os.environ.get("BAD_STATUS_EVERY") or 0)
 SEQUENCE_ONLY = os.environ.get("ONLY") == "sequence"
+STALL_S = int(os.environ.get("STALL_MS") or 0) / 1000
+PERIOD_S = int(os.environ.get("PERIOD_MS") or 1000) / 1000
+STARTED = time.monotonic()
 LOCK = threading.Lock()
 COUNT = [0]
 SEEN = [0]
@@ -96,6 +102,10 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self):
+        if STALL_S:
+            phase = (time.monotonic() - STARTED) % PERIOD_S
+            if phase < STALL_S:
+                time.sleep(STALL_S - phase)
         if CRASH_AFTER:
             COUNT[0] += 1
             if COUNT[0] > CRASH_AFTER:

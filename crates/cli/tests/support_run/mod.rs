@@ -76,9 +76,14 @@ version = "python3 --version"
 
     /// The results document written under `out()`, if any.
     pub fn results(&self) -> Option<serde_json::Value> {
+        serde_json::from_str(&std::fs::read_to_string(self.results_path()?).ok()?).ok()
+    }
+
+    /// The path of the results.json written under `out()`, if any.
+    pub fn results_path(&self) -> Option<PathBuf> {
         let entries = std::fs::read_dir(self.out()).ok()?;
         let dir = entries.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| p.join("results.json").is_file())?;
-        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).ok()?).ok()
+        Some(dir.join("results.json"))
     }
 
     /// `stampede` with this test's marker in its environment.

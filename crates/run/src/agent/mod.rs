@@ -172,6 +172,7 @@ fn drive(
                     return (2, false);
                 }
             }
+            Ok(Command::MeasureEnd) => server.mark_measured_end(),
             Ok(Command::Finish) => return (0, true),
             Ok(Command::Stop) | Err(mpsc::RecvTimeoutError::Disconnected) => return (0, false),
             Err(mpsc::RecvTimeoutError::Timeout) => {}

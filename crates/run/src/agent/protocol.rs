@@ -15,8 +15,9 @@ use crate::manifest::Manifest;
 use crate::ready::ReadyCheck;
 use crate::served::{Finished, Readiness};
 
-/// The protocol's version; the agent refuses a request of another.
-pub const VERSION: u32 = 2;
+/// The protocol's version; the agent refuses a request of another (3: the
+/// measured phase's end is marked, `measure_end`).
+pub const VERSION: u32 = 3;
 
 /// The first line the controller sends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,6 +78,8 @@ pub enum Command {
     Warmup,
     /// The measured phase starts now.
     Measure,
+    /// The measured phase ends now (a latency phase follows on the same server).
+    MeasureEnd,
     /// The load is over: report and stop.
     Finish,
     /// Stop the server now (as a closed stdin does).
@@ -185,7 +188,7 @@ mod tests {
             assert!(!line.contains('\n'));
             assert_eq!(decode::<Request>(&line).unwrap(), request);
         }
-        for cmd in [Command::Warmup, Command::Measure, Command::Finish, Command::Stop] {
+        for cmd in [Command::Warmup, Command::Measure, Command::MeasureEnd, Command::Finish, Command::Stop] {
             assert_eq!(decode::<Command>(&encode(&cmd)).unwrap(), cmd);
         }
         let mut finished =

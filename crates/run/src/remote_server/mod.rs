@@ -304,6 +304,10 @@ impl Served for RemoteServer<'_> {
         self.session.send(Command::Warmup);
     }
 
+    fn mark_measured_end(&mut self) {
+        self.session.send(Command::MeasureEnd);
+    }
+
     fn mark_measured_start(&mut self) {
         let sent = crate::events::mono_ns();
         if !self.session.send(Command::Measure) {
