@@ -69,7 +69,7 @@ pub fn judge(
             check => page(&r.body).and_then(|raw| fortunes_rule(check, &raw, db, lenience)),
         },
     };
-    let result = RuleResult::judged(probe.id(), &description, verdict, lenience, &exchange);
+    let result = crate::report::judged(probe.id(), &description, verdict, lenience, &exchange);
     log.push(exchange);
     result
 }

@@ -43,7 +43,6 @@ use client::Client;
 use contract::ProbeCheck;
 use judge::Case;
 use lenience::Lenience;
-use report::RuleVerdict;
 use target::Target;
 
 /// How to run a check.
@@ -104,7 +103,7 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
         }
         let mut lenience = Lenience::new(&contract.warn);
         let verdict = case.judge(&exchange, &mut lenience);
-        results.push(RuleResult::judged(&case.id, &case.description, verdict, &lenience, &exchange));
+        results.push(crate::report::judged(&case.id, &case.description, verdict, &lenience, &exchange));
         log.push(exchange);
     }
     let mut probe_results = Vec::new();

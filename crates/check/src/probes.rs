@@ -87,7 +87,7 @@ pub fn date_ticks(id: &str, client: &mut Client, path: &str, log: &mut Vec<Excha
             Some(Err(reason)) => Err(format!("cannot compare dates: {reason}")),
             None => Err("the request got no response".into()),
         };
-        let result = RuleResult::judged(id, description, verdict, &Lenience::new(&[]), &later);
+        let result = crate::report::judged(id, description, verdict, &Lenience::new(&[]), &later);
         log.push(later);
         return result;
     }

@@ -19,15 +19,6 @@ pub trait RuleVerdict {
     fn fail(id: &str, description: &str, reason: String, exchange: Option<&Exchange>) -> Self;
     /// A pass with a warning: `reason` says what was found, `exchange` shows it.
     fn warned(id: &str, description: &str, reason: String, exchange: Option<&Exchange>) -> Self;
-    /// Pass or fail by `verdict`, showing `exchange` on failure; a pass with
-    /// a warning when `lenience` noted a departure the contract allows.
-    fn judged(
-        id: &str,
-        description: &str,
-        verdict: Result<(), String>,
-        lenience: &Lenience,
-        exchange: &Exchange,
-    ) -> Self;
 }
 
 impl RuleVerdict for RuleResult {
@@ -46,19 +37,21 @@ impl RuleVerdict for RuleResult {
     fn warned(id: &str, description: &str, reason: String, exchange: Option<&Exchange>) -> RuleResult {
         RuleResult { passed: true, warning: true, ..RuleResult::fail(id, description, reason, exchange) }
     }
+}
 
-    fn judged(
-        id: &str,
-        description: &str,
-        verdict: Result<(), String>,
-        lenience: &Lenience,
-        exchange: &Exchange,
-    ) -> RuleResult {
-        match (verdict, lenience.warning()) {
-            (Ok(()), None) => RuleResult::pass(id, description),
-            (Ok(()), Some(warning)) => RuleResult::warned(id, description, warning, Some(exchange)),
-            (Err(reason), _) => RuleResult::fail(id, description, reason, Some(exchange)),
-        }
+/// Pass or fail by `verdict`, showing `exchange` on failure; a pass with a
+/// warning when `lenience` noted a departure the contract allows.
+pub fn judged(
+    id: &str,
+    description: &str,
+    verdict: Result<(), String>,
+    lenience: &Lenience,
+    exchange: &Exchange,
+) -> RuleResult {
+    match (verdict, lenience.warning()) {
+        (Ok(()), None) => RuleResult::pass(id, description),
+        (Ok(()), Some(warning)) => RuleResult::warned(id, description, warning, Some(exchange)),
+        (Err(reason), _) => RuleResult::fail(id, description, reason, Some(exchange)),
     }
 }
 
