@@ -240,6 +240,27 @@ mod tests {
         assert_eq!(response.header("server").as_deref(), Some("x"));
     }
 
+    /// Form alone never fails an answer (issue #34): a status line without a
+    /// reason phrase, header names in any case and a body on a 404 are read
+    /// as they are, and the rules judge status, headers and body by value.
+    #[test]
+    fn no_reason_phrase_lower_case_names_and_a_body_on_404_are_read_as_valid() {
+        let target = scripted(vec![vec![
+            b"HTTP/1.1 404 \r\ncontent-length: 9\r\nSERVER: x\r\n\r\nnot found",
+            b"HTTP/1.1 200\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nok",
+        ]]);
+        let mut client = Client::new(target, Duration::from_secs(5));
+        let missing = client.get("/nope").result.unwrap();
+        assert_eq!((missing.status, missing.body.as_slice()), (404, b"not found".as_slice()));
+        assert_eq!((missing.framing.clone(), missing.header("Server").as_deref()), (Framing::Length(9), Some("x")));
+        let ok = client.get("/plaintext").result.unwrap();
+        assert_eq!(
+            (ok.status, ok.reason.as_str(), ok.header("Content-Type").as_deref()),
+            (200, "", Some("text/plain"))
+        );
+        assert!(ok.reused_connection);
+    }
+
     #[test]
     fn connection_is_reused_and_silently_closed_ones_are_retried() {
         // Connection 1 answers twice then closes without saying so;

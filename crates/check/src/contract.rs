@@ -36,6 +36,15 @@ pub struct Contract {
     /// Named checks judged on every response received.
     #[serde(default)]
     pub every_response: Vec<ResponseCheck>,
+    /// Departures from a rule that this contract counts as warnings, not
+    /// failures: valid HTTP that a strict contract refuses for its form alone.
+    /// Empty (the default) judges strictly.
+    #[serde(default)]
+    pub warn: Vec<Leniency>,
+    /// One line saying whose judgement the `warn` list follows, shown with
+    /// it (`tfb`: TechEmpower's verifier).
+    #[serde(default)]
+    pub warn_note: String,
     /// Named checks that take more than one request.
     #[serde(default, rename = "probe")]
     pub probes: Vec<Probe>,
@@ -54,6 +63,53 @@ pub enum ResponseCheck {
     HeaderContentType,
     Framing,
     HttpVersion,
+}
+
+/// A departure a contract may count as a warning (its `warn` list): the
+/// answer is valid HTTP and does the work, but not in the form a strict rule
+/// asks for. docs/contracts.md lists each with the rules it softens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Leniency {
+    /// An error answer (4xx, 5xx) with neither `Content-Length` nor chunked
+    /// encoding, its body ended by closing the connection (RFC 9112 §6.3):
+    /// softens `framing`.
+    CloseDelimitedError,
+    /// An error answer in HTTP/1.0: softens `http-version`.
+    #[serde(rename = "http-1.0-error")]
+    Http10Error,
+    /// A JSON key in another case (`randomnumber` for `randomNumber`).
+    KeyCase,
+    /// A JSON object with keys beyond those asked for.
+    ExtraKeys,
+    /// An exact body or JSON string in another case (`Hello, world!`).
+    MessageCase,
+    /// An exact body found inside a longer one (`Hello, World!\n`).
+    ExtraBytes,
+    /// A `db-rows`/`db-updates` probe asking for 500 rows (N = 501) answered
+    /// with another count of valid rows: the upper clamp missed.
+    UpperClamp,
+    /// `db-row` answered with a one-element array instead of the object.
+    RowInArray,
+    /// A raw `'`, `"` or `>` in a fortune's message (`<` and `&` still fail).
+    UnescapedQuotes,
+}
+
+impl Leniency {
+    /// Its name as written in a contract's `warn` list.
+    pub fn name(self) -> &'static str {
+        match self {
+            Leniency::CloseDelimitedError => "close-delimited-error",
+            Leniency::Http10Error => "http-1.0-error",
+            Leniency::KeyCase => "key-case",
+            Leniency::ExtraKeys => "extra-keys",
+            Leniency::MessageCase => "message-case",
+            Leniency::ExtraBytes => "extra-bytes",
+            Leniency::UpperClamp => "upper-clamp",
+            Leniency::RowInArray => "row-in-array",
+            Leniency::UnescapedQuotes => "unescaped-quotes",
+        }
+    }
 }
 
 /// A check across requests, and the path it asks.
@@ -384,6 +440,11 @@ impl Contract {
         Ok(())
     }
 
+    /// True when this contract counts `departure` as a warning.
+    pub fn warns(&self, departure: Leniency) -> bool {
+        self.warn.contains(&departure)
+    }
+
     /// True when a probe reads the database, so a check needs `--database`.
     pub fn needs_database(&self) -> bool {
         self.probes.iter().any(|p| p.check.needs_database())
@@ -525,6 +586,16 @@ mod tests {
         assert_eq!(crate::probes::sleep_of("/sleep/200"), Some(std::time::Duration::from_millis(200)));
         let e = error(&probe("/sleep"));
         assert!(e.starts_with("my.toml: probe[1].path: \"/sleep\": sleep-concurrent needs"), "{e}");
+    }
+
+    #[test]
+    fn warn_lists_named_departures_and_refuses_others() {
+        assert!(Contract::parse(MINIMAL, "f").unwrap().warn.is_empty());
+        let c = Contract::parse(&format!("warn = [\"close-delimited-error\", \"http-1.0-error\"]\n{MINIMAL}"), "f")
+            .unwrap();
+        assert!(c.warns(Leniency::CloseDelimitedError) && c.warns(Leniency::Http10Error));
+        let e = error(&format!("warn = [\"framing\"]\n{MINIMAL}"));
+        assert!(e.starts_with("my.toml: warn[1] (line 1): unknown variant `framing`"), "{e}");
     }
 
     #[test]

@@ -10,17 +10,25 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::client::{Client, Exchange};
-use crate::contract::{Probe, ProbeCheck};
+use crate::contract::{Leniency, Probe, ProbeCheck};
 use crate::database::Database;
 use crate::fortunes::{self, RawRow};
+use crate::lenience::Lenience;
 use crate::report::{RuleResult, RuleVerdict};
 
 /// Below this many rows, an update that changed nothing may be chance
 /// (1 in 10,000 per row); from it on, it is a server that wrote nothing new.
 const ROWS_THAT_MUST_CHANGE: usize = 5;
 
-/// Judges `probe` (a database check) with one request through `client`.
-pub fn judge(probe: &Probe, client: &mut Client, db: &mut Database, log: &mut Vec<Exchange>) -> RuleResult {
+/// Judges `probe` (a database check) with one request through `client`,
+/// departures in `warn` (the contract's list) being warnings.
+pub fn judge(
+    probe: &Probe,
+    warn: &[Leniency],
+    client: &mut Client,
+    db: &mut Database,
+    log: &mut Vec<Exchange>,
+) -> RuleResult {
     let path = probe.path.as_str();
     let rows = probe.rows.unwrap_or(1) as usize;
     let description = match probe.check {
@@ -43,19 +51,25 @@ pub fn judge(probe: &Probe, client: &mut Client, db: &mut Database, log: &mut Ve
         _ => None,
     };
     let exchange = client.get(path);
+    let mut lenience = Lenience::new(warn);
+    let lenience = &mut lenience;
     let verdict = match exchange.response() {
         None => Err("the request got no response".to_string()),
         Some(r) if r.status != 200 => Err(format!("answered {}, not 200", r.status_line())),
         Some(r) => match probe.check {
-            ProbeCheck::DbRow => json(&r.body).and_then(|v| one_row(&v)).and_then(|row| rows_exist(&[row], db)),
-            ProbeCheck::DbRows => json(&r.body).and_then(|v| row_list(&v, rows)).and_then(|list| rows_exist(&list, db)),
+            ProbeCheck::DbRow => {
+                json(&r.body).and_then(|v| lone_row(&v, lenience)).and_then(|row| rows_exist(&[row], db))
+            }
+            ProbeCheck::DbRows => {
+                json(&r.body).and_then(|v| row_list(&v, rows, lenience)).and_then(|list| rows_exist(&list, db))
+            }
             ProbeCheck::DbUpdates => json(&r.body)
-                .and_then(|v| row_list(&v, rows))
+                .and_then(|v| row_list(&v, rows, lenience))
                 .and_then(|list| persisted(&list, before.as_ref().expect("read above"), db)),
-            check => page(&r.body).and_then(|raw| fortunes_rule(check, &raw, db)),
+            check => page(&r.body).and_then(|raw| fortunes_rule(check, &raw, db, lenience)),
         },
     };
-    let result = RuleResult::judged(probe.id(), &description, verdict, &exchange);
+    let result = crate::report::judged(probe.id(), &description, verdict, lenience, &exchange);
     log.push(exchange);
     result
 }
@@ -64,32 +78,59 @@ fn json(body: &[u8]) -> Result<Value, String> {
     serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))
 }
 
-/// `{"id": 1..10000, "randomNumber": n}`, exactly those keys.
-fn one_row(value: &Value) -> Result<(i32, i32), String> {
+/// `/db`'s answer: one row object, or (a departure TechEmpower's verifier
+/// warns about) a one-element array holding it.
+fn lone_row(value: &Value, lenience: &mut Lenience) -> Result<(i32, i32), String> {
+    match value.as_array().map(Vec::as_slice) {
+        Some([row]) if lenience.allow(Leniency::RowInArray, || "the row inside a one-element array".into()) => {
+            one_row(row, lenience)
+        }
+        _ => one_row(value, lenience),
+    }
+}
+
+/// `{"id": 1..10000, "randomNumber": n}`, exactly those keys (another case
+/// or more keys only where the contract allows them).
+fn one_row(value: &Value, lenience: &mut Lenience) -> Result<(i32, i32), String> {
     let object = value.as_object().ok_or_else(|| format!("expected a JSON object, got {value}"))?;
-    let int =
-        |key: &str| {
-            object.get(key).and_then(Value::as_i64).and_then(|n| i32::try_from(n).ok()).ok_or_else(|| {
-                format!("{value}: needs an integer {key:?} (keys are exactly \"id\" and \"randomNumber\")")
-            })
-        };
+    let mut int = |key: &str| {
+        let exact = object.get_key_value(key);
+        let found = exact.or_else(|| {
+            object
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(key))
+                .filter(|(k, _)| lenience.allow(Leniency::KeyCase, || format!("key {k:?} for {key:?}")))
+        });
+        found
+            .and_then(|(_, v)| v.as_i64())
+            .and_then(|n| i32::try_from(n).ok())
+            .ok_or_else(|| format!("{value}: needs an integer {key:?} (keys are exactly \"id\" and \"randomNumber\")"))
+    };
     let row = (int("id")?, int("randomNumber")?);
     if object.len() != 2 {
-        return Err(format!("{value}: keys must be exactly \"id\" and \"randomNumber\""));
+        let extra = object.keys().filter(|k| !["id", "randomnumber"].contains(&k.to_ascii_lowercase().as_str()));
+        let extra: Vec<&String> = extra.collect();
+        if !lenience.allow(Leniency::ExtraKeys, || format!("unexpected keys {extra:?}")) {
+            return Err(format!("{value}: keys must be exactly \"id\" and \"randomNumber\""));
+        }
     }
     Ok(row)
 }
 
-/// A JSON array of exactly `n` rows.
-fn row_list(value: &Value, n: usize) -> Result<Vec<(i32, i32)>, String> {
+/// A JSON array of exactly `n` rows (for the 501 case, another count is a
+/// departure the contract may allow, as TechEmpower's verifier does).
+fn row_list(value: &Value, n: usize, lenience: &mut Lenience) -> Result<Vec<(i32, i32)>, String> {
     let list = value.as_array().ok_or_else(|| format!("expected a JSON array, got {}", short(value)))?;
-    if list.len() != n {
+    let unclamped = n == 500
+        && !list.is_empty()
+        && lenience.allow(Leniency::UpperClamp, || format!("{} rows for N = 501, expected 500", list.len()));
+    if list.len() != n && !unclamped {
         return Err(format!(
             "{} row(s), expected {n} (N is clamped to 1..500; missing or not a number means 1)",
             list.len()
         ));
     }
-    list.iter().map(one_row).collect()
+    list.iter().map(|row| one_row(row, lenience)).collect()
 }
 
 /// Each row is in `world` with that number.
@@ -107,28 +148,43 @@ fn rows_exist(rows: &[(i32, i32)], db: &mut Database) -> Result<(), String> {
     Ok(())
 }
 
-/// The answered numbers are what `world` holds now (the last answer for an
-/// id asked twice wins), each in 1..10000, and enough rows changed.
+/// The answered numbers are what `world` holds now, each in 1..10000, and
+/// enough rows changed. An id asked twice may hold any of the numbers
+/// answered for it: a bulk `UPDATE … CASE` keeps the first, `FROM (VALUES …)`
+/// an arbitrary one.
 fn persisted(rows: &[(i32, i32)], before: &BTreeMap<i32, i32>, db: &mut Database) -> Result<(), String> {
     let after = db.world()?;
-    let last: BTreeMap<i32, i32> = rows.iter().copied().collect();
-    for (&id, &number) in &last {
-        if !(1..=10_000).contains(&number) {
+    let mut answered: BTreeMap<i32, Vec<i32>> = BTreeMap::new();
+    for &(id, number) in rows {
+        answered.entry(id).or_default().push(number);
+    }
+    for (&id, numbers) in &answered {
+        if let Some(number) = numbers.iter().find(|n| !(1..=10_000).contains(*n)) {
             return Err(format!("row {id}: the new randomNumber {number} is outside 1..10000"));
         }
-        match after.get(&id) {
-            None => return Err(format!("id {id} is not a row of world (ids are 1..10000)")),
-            Some(&held) if held != number => {
-                return Err(format!(
-                    "row {id}: the answer says randomNumber {number}, the database holds {held} afterwards: the update was not written"
-                ))
-            }
-            _ => {}
+        let Some(&held) = after.get(&id) else {
+            return Err(format!("id {id} is not a row of world (ids are 1..10000)"));
+        };
+        if numbers.contains(&held) {
+            continue;
         }
+        let said = match numbers.as_slice() {
+            [one] => format!("the answer says randomNumber {one}"),
+            many => format!("the answer says randomNumber {many:?} (the id was asked {} times)", many.len()),
+        };
+        let was = before.get(&id).copied();
+        return Err(if was == Some(held) {
+            format!("row {id}: {said}, the database still holds {held} afterwards: the update was not written")
+        } else {
+            let was = was.map_or_else(|| "nothing".to_string(), |w| w.to_string());
+            format!(
+                "row {id}: {said}, but the database changed from {was} to {held}: the number written is not the one answered"
+            )
+        });
     }
-    let changed = last.iter().filter(|(id, number)| before.get(id) != Some(number)).count();
-    if changed == 0 && last.len() >= ROWS_THAT_MUST_CHANGE {
-        return Err(format!("none of the {} rows got a new randomNumber: nothing was updated", last.len()));
+    let changed = answered.iter().filter(|(id, numbers)| !numbers.iter().all(|n| before.get(id) == Some(n))).count();
+    if changed == 0 && answered.len() >= ROWS_THAT_MUST_CHANGE {
+        return Err(format!("none of the {} rows got a new randomNumber: nothing was updated", answered.len()));
     }
     Ok(())
 }
@@ -145,12 +201,18 @@ fn page(body: &[u8]) -> Result<Vec<RawRow>, String> {
     Ok(rows)
 }
 
-fn fortunes_rule(check: ProbeCheck, raw: &[RawRow], db: &mut Database) -> Result<(), String> {
+fn fortunes_rule(check: ProbeCheck, raw: &[RawRow], db: &mut Database, lenience: &mut Lenience) -> Result<(), String> {
     if check == ProbeCheck::FortunesEscaped {
-        return match raw.iter().find_map(|row| fortunes::unescaped(&row.message).map(|c| (row, c))) {
-            Some((row, c)) => Err(format!("row {}: {c:?} is not escaped in {:?}", row.id.trim(), row.message)),
-            None => Ok(()),
-        };
+        for row in raw {
+            for c in fortunes::unescaped(&row.message) {
+                let quote = matches!(c, '\'' | '"' | '>');
+                let what = || format!("row {}: a raw {c:?} in {:?}", row.id.trim(), row.message);
+                if !(quote && lenience.allow(Leniency::UnescapedQuotes, what)) {
+                    return Err(format!("row {}: {c:?} is not escaped in {:?}", row.id.trim(), row.message));
+                }
+            }
+        }
+        return Ok(());
     }
     let got: Vec<(i32, String)> = raw.iter().map(RawRow::decoded).collect::<Result<_, _>>()?;
     if check == ProbeCheck::FortunesSorted {

@@ -57,10 +57,10 @@ fn cells<'a>(row: &'a str, lower: &str) -> Vec<&'a str> {
     cells
 }
 
-/// Why a raw message is not safely escaped: a character HTML gives meaning
-/// to, left as it is.
-pub fn unescaped(raw: &str) -> Option<char> {
-    raw.chars().find(|c| matches!(c, '<' | '>' | '"' | '\''))
+/// Why a raw message is not safely escaped: each character HTML gives
+/// meaning to, left as it is, in order.
+pub fn unescaped(raw: &str) -> impl Iterator<Item = char> + '_ {
+    raw.chars().filter(|c| matches!(c, '<' | '>' | '"' | '\''))
 }
 
 #[cfg(test)]
@@ -76,7 +76,7 @@ mod tests {
         assert_eq!(rows[0].message, "&lt;script&gt;alert(&#34;x&#34;);&lt;/script&gt;");
         assert_eq!(rows[0].decoded().unwrap(), (11, "<script>alert(\"x\");</script>".to_string()));
         assert_eq!(rows[1].decoded().unwrap(), (12, "フレームワークのベンチマーク".to_string()));
-        assert_eq!(unescaped(&rows[0].message), None);
+        assert_eq!(unescaped(&rows[0].message).next(), None);
     }
 
     #[test]
@@ -84,8 +84,8 @@ mod tests {
         let page = "<table><tr><td>11</td><td><script>alert(\"x\");</script></td></tr></table>";
         let rows = rows(page);
         assert_eq!(rows[0].message, "<script>alert(\"x\");</script>");
-        assert_eq!(unescaped(&rows[0].message), Some('<'));
-        assert_eq!(unescaped("it&#39;s"), None);
-        assert_eq!(unescaped("it's"), Some('\''));
+        assert_eq!(unescaped(&rows[0].message).next(), Some('<'));
+        assert_eq!(unescaped("it&#39;s").next(), None);
+        assert_eq!(unescaped("it's").collect::<String>(), "'");
     }
 }

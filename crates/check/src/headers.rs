@@ -3,11 +3,16 @@
 //! received, errors (400, 404) included. A server often gets these right on
 //! its happy path and wrong in a hand-written error branch, so each rule looks
 //! at all responses and shows the first that breaks it.
+//!
+//! Some answers are valid HTTP in a form a strict rule refuses (an error
+//! delimited by closing the connection, an error in HTTP/1.0). Such a
+//! [`Leniency`] fails under a contract that does not name it in `warn`, and
+//! is a warning naming every path that shows it under one that does.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::client::{Exchange, Framing, Response};
-use crate::contract::ResponseCheck;
+use crate::contract::{Contract, Leniency, ResponseCheck};
 use crate::report::RuleResult;
 use crate::report::RuleVerdict;
 
@@ -18,6 +23,9 @@ pub const DATE_TOLERANCE: Duration = Duration::from_secs(2);
 enum Verdict {
     Pass,
     Fail(String),
+    /// Valid HTTP in a form the rule does not ask for: a failure unless the
+    /// contract counts this departure as a warning.
+    Departs(Leniency, String),
     /// The rule cannot be judged on this response (another rule covers why).
     NotApplicable,
 }
@@ -43,25 +51,42 @@ const RULES: &[(ResponseCheck, &str, &str, Judge)] = &[
     (ResponseCheck::HttpVersion, "http-version", "every response is HTTP/1.1", http_version),
 ];
 
-/// Judges every response in `exchanges` by each of `checks`, in the order
-/// the contract lists them.
-pub fn rules(checks: &[ResponseCheck], exchanges: &[Exchange]) -> Vec<RuleResult> {
-    checks
+/// Judges every response in `exchanges` by each of the contract's
+/// `every_response` checks, in the order it lists them.
+pub fn rules(contract: &Contract, exchanges: &[Exchange]) -> Vec<RuleResult> {
+    contract
+        .every_response
         .iter()
         .filter_map(|check| RULES.iter().find(|(c, ..)| c == check))
-        .map(|(_, id, description, judge)| aggregate(id, description, *judge, exchanges))
+        .map(|(_, id, description, judge)| aggregate(id, description, *judge, contract, exchanges))
         .collect()
 }
 
-fn aggregate(id: &'static str, description: &str, judge: Judge, exchanges: &[Exchange]) -> RuleResult {
+fn aggregate(
+    id: &'static str,
+    description: &str,
+    judge: Judge,
+    contract: &Contract,
+    exchanges: &[Exchange],
+) -> RuleResult {
     let mut judged = 0;
     let mut failed: Vec<(&Exchange, String)> = Vec::new();
+    let mut departed: Vec<(&Exchange, Leniency, String)> = Vec::new();
     for exchange in exchanges {
         let Some(response) = exchange.response() else {
             continue;
         };
         match judge(response) {
             Verdict::Pass => judged += 1,
+            Verdict::Departs(departure, reason) if contract.warns(departure) => {
+                judged += 1;
+                departed.push((exchange, departure, reason));
+            }
+            Verdict::Departs(departure, reason) => {
+                judged += 1;
+                let reason = format!("{reason}; this contract requires it (its `warn` lacks {})", departure.name());
+                failed.push((exchange, reason));
+            }
             Verdict::Fail(reason) => {
                 judged += 1;
                 failed.push((exchange, reason));
@@ -73,11 +98,22 @@ fn aggregate(id: &'static str, description: &str, judge: Judge, exchanges: &[Exc
         let reason = "no response could be judged by this rule (see the rules above)".to_string();
         return RuleResult::fail(id, description, reason, exchanges.first());
     }
-    match failed.first() {
+    if let Some((exchange, reason)) = failed.first() {
+        let reason = format!("{reason} ({} of {judged} responses fail; the first is shown)", failed.len());
+        return RuleResult::fail(id, description, reason, Some(exchange));
+    }
+    match departed.first() {
         None => RuleResult::pass(id, description),
-        Some((exchange, reason)) => {
-            let reason = format!("{reason} ({} of {judged} responses fail; the first is shown)", failed.len());
-            RuleResult::fail(id, description, reason, Some(exchange))
+        Some((exchange, departure, reason)) => {
+            let mut paths: Vec<&str> = departed.iter().map(|(e, ..)| e.request_line.as_str()).collect();
+            paths.dedup();
+            let reason = format!(
+                "{reason}: {} ({} of {judged} responses; a warning, as this contract's `warn` has {})",
+                paths.join(", "),
+                departed.len(),
+                departure.name()
+            );
+            RuleResult::warned(id, description, reason, Some(exchange))
         }
     }
 }
@@ -155,10 +191,21 @@ fn content_type(r: &Response) -> Verdict {
     }
 }
 
+/// An error status: where a close-delimited or HTTP/1.0 answer is a
+/// departure of form rather than a broken answer.
+fn is_error(r: &Response) -> bool {
+    r.status >= 400
+}
+
 fn framing(r: &Response) -> Verdict {
     match &r.framing {
         Framing::Length(_) | Framing::Chunked => Verdict::Pass,
         Framing::NoBody => Verdict::NotApplicable,
+        Framing::Unframed if is_error(r) => Verdict::Departs(
+            Leniency::CloseDelimitedError,
+            "error answers delimited by closing the connection (valid HTTP, but each costs a reconnect when it is loaded)"
+                .into(),
+        ),
         Framing::Unframed => Verdict::Fail(
             "neither Content-Length nor Transfer-Encoding: chunked; the body ends only when the connection closes"
                 .into(),
@@ -170,6 +217,8 @@ fn framing(r: &Response) -> Verdict {
 fn http_version(r: &Response) -> Verdict {
     if r.version_minor == 1 {
         Verdict::Pass
+    } else if is_error(r) {
+        Verdict::Departs(Leniency::Http10Error, "error answers in HTTP/1.0".into())
     } else {
         Verdict::Fail(format!("answered {}", r.status_line()))
     }

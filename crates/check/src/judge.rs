@@ -10,7 +10,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::client::{Exchange, Response};
-use crate::contract::{Rule, Status};
+use crate::contract::{Leniency, Rule, Status};
+use crate::lenience::Lenience;
 
 /// Slack for event-loop timers with millisecond resolution. libuv (Node.js)
 /// starts a timer from its loop clock, read after the poll that delivered the
@@ -80,8 +81,9 @@ impl Case {
         }
     }
 
-    /// `Err(reason)` when the exchange breaks this rule.
-    pub fn judge(&self, exchange: &Exchange) -> Result<(), String> {
+    /// `Err(reason)` when the exchange breaks this rule; departures the
+    /// contract allows are noted in `lenience` instead.
+    pub fn judge(&self, exchange: &Exchange, lenience: &mut Lenience) -> Result<(), String> {
         let response = exchange.result.as_ref().map_err(|e| e.to_string())?;
         if !self.status.matches(response.status) {
             return Err(format!("status {}, expected {}", response.status, self.status));
@@ -105,11 +107,11 @@ impl Case {
         }
         match &self.body {
             Body::Any => {}
-            Body::Exact(want) => exact_difference(want, &response.body)?,
+            Body::Exact(want) => exact_body(want, &response.body, lenience)?,
             Body::Json(want) => {
                 let got: Value =
                     serde_json::from_slice(&response.body).map_err(|e| format!("body is not JSON: {e}"))?;
-                if let Some(difference) = first_difference(want, &got, &mut String::new()) {
+                if let Some(difference) = first_difference(want, &got, &mut String::new(), lenience) {
                     return Err(format!("JSON body differs {difference}"));
                 }
             }
@@ -124,6 +126,38 @@ impl Case {
             }
         }
         Ok(())
+    }
+}
+
+/// The body is `want` exactly or, under a contract that allows it, in
+/// another case (`message-case`) or inside a longer body (`extra-bytes`):
+/// TechEmpower's verifier looks for the lower-cased message in the lower-cased
+/// body.
+fn exact_body(want: &[u8], got: &[u8], lenience: &mut Lenience) -> Result<(), String> {
+    if want == got {
+        return Ok(());
+    }
+    let shown = |bytes: &[u8]| crate::report::escape(bytes, 60);
+    let (want_lower, got_lower) = (want.to_ascii_lowercase(), got.to_ascii_lowercase());
+    let at = got_lower.windows(want.len().max(1)).position(|w| w == want_lower.as_slice());
+    let allowed = match at {
+        Some(at) if !want.is_empty() => {
+            let case_ok = &got[at..at + want.len()] == want
+                || lenience.allow(Leniency::MessageCase, || {
+                    format!("\"{}\" for \"{}\"", shown(&got[at..at + want.len()]), shown(want))
+                });
+            let bytes_ok = got.len() == want.len()
+                || lenience.allow(Leniency::ExtraBytes, || {
+                    format!("{} bytes around the expected body: \"{}\"", got.len() - want.len(), shown(got))
+                });
+            case_ok && bytes_ok
+        }
+        _ => false,
+    };
+    if allowed {
+        Ok(())
+    } else {
+        exact_difference(want, got)
     }
 }
 
@@ -193,8 +227,10 @@ fn check_media_type(response: &Response, want: &str, charset: Option<&str>) -> R
 /// Where `got` first departs from `want`, as `at <path>: expected …, got …`.
 /// Numbers compare exactly: integers up to 64 bits are kept as integers by
 /// serde_json, so a Fibonacci number rounded through a double differs in its
-/// digits, and `7.0` (a float) is not `7` (an integer).
-fn first_difference(want: &Value, got: &Value, path: &mut String) -> Option<String> {
+/// digits, and `7.0` (a float) is not `7` (an integer). A key in another case,
+/// an extra key and a string in another case are departures `lenience` may
+/// allow (TechEmpower's verifier lower-cases keys and the message).
+fn first_difference(want: &Value, got: &Value, path: &mut String, lenience: &mut Lenience) -> Option<String> {
     let here = |path: &str| {
         if path.is_empty() {
             "the top level".to_string()
@@ -207,7 +243,7 @@ fn first_difference(want: &Value, got: &Value, path: &mut String) -> Option<Stri
             for (i, (wi, gi)) in w.iter().zip(g).enumerate() {
                 let len = path.len();
                 path.push_str(&format!("[{i}]"));
-                let found = first_difference(wi, gi, path);
+                let found = first_difference(wi, gi, path, lenience);
                 path.truncate(len);
                 if found.is_some() {
                     return found;
@@ -216,21 +252,33 @@ fn first_difference(want: &Value, got: &Value, path: &mut String) -> Option<Stri
             (w.len() != g.len()).then(|| format!("at {}: expected {} items, got {}", here(path), w.len(), g.len()))
         }
         (Value::Object(w), Value::Object(g)) => {
-            if let Some(key) = w.keys().find(|k| !g.contains_key(*k)) {
-                return Some(format!("at {}: missing key {key:?}", here(path)));
-            }
-            if let Some(key) = g.keys().find(|k| !w.contains_key(*k)) {
-                return Some(format!("at {}: unexpected key {key:?}", here(path)));
-            }
+            let mut matched = Vec::new();
             for (key, wv) in w {
+                let got_key = match g.get_key_value(key) {
+                    Some((k, _)) => k,
+                    None => match g.keys().find(|k| k.eq_ignore_ascii_case(key)) {
+                        Some(k) if lenience.allow(Leniency::KeyCase, || format!("key {k:?} for {key:?}")) => k,
+                        _ => return Some(format!("at {}: missing key {key:?}", here(path))),
+                    },
+                };
+                matched.push(got_key.as_str());
                 let len = path.len();
                 path.push_str(&format!(".{key}"));
-                let found = first_difference(wv, &g[key], path);
+                let found = first_difference(wv, &g[got_key], path, lenience);
                 path.truncate(len);
                 if found.is_some() {
                     return found;
                 }
             }
+            let extra = g.keys().find(|k| !matched.contains(&k.as_str()))?;
+            if lenience.allow(Leniency::ExtraKeys, || format!("unexpected key {extra:?}")) {
+                return None;
+            }
+            Some(format!("at {}: unexpected key {extra:?}", here(path)))
+        }
+        (Value::String(w), Value::String(g))
+            if w.eq_ignore_ascii_case(g) && lenience.allow(Leniency::MessageCase, || format!("{g:?} for {w:?}")) =>
+        {
             None
         }
         _ if want == got => None,
@@ -253,7 +301,35 @@ mod tests {
     fn diff(want: &str, got: &str) -> Option<String> {
         let want: Value = serde_json::from_str(want).unwrap();
         let got: Value = serde_json::from_str(got).unwrap();
-        first_difference(&want, &got, &mut String::new())
+        first_difference(&want, &got, &mut String::new(), &mut Lenience::new(&[]))
+    }
+
+    impl Case {
+        fn judge_strict(&self, exchange: &Exchange) -> Result<(), String> {
+            self.judge(exchange, &mut Lenience::new(&[]))
+        }
+    }
+
+    #[test]
+    fn key_case_extra_keys_and_message_case_are_warnings_only_where_allowed() {
+        let want: Value = serde_json::from_str(r#"{"id":1,"randomNumber":2}"#).unwrap();
+        let got: Value = serde_json::from_str(r#"{"id":1,"randomnumber":2,"x":0}"#).unwrap();
+        let all = [Leniency::KeyCase, Leniency::ExtraKeys];
+        let mut lenient = Lenience::new(&all);
+        assert_eq!(first_difference(&want, &got, &mut String::new(), &mut lenient), None);
+        let warning = lenient.warning().unwrap();
+        assert!(warning.contains("key \"randomnumber\" for \"randomNumber\" (key-case)"), "{warning}");
+        assert!(warning.contains("unexpected key \"x\" (extra-keys)"), "{warning}");
+        let mut strict = Lenience::new(&all[..1]);
+        let found = first_difference(&want, &got, &mut String::new(), &mut strict).unwrap();
+        assert_eq!(found, "at the top level: unexpected key \"x\"");
+        assert!(diff(r#"{"m":"Hello, World!"}"#, r#"{"m":"Hello, world!"}"#).is_some());
+        let mut lenient = Lenience::new(&[Leniency::MessageCase]);
+        assert_eq!(exact_body(b"Hello, World!", b"Hello, world!", &mut lenient), Ok(()));
+        assert!(exact_body(b"Hello, World!", b"Hello, world!\n", &mut lenient).is_err());
+        let mut lenient = Lenience::new(&[Leniency::MessageCase, Leniency::ExtraBytes]);
+        assert_eq!(exact_body(b"Hello, World!", b"Hello, world!\n", &mut lenient), Ok(()));
+        assert!(exact_body(b"Hello, World!", b"Hello, Word!", &mut lenient).is_err());
     }
 
     #[test]
@@ -305,15 +381,15 @@ mod tests {
         let case = stampede_case("sleep-100");
         let body = br#"{"slept_ms":100}"#;
         let at = |ms: f64| exchange(200, "application/json", body, Duration::from_secs_f64(ms / 1000.0));
-        assert_eq!(case.judge(&at(100.2)), Ok(()));
-        assert_eq!(case.judge(&at(98.4)), Ok(()));
-        assert_eq!(case.judge(&at(97.5)).unwrap_err(), "answered after 97.5 ms, expected at least 100 ms");
+        assert_eq!(case.judge_strict(&at(100.2)), Ok(()));
+        assert_eq!(case.judge_strict(&at(98.4)), Ok(()));
+        assert_eq!(case.judge_strict(&at(97.5)).unwrap_err(), "answered after 97.5 ms, expected at least 100 ms");
     }
 
     #[test]
     fn media_type_parameters_are_allowed_but_the_type_must_match() {
         let case = stampede_case("plaintext");
-        let with = |ct: &str| case.judge(&exchange(200, ct, b"Hello, World!", Duration::ZERO));
+        let with = |ct: &str| case.judge_strict(&exchange(200, ct, b"Hello, World!", Duration::ZERO));
         assert_eq!(with("text/plain; charset=utf-8"), Ok(()));
         assert_eq!(with("Text/Plain"), Ok(()));
         assert!(with("text/html").unwrap_err().contains("expected text/plain"));
@@ -329,7 +405,7 @@ mod tests {
     fn tfb_charset_allows_only_utf_8() {
         let contract = crate::builtin::builtin("tfb").unwrap();
         let case = Case::from_rule(contract.rules.iter().find(|r| r.id == "plaintext").unwrap());
-        let with = |ct: &str| case.judge(&exchange(200, ct, b"Hello, World!", Duration::ZERO));
+        let with = |ct: &str| case.judge_strict(&exchange(200, ct, b"Hello, World!", Duration::ZERO));
         assert_eq!(with("text/plain"), Ok(()));
         assert_eq!(with("text/plain; charset=UTF-8"), Ok(()));
         assert!(with("text/plain; charset=iso-8859-1")

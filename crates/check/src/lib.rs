@@ -24,6 +24,7 @@ mod fortunes;
 mod generate;
 mod headers;
 mod judge;
+mod lenience;
 mod probes;
 pub mod render;
 mod report;
@@ -41,7 +42,7 @@ pub use report::{Report, ResponseSummary, RuleResult, SCHEMA};
 use client::Client;
 use contract::ProbeCheck;
 use judge::Case;
-use report::RuleVerdict;
+use lenience::Lenience;
 use target::Target;
 
 /// How to run a check.
@@ -100,7 +101,9 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
                 }
             }
         }
-        results.push(RuleResult::judged(&case.id, &case.description, case.judge(&exchange), &exchange));
+        let mut lenience = Lenience::new(&contract.warn);
+        let verdict = case.judge(&exchange, &mut lenience);
+        results.push(crate::report::judged(&case.id, &case.description, verdict, &lenience, &exchange));
         log.push(exchange);
     }
     let mut probe_results = Vec::new();
@@ -113,13 +116,16 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
             }
             _ => {
                 let db = database.as_mut().expect("connected above for a contract with database checks");
-                db_probes::judge(probe, &mut client, db, &mut log)
+                db_probes::judge(probe, &contract.warn, &mut client, db, &mut log)
             }
         });
     }
-    results.extend(headers::rules(&contract.every_response, &log));
+    results.extend(headers::rules(contract, &log));
     results.extend(probe_results);
-    Ok(Report::new(&contract.name, &contract.version, target.display().to_string(), results))
+    let mut report = Report::new(&contract.name, &contract.version, target.display().to_string(), results);
+    report.lenient = contract.warn.iter().map(|l| l.name().to_string()).collect();
+    report.lenient_note = contract.warn_note.clone();
+    Ok(report)
 }
 
 /// `5s`, `1.5s` or `250ms`: short, for messages.

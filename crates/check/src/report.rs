@@ -5,6 +5,7 @@
 //! server that fails).
 
 use crate::client::{Exchange, Response};
+use crate::lenience::Lenience;
 
 /// The document, declared once in stampede-schema (`stampede run` reads it).
 pub use stampede_schema::check::{CheckReport as Report, ResponseSummary, RuleResult, SCHEMA};
@@ -16,8 +17,8 @@ pub const BODY_PREFIX_BYTES: usize = 200;
 pub trait RuleVerdict {
     /// A failure, showing `exchange` when there is one.
     fn fail(id: &str, description: &str, reason: String, exchange: Option<&Exchange>) -> Self;
-    /// Pass or fail by `verdict`, showing `exchange` on failure.
-    fn judged(id: &str, description: &str, verdict: Result<(), String>, exchange: &Exchange) -> Self;
+    /// A pass with a warning: `reason` says what was found, `exchange` shows it.
+    fn warned(id: &str, description: &str, reason: String, exchange: Option<&Exchange>) -> Self;
 }
 
 impl RuleVerdict for RuleResult {
@@ -26,17 +27,31 @@ impl RuleVerdict for RuleResult {
             id: id.to_string(),
             description: description.to_string(),
             passed: false,
+            warning: false,
             reason: Some(reason),
             request: exchange.map(|e| e.request_line.clone()),
             response: exchange.and_then(Exchange::response).map(summary),
         }
     }
 
-    fn judged(id: &str, description: &str, verdict: Result<(), String>, exchange: &Exchange) -> RuleResult {
-        match verdict {
-            Ok(()) => RuleResult::pass(id, description),
-            Err(reason) => RuleResult::fail(id, description, reason, Some(exchange)),
-        }
+    fn warned(id: &str, description: &str, reason: String, exchange: Option<&Exchange>) -> RuleResult {
+        RuleResult { passed: true, warning: true, ..RuleResult::fail(id, description, reason, exchange) }
+    }
+}
+
+/// Pass or fail by `verdict`, showing `exchange` on failure; a pass with a
+/// warning when `lenience` noted a departure the contract allows.
+pub fn judged(
+    id: &str,
+    description: &str,
+    verdict: Result<(), String>,
+    lenience: &Lenience,
+    exchange: &Exchange,
+) -> RuleResult {
+    match (verdict, lenience.warning()) {
+        (Ok(()), None) => RuleResult::pass(id, description),
+        (Ok(()), Some(warning)) => RuleResult::warned(id, description, warning, Some(exchange)),
+        (Err(reason), _) => RuleResult::fail(id, description, reason, Some(exchange)),
     }
 }
 

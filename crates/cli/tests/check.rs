@@ -146,7 +146,7 @@ fn failures_are_shown_under_their_rule_in_the_table() {
 #[test]
 fn each_builtin_contract_passes_against_a_server_implementing_exactly_it() {
     for (api, contract, version) in
-        [(Api::Stampede, "stampede", "2"), (Api::Sequence, "sequence", "1"), (Api::Tfb, "tfb", "1")]
+        [(Api::Stampede, "stampede", "2"), (Api::Sequence, "sequence", "2"), (Api::Tfb, "tfb", "2")]
     {
         let (code, report) = check_json_on(api, contract, Fault::None);
         assert_eq!(code, Some(0), "{contract}: {:?} failed\n{report:#}", failed_ids(&report));
@@ -379,4 +379,64 @@ fn sleeps_served_one_at_a_time_fail_sleep_concurrent() {
     let (code, correct) = check_json(Fault::None);
     assert_eq!(code, Some(0), "{correct:#}");
     assert_eq!(rule(&correct, "sleep-concurrent")["passed"], true, "the two overlapped\n{correct:#}");
+}
+
+/// The original api_runtime_compare Netty server answers its 400 and 404
+/// close-delimited (issue #34): valid HTTP, so the contract named after that
+/// project passes it, with a warning naming the paths.
+#[test]
+fn close_delimited_errors_pass_sequence_with_a_warning_naming_the_paths() {
+    let (code, report) = check_json_on(Api::Sequence, "sequence", Fault::CloseDelimitedErrors);
+    assert_eq!(code, Some(0), "{:?}\n{report:#}", failed_ids(&report));
+    let framing = rule(&report, "framing");
+    assert_eq!((framing["passed"].as_bool(), framing["warning"].as_bool()), (Some(true), Some(true)), "{framing:#}");
+    let reason = framing["reason"].as_str().unwrap_or_default();
+    for path in ["/api/count/abc", "/api/fib/abc", "/api/fib/1.5", "/nope", "/api/nope/5"] {
+        assert!(reason.contains(&format!("GET {path} HTTP/1.1")), "{path} not named: {reason}");
+    }
+    assert!(reason.contains("close-delimited-error"), "{reason}");
+    assert_eq!((report["warned"].as_u64(), report["failed"].as_u64()), (Some(1), Some(0)), "{report:#}");
+    assert!(report["lenient"].as_array().unwrap().contains(&Value::from("close-delimited-error")));
+
+    let server = TestServer::serving(Api::Sequence, Fault::CloseDelimitedErrors);
+    let run = stampede(&["check", "--contract", "sequence", &server.url()]);
+    assert_eq!(run.code(), Some(0), "{}", run.output());
+    assert!(run.stdout.lines().any(|l| l.starts_with("WARN  framing ")), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("warnings, not failures, under this contract: close-delimited-error"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.trim_end().ends_with(" passed (1 with a warning), 0 failed"), "{}", run.stdout);
+}
+
+#[test]
+fn close_delimited_errors_still_fail_the_stampede_contract() {
+    let report = assert_fails(Fault::CloseDelimitedErrors, "framing", "GET /values/-1 HTTP/1.1", &[]);
+    let reason = rule(&report, "framing")["reason"].as_str().unwrap_or_default().to_string();
+    assert!(reason.contains("its `warn` lacks close-delimited-error"), "{reason}");
+    assert_eq!(report["warned"], 0, "{report:#}");
+}
+
+#[test]
+fn http_1_0_errors_warn_under_sequence_and_fail_under_stampede() {
+    let (code, report) = check_json_on(Api::Sequence, "sequence", Fault::Http10Errors);
+    assert_eq!(code, Some(0), "{:?}\n{report:#}", failed_ids(&report));
+    let version = rule(&report, "http-version");
+    assert_eq!(version["warning"], true, "{version:#}");
+    assert!(version["reason"].as_str().unwrap_or_default().contains("GET /nope HTTP/1.1"), "{version:#}");
+    assert_fails(Fault::Http10Errors, "http-version", "GET /values/-1 HTTP/1.1", &[]);
+}
+
+/// TechEmpower's verifier compares keys and the message case-insensitively;
+/// `tfb` follows it with a warning, and says so (issue #31).
+#[test]
+fn hello_world_in_lower_case_passes_tfb_with_a_warning() {
+    let (code, report) = check_json_on(Api::Tfb, "tfb", Fault::LowerCaseHello);
+    assert_eq!(code, Some(0), "{:?}\n{report:#}", failed_ids(&report));
+    assert_eq!(rule(&report, "plaintext")["warning"], true, "{report:#}");
+    let json = rule(&report, "json")["reason"].as_str().unwrap_or_default().to_string();
+    assert!(json.contains("key \"Message\" for \"message\" (key-case)"), "{json}");
+    assert!(json.contains("\"Hello, world!\" for \"Hello, World!\" (message-case)"), "{json}");
+    assert_eq!(report["lenient_note"], "as TechEmpower's verifier judges them", "{report:#}");
 }

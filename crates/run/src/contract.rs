@@ -43,16 +43,30 @@ pub fn check(exe: &Path, contract: &str, url: &str, database: Option<&str>, inte
     }
 }
 
-/// The failed rules of the checker's `stampede.check/1` document (the first
-/// three, `id: reason`), or the output's last lines when it printed none.
+/// The failed rules of the checker's `stampede.check/1` document: every
+/// failing rule's id, then the first one's reason (`id: reason`), and the
+/// rules that passed with a warning; the output's last lines when it
+/// printed no document.
 fn failing_rules(output: &str) -> String {
     let report = serde_json::Deserializer::from_str(output).into_iter::<CheckReport>().next().and_then(Result::ok);
-    let failing: Vec<String> = report.map(|r| r.failures().into_iter().take(3).collect()).unwrap_or_default();
-    if failing.is_empty() {
-        last_lines(output, 3)
-    } else {
-        failing.join(" | ")
+    let Some(report) = report.filter(|r| r.failed > 0) else {
+        return last_lines(output, 3);
+    };
+    let failing: Vec<&str> = report.results.iter().filter(|r| !r.passed).map(|r| r.id.as_str()).collect();
+    let first = report.failures().into_iter().next().unwrap_or_default();
+    let mut line = format!(
+        "{} of {} rules of {} fail ({})",
+        failing.len(),
+        report.results.len(),
+        report.contract,
+        failing.join(", ")
+    );
+    line.push_str(&format!("; first: {first}"));
+    let warned: Vec<&str> = report.results.iter().filter(|r| r.passed && r.warning).map(|r| r.id.as_str()).collect();
+    if !warned.is_empty() {
+        line.push_str(&format!("; with a warning: {}", warned.join(", ")));
     }
+    line
 }
 
 #[cfg(test)]
@@ -71,7 +85,10 @@ mod tests {
             vec![RuleResult::pass("plaintext", "GET /plaintext"), broken],
         );
         let output = format!("{}\nstderr line\n", serde_json::to_string_pretty(&report).unwrap());
-        assert_eq!(failing_rules(&output), "json-type: got text/html");
+        assert_eq!(
+            failing_rules(&output),
+            "1 of 2 rules of stampede fail (json-type); first: json-type: got text/html"
+        );
         assert_eq!(failing_rules("x\ny\n"), "x | y");
     }
 }

@@ -32,6 +32,16 @@ pub struct DatabaseSpec {
 }
 
 impl DatabaseSpec {
+    /// What `stampede run` says it is doing as it opens this database: a
+    /// user's server without `seed` is only connected to.
+    pub fn opening(&self) -> &'static str {
+        match (&self.url, self.seed) {
+            (None, _) => "starting and seeding a private database",
+            (Some(_), true) => "seeding the database",
+            (Some(_), false) => "connecting to the database",
+        }
+    }
+
     /// Checks the URL can be parsed, naming the field when it cannot.
     pub fn validate(&self) -> Result<(), String> {
         if let Some(url) = &self.url {
@@ -149,6 +159,14 @@ pub(crate) fn hide_password(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_seeding_is_announced_when_nothing_is_seeded() {
+        let spec = |url: Option<&str>, seed| DatabaseSpec { url: url.map(String::from), seed };
+        assert_eq!(spec(Some("postgres://u@h/d"), false).opening(), "connecting to the database");
+        assert_eq!(spec(Some("postgres://u@h/d"), true).opening(), "seeding the database");
+        assert!(spec(None, false).opening().contains("seeding"));
+    }
 
     #[test]
     fn the_environment_follows_the_url() {

@@ -4,6 +4,10 @@
 //! 12 rows, from their toolset/databases/postgres/create-postgres.sql,
 //! including the `<script>` one that must come back escaped and the Japanese
 //! one that must come back intact). apps/CONTRACT.md states the same schema.
+//! TechEmpower's database also holds the quoted `"World"` and `"Fortune"`
+//! (same columns, `"World"` with its own random numbers), which gorm-based
+//! and other implementations query; they are seeded too, so such a server
+//! runs unchanged.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -35,12 +39,19 @@ pub const FORTUNES: [&str; 12] = [
 /// The `world` table's size.
 pub const WORLD_ROWS: i32 = 10_000;
 
-const SCHEMA: &str = "
+const SCHEMA: &str = r#"
 DROP TABLE IF EXISTS world;
 DROP TABLE IF EXISTS fortune;
+DROP TABLE IF EXISTS "World";
+DROP TABLE IF EXISTS "Fortune";
 CREATE TABLE world (id integer NOT NULL PRIMARY KEY, randomnumber integer NOT NULL DEFAULT 0);
 CREATE TABLE fortune (id integer NOT NULL PRIMARY KEY, message varchar(2048) NOT NULL);
-";
+CREATE TABLE "World" (id integer NOT NULL PRIMARY KEY, randomnumber integer NOT NULL DEFAULT 0);
+CREATE TABLE "Fortune" (id integer NOT NULL PRIMARY KEY, message varchar(2048) NOT NULL);
+"#;
+
+/// The tables of TechEmpower's schema: the unquoted pair, then the quoted.
+const TABLES: [(&str, &str); 2] = [("world", "fortune"), ("\"World\"", "\"Fortune\"")];
 
 #[derive(Debug, thiserror::Error)]
 pub enum SeedError {
@@ -96,15 +107,21 @@ pub fn seed(url: &str) -> Result<(), SeedError> {
     tx.batch_execute(SCHEMA).map_err(fail("create the tables"))?;
     // The server draws the random numbers: least() keeps random()'s rare
     // 1.0 - ε from rounding up to 10001.
-    tx.execute(
-        "INSERT INTO world (id, randomnumber) SELECT x, least(10000, 1 + floor(random() * 10000))::integer FROM generate_series(1, $1::integer) AS x",
-        &[&WORLD_ROWS],
-    )
-    .map_err(fail("fill world"))?;
-    let insert = tx.prepare("INSERT INTO fortune (id, message) VALUES ($1, $2)").map_err(fail("fill fortune"))?;
-    for (i, message) in FORTUNES.iter().enumerate() {
-        tx.execute(&insert, &[&(i as i32 + 1), message]).map_err(fail("fill fortune"))?;
+    for (world, fortune) in TABLES {
+        tx.execute(
+            &format!("INSERT INTO {world} (id, randomnumber) SELECT x, least(10000, 1 + floor(random() * 10000))::integer FROM generate_series(1, $1::integer) AS x"),
+            &[&WORLD_ROWS],
+        )
+        .map_err(fail("fill world"))?;
+        let insert = tx
+            .prepare(&format!("INSERT INTO {fortune} (id, message) VALUES ($1, $2)"))
+            .map_err(fail("fill fortune"))?;
+        for (i, message) in FORTUNES.iter().enumerate() {
+            tx.execute(&insert, &[&(i as i32 + 1), message]).map_err(fail("fill fortune"))?;
+        }
     }
     tx.commit().map_err(fail("commit the rows"))?;
-    client.batch_execute("ANALYZE world; ANALYZE fortune").map_err(fail("analyze the tables"))
+    client
+        .batch_execute(r#"ANALYZE world; ANALYZE fortune; ANALYZE "World"; ANALYZE "Fortune""#)
+        .map_err(fail("analyze the tables"))
 }

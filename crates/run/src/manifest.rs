@@ -10,7 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ScenarioError;
 
+/// Unknown fields are refused, as in scenarios and contracts: a misspelt
+/// `contrat = "tfb"` would otherwise leave the app judged by the wrong contract.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct Manifest {
     pub name: String,
     #[serde(default)]
@@ -39,12 +42,18 @@ pub struct Manifest {
     /// `[events]`: how to switch on and read runtime GC events (docs/explain.md).
     #[serde(default)]
     pub events: Option<crate::events::EventsSettings>,
-    /// The folder the manifest is in: every command runs there.
+    /// The folder `build`, `run` and `version` run in, relative to the
+    /// manifest's folder (e.g. `src` for an app that opens its templates by
+    /// relative path); absent: the manifest's folder.
+    #[serde(default)]
+    pub working_dir: Option<PathBuf>,
+    /// The folder the manifest is in: relative paths in it start there.
     #[serde(skip)]
     pub dir: PathBuf,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct Knob {
     #[serde(default)]
     pub description: String,
@@ -54,6 +63,7 @@ pub struct Knob {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct KnobValue {
     #[serde(default)]
     pub env: BTreeMap<String, String>,
@@ -120,6 +130,13 @@ impl Manifest {
         }
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         manifest.dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        if manifest.working_dir.is_some() && !manifest.command_dir().is_dir() {
+            let wd = manifest.command_dir();
+            return Err(bad(format!(
+                "working_dir: {} is not a folder (it is relative to the manifest's)",
+                wd.display()
+            )));
+        }
         Ok(manifest)
     }
 
@@ -134,6 +151,15 @@ impl Manifest {
                 Some(self.dir.join(c).to_string_lossy().into_owned())
             }
             Some(c) => Some(c.to_string()),
+        }
+    }
+
+    /// The folder every command of the app runs in: `working_dir` under the
+    /// manifest's folder, or that folder.
+    pub fn command_dir(&self) -> PathBuf {
+        match &self.working_dir {
+            Some(sub) => self.dir.join(sub),
+            None => self.dir.clone(),
         }
     }
 
@@ -216,6 +242,14 @@ values.off = { env = { GOGC = "off" }, args = "--x" }
         assert!(locate("nope", &dir).unwrap_err().to_string().contains("apps/nope/app.toml"));
         std::fs::write(&path, "name = \"x\"\nrun = \"r\"\n[knobs.gc]\ndefault = \"a\"\nvalues.b = {}\n").unwrap();
         assert!(Manifest::load(&path).unwrap_err().to_string().contains("knobs.gc"));
+        std::fs::write(&path, "name = \"x\"\nrun = \"r\"\ncontrat = \"tfb\"\n").unwrap();
+        let misspelt = Manifest::load(&path).unwrap_err().to_string();
+        assert!(misspelt.contains("app.toml") && misspelt.contains("unknown field `contrat`"), "{misspelt}");
+        std::fs::create_dir_all(dir.join("apps/demo/src")).unwrap();
+        std::fs::write(&path, "name = \"x\"\nrun = \"r\"\nworking_dir = \"src\"\n").unwrap();
+        assert_eq!(Manifest::load(&path).unwrap().command_dir(), dir.join("apps/demo/src"));
+        std::fs::write(&path, "name = \"x\"\nrun = \"r\"\nworking_dir = \"nope\"\n").unwrap();
+        assert!(Manifest::load(&path).unwrap_err().to_string().contains("working_dir: "));
         std::fs::write(&path, "name = \"x\"\nrun = \"r\"\nready = \"health\"\n").unwrap();
         assert!(Manifest::load(&path).unwrap_err().to_string().contains("ready: \"health\" must be a path"));
         std::fs::remove_dir_all(&dir).unwrap();

@@ -189,6 +189,7 @@ mod tests {
             )]),
             profile: Default::default(),
             events: None,
+            working_dir: None,
             dir: ".".into(),
         }
     }

@@ -45,11 +45,17 @@ pub fn prepare(
     let mut build_time_ms = 0.0;
     if let (true, Some(command)) = (build, app.build.as_deref()) {
         let log = logs.join(format!("{}.build.log", crate::names::file_part(&app.name)));
-        let done = subprocess::run(subprocess::shell(command, &app.dir), command, BUILD_LIMIT, Some(&log), interrupted)
-            .map_err(|e| match e {
-                SubprocessError::Interrupted => PrepareError::Interrupted,
-                other => PrepareError::Build(other),
-            })?;
+        let done = subprocess::run(
+            subprocess::shell(command, &app.command_dir()),
+            command,
+            BUILD_LIMIT,
+            Some(&log),
+            interrupted,
+        )
+        .map_err(|e| match e {
+            SubprocessError::Interrupted => PrepareError::Interrupted,
+            other => PrepareError::Build(other),
+        })?;
         if !done.status.success() {
             return Err(PrepareError::BuildFailed {
                 command: command.to_string(),
@@ -68,7 +74,7 @@ fn version(app: &Manifest, interrupted: &dyn Fn() -> bool) -> String {
     let Some(command) = app.version.as_deref() else {
         return "unknown (no version command in the manifest)".into();
     };
-    match subprocess::run(subprocess::shell(command, &app.dir), command, VERSION_LIMIT, None, interrupted) {
+    match subprocess::run(subprocess::shell(command, &app.command_dir()), command, VERSION_LIMIT, None, interrupted) {
         Ok(done) if done.status.success() => {
             done.output.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("unknown").to_string()
         }

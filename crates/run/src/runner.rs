@@ -119,7 +119,7 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
     // (at the end, on an error's `?`, after Ctrl-C) stops a private cluster.
     let database = match &scenario.database {
         Some(spec) => {
-            eprintln!("stampede: starting and seeding the database");
+            eprintln!("stampede: {}", spec.opening());
             match Database::open(spec, &logs, &interrupted) {
                 Ok(db) => Some(db),
                 Err(DatabaseError::Cluster(crate::database_cluster::ClusterError::Interrupted)) => {

@@ -70,7 +70,7 @@ impl Server {
         let mut cmd = pinning::command(cpus, "sh");
         cmd.arg("-c")
             .arg(&script)
-            .current_dir(&app.dir)
+            .current_dir(app.command_dir())
             .env("PORT", port.to_string())
             .env_remove("THREADS")
             .envs(extra_env.iter().map(|(k, v)| (k, v)))
@@ -238,6 +238,7 @@ mod tests {
             knobs: BTreeMap::new(),
             profile: Default::default(),
             events: None,
+            working_dir: None,
             dir: std::env::temp_dir(),
         }
     }

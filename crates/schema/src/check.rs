@@ -21,8 +21,17 @@ pub struct CheckReport {
     pub contract_version: String,
     /// The base URL checked, normalised.
     pub url: String,
-    /// Number of rules that passed.
+    /// The departures from a rule this contract counts as warnings rather
+    /// than failures (its `warn` field, docs/contracts.md), e.g.
+    /// `close-delimited-error`; empty for a strict contract.
+    pub lenient: Vec<String>,
+    /// Whose judgement that list follows, one line (the contract's
+    /// `warn_note`, e.g. TechEmpower's verifier); empty when it says none.
+    pub lenient_note: String,
+    /// Number of rules that passed, warnings included.
     pub passed: usize,
+    /// Of those, the rules that passed with a warning.
+    pub warned: usize,
     /// Number of rules that failed.
     pub failed: usize,
     /// Every rule, in the order run.
@@ -37,13 +46,16 @@ impl CheckReport {
             contract: contract.to_string(),
             contract_version: contract_version.to_string(),
             url,
+            lenient: Vec::new(),
+            lenient_note: String::new(),
             passed,
+            warned: results.iter().filter(|r| r.passed && r.warning).count(),
             failed: results.len() - passed,
             results,
         }
     }
 
-    /// True when every rule passed.
+    /// True when no rule failed (warnings allowed: they never invalidate a run).
     pub fn all_passed(&self) -> bool {
         self.failed == 0
     }
@@ -61,6 +73,15 @@ impl CheckReport {
             .map(|r| format!("{}: {}", r.id, r.reason.as_deref().unwrap_or("failed")))
             .collect()
     }
+
+    /// The rules that passed with a warning, one line each: `id: reason`.
+    pub fn warnings(&self) -> Vec<String> {
+        self.results
+            .iter()
+            .filter(|r| r.passed && r.warning)
+            .map(|r| format!("{}: {}", r.id, r.reason.as_deref().unwrap_or("warning")))
+            .collect()
+    }
 }
 
 /// One rule's verdict.
@@ -71,10 +92,15 @@ pub struct RuleResult {
     pub id: String,
     /// What the rule requires, in one line.
     pub description: String,
+    /// True when the rule passed, with or without a warning.
     pub passed: bool,
-    /// Why it failed; `None` when it passed.
+    /// True when it passed only because the contract counts what was found
+    /// as a warning (`reason` says what); false for a clean pass or a failure.
+    pub warning: bool,
+    /// Why it failed or warned; `None` for a clean pass.
     pub reason: Option<String>,
-    /// The offending request line, e.g. `GET /values/-1 HTTP/1.1`.
+    /// The offending request line, e.g. `GET /values/-1 HTTP/1.1` (for a
+    /// warning, the first request that shows it).
     pub request: Option<String>,
     /// The offending response; `None` when it passed or no response came.
     pub response: Option<ResponseSummary>,
@@ -115,5 +141,20 @@ mod tests {
         assert_eq!(report.failures(), ["b: why"]);
         let back: CheckReport = serde_json::from_str(&serde_json::to_string(&report).unwrap()).unwrap();
         assert_eq!(back.failures(), ["b: why"]);
+    }
+
+    #[test]
+    fn a_warning_passes_is_counted_and_listed() {
+        let warned = RuleResult {
+            id: "w".into(),
+            passed: true,
+            warning: true,
+            reason: Some("hm".into()),
+            ..RuleResult::default()
+        };
+        let report = CheckReport::new("c", "1", "http://x/".into(), vec![RuleResult::pass("a", "a"), warned]);
+        assert_eq!((report.passed, report.warned, report.failed, report.all_passed()), (2, 1, 0, true));
+        assert_eq!(report.warnings(), ["w: hm"]);
+        assert!(report.failures().is_empty());
     }
 }

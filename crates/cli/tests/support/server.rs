@@ -57,6 +57,15 @@ pub enum Fault {
     /// `/sleep/{ms}` sleeps holding one global lock: one sleep at a time, as
     /// an event loop that blocks while it sleeps would serve them.
     SerialSleep,
+    /// Error answers (400, 404) carry neither Content-Length nor chunked
+    /// encoding and end by closing the connection, as the original
+    /// api_runtime_compare Netty server sends them.
+    CloseDelimitedErrors,
+    /// Error answers are HTTP/1.0 (framed, then the connection closes).
+    Http10Errors,
+    /// `tfb` answers `Hello, world!` (lower-case w), as 51 TechEmpower
+    /// implementations do, and `{"Message": …}`.
+    LowerCaseHello,
 }
 
 /// A running test server; stops when dropped.
@@ -139,9 +148,13 @@ fn serve_connection(mut stream: TcpStream, server: Served, lock: &Mutex<()>) {
         let (status, content_type, body) = match server.api {
             Api::Stampede => route(path, server.fault, lock),
             Api::Sequence => route_sequence(path, server.fault),
-            Api::Tfb => route_tfb(path),
+            Api::Tfb => route_tfb(path, server.fault),
         };
         if stream.write_all(&encode(status, content_type, &body, server)).is_err() {
+            return;
+        }
+        let closes = matches!(server.fault, Fault::CloseDelimitedErrors | Fault::Http10Errors);
+        if closes && status >= 400 {
             return;
         }
     }
@@ -154,7 +167,9 @@ fn encode(status: u16, content_type: &str, body: &[u8], server: Served) -> Vec<u
         _ => "Not Found",
     };
     let fault = server.fault;
-    let mut head = format!("HTTP/1.1 {status} {reason}\r\n");
+    let error = status >= 400;
+    let minor = if fault == Fault::Http10Errors && error { 0 } else { 1 };
+    let mut head = format!("HTTP/1.{minor} {status} {reason}\r\n");
     let server_header = match fault {
         Fault::NoServer => false,
         Fault::NoServerOn404 => status != 404,
@@ -170,7 +185,11 @@ fn encode(status: u16, content_type: &str, body: &[u8], server: Served) -> Vec<u
         Fault::StaleDate => head.push_str("Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n"),
         _ => head.push_str(&format!("Date: {}\r\n", httpdate::fmt_http_date(SystemTime::now()))),
     }
-    head.push_str(&format!("Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n", body.len()));
+    head.push_str(&format!("Content-Type: {content_type}\r\n"));
+    if !(fault == Fault::CloseDelimitedErrors && error) {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
     let mut bytes = head.into_bytes();
     bytes.extend_from_slice(body);
     bytes
@@ -242,8 +261,12 @@ fn route_sequence(path: &str, fault: Fault) -> (u16, &'static str, Vec<u8>) {
 }
 
 /// TechEmpower's plaintext and json test types, nothing else.
-fn route_tfb(path: &str) -> (u16, &'static str, Vec<u8>) {
+fn route_tfb(path: &str, fault: Fault) -> (u16, &'static str, Vec<u8>) {
     match path {
+        "/plaintext" if fault == Fault::LowerCaseHello => (200, "text/plain", b"Hello, world!".to_vec()),
+        "/json" if fault == Fault::LowerCaseHello => {
+            (200, "application/json", br#"{"Message":"Hello, world!"}"#.to_vec())
+        }
         "/plaintext" => (200, "text/plain", b"Hello, World!".to_vec()),
         "/json" => (200, "application/json", br#"{"message":"Hello, World!"}"#.to_vec()),
         _ => (404, "text/plain", b"not found".to_vec()),

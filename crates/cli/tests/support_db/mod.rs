@@ -34,6 +34,18 @@ pub enum Fault {
     NoClamp,
     /// /db answers a number the row does not hold.
     WrongNumber,
+    /// Every row's key is `randomnumber`, as Go fasthttp's TechEmpower
+    /// implementation writes it.
+    LowerCaseKeys,
+}
+
+/// The row key the server writes.
+fn number_key(fault: Fault) -> &'static str {
+    if fault == Fault::LowerCaseKeys {
+        "randomnumber"
+    } else {
+        "randomNumber"
+    }
 }
 
 /// Serves on a free loopback port until the test process ends.
@@ -96,8 +108,9 @@ fn read_row(db: &mut postgres::Client, id: i32) -> (i32, i32) {
     (row.get(0), row.get(1))
 }
 
-fn json_rows(rows: &[(i32, i32)]) -> String {
-    let items: Vec<String> = rows.iter().map(|(id, n)| format!("{{\"id\":{id},\"randomNumber\":{n}}}")).collect();
+fn json_rows(rows: &[(i32, i32)], fault: Fault) -> String {
+    let key = number_key(fault);
+    let items: Vec<String> = rows.iter().map(|(id, n)| format!("{{\"id\":{id},\"{key}\":{n}}}")).collect();
     format!("[{}]", items.join(","))
 }
 
@@ -107,11 +120,11 @@ fn answer(target: &str, db: &mut postgres::Client, fault: Fault) -> (&'static st
         "/db" => {
             let (id, n) = read_row(db, random_id());
             let n = if fault == Fault::WrongNumber { n % 10_000 + 1 } else { n };
-            ("application/json", format!("{{\"id\":{id},\"randomNumber\":{n}}}"))
+            ("application/json", format!("{{\"id\":{id},\"{}\":{n}}}", number_key(fault)))
         }
         "/queries" => {
             let rows: Vec<_> = (0..queries(target, fault)).map(|_| read_row(db, random_id())).collect();
-            ("application/json", json_rows(&rows))
+            ("application/json", json_rows(&rows, fault))
         }
         "/updates" => {
             let mut rows: Vec<_> = (0..queries(target, fault)).map(|_| read_row(db, random_id())).collect();
@@ -121,7 +134,7 @@ fn answer(target: &str, db: &mut postgres::Client, fault: Fault) -> (&'static st
                     db.execute("UPDATE world SET randomnumber = $2 WHERE id = $1", &[&row.0, &row.1]).unwrap();
                 }
             }
-            ("application/json", json_rows(&rows))
+            ("application/json", json_rows(&rows, fault))
         }
         "/fortunes" => {
             let mut rows: Vec<(i32, String)> = db
