@@ -6,9 +6,11 @@
 //! median request is slow. This module reads the levels the probe measured
 //! over the measured phase instead:
 //!
-//! - `lock`: the working threads' share of time blocked on futexes
-//!   (microstates' LCK of the threads that used a CPU within the last second);
-//! - `runqueue`: their share of time runnable but not running (LAT);
+//! - `lock`: the working threads' share of their serving time blocked on
+//!   futexes (microstates' LCK of the threads that used a CPU within the last
+//!   second, over their time on a CPU, waiting for one or on a futex: time
+//!   waiting in read/write calls or sleeping is idleness, left out);
+//! - `runqueue`: their share of that time runnable but not running (LAT);
 //! - `cpu_saturation`: the server's mean CPU against the cores it may use;
 //! - `gc`: the share of the phase's wall time the runtime was stopped.
 //!
@@ -54,13 +56,21 @@ pub struct Levels<'a> {
     pub timeline: &'a [SecondStats],
 }
 
+/// The time a thread was serving: on a CPU, waiting for one, or blocked on
+/// a futex; not waiting in read/write calls or sleeping (a
+/// thread-per-connection server's worker waits in `read` for its next
+/// request: idleness, which would dilute the level).
+fn busy(s: &StateSeconds) -> f64 {
+    s.usr_s + s.sys_s + s.lat_s + s.lck_s
+}
+
 /// The dominant causes, highest level (as a fraction of its threshold) first.
 pub fn dominant(l: &Levels<'_>) -> Vec<Dominant> {
     let inside = |t_s: f64| t_s > 0.0 && t_s <= l.duration_s + 1e-9;
     let states: Vec<&StateSample> = l.states.iter().filter(|s| inside(s.t_s) && s.working.total_s() > 0.0).collect();
     let mut found: Vec<(f64, Dominant)> = Vec::new();
     let share_of = |part: fn(&StateSeconds) -> f64| {
-        let (p, t) = states.iter().fold((0.0, 0.0), |(p, t), s| (p + part(&s.working), t + s.working.total_s()));
+        let (p, t) = states.iter().fold((0.0, 0.0), |(p, t), s| (p + part(&s.working), t + busy(&s.working)));
         (t > 0.0).then(|| p / t)
     };
     let per_second_states = |part: fn(&StateSeconds) -> f64| {
@@ -68,7 +78,7 @@ pub fn dominant(l: &Levels<'_>) -> Vec<Dominant> {
         for s in &states {
             let e = by.entry((s.t_s - s.wall_s / 2.0).max(0.0) as u64).or_default();
             e.0 += part(&s.working);
-            e.1 += s.working.total_s();
+            e.1 += busy(&s.working);
         }
         by.into_iter().filter(|(_, (_, t))| *t > 0.0).map(|(k, (p, t))| (k, p / t)).collect::<BTreeMap<_, _>>()
     };

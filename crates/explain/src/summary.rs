@@ -40,10 +40,10 @@ pub fn dominant_line(d: &Dominant, p50_us: f64) -> String {
     let level = d.level_pct;
     let what = match d.cause {
         Cause::Lock => {
-            format!("every request waits for a lock: the working threads spend {level:.0}% of their time blocked on futexes")
+            format!("every request waits for a lock: the working threads spend {level:.0}% of their serving time blocked on futexes")
         }
         Cause::Runqueue => format!(
-            "every request waits for a CPU: the working threads spend {level:.0}% of their time runnable but not running"
+            "every request waits for a CPU: the working threads spend {level:.0}% of their serving time runnable but not running"
         ),
         Cause::CpuSaturation => {
             format!("the server's CPU is at its limit: it used {level:.0}% of the cores it may use, on average")
@@ -180,7 +180,7 @@ mod tests {
         r.dominant = vec![Dominant { cause: Cause::Lock, level_pct: 47.2, latency_correlation: None }];
         let text = paragraphs(&[r]);
         assert!(
-            text.contains("Every request waits for a lock: the working threads spend 47% of their time blocked on futexes; p50 47 ms"),
+            text.contains("Every request waits for a lock: the working threads spend 47% of their serving time blocked on futexes; p50 47 ms"),
             "{text}"
         );
         assert!(text.lines().count() <= 3, "{text}");
