@@ -26,9 +26,12 @@
 //! as high as its share: the evidence is its level, which [`lock_level`]
 //! measures in the slow requests' windows and over the run.
 //!
-//! A request whose actual send came later than its intended send waited in
-//! the load generator: that lateness is an event of its own (`send_delay`),
-//! and explains the request when it is at least half its excess latency.
+//! A request whose actual send came later than its intended send waited
+//! for a connection (one to open: `connection_setup`; a busy one to answer:
+//! `connection_busy`; both the server's) up to the time the slow log says it
+//! could have gone, and for the load generator from then on (`send_delay`).
+//! Each wait is an event of its own, and explains the request when it is at
+//! least half its excess latency.
 
 use stampede_schema::explain::LockLevel;
 use stampede_schema::microstates::StateSample;
