@@ -54,7 +54,7 @@ fn a_function_that_runs_in_the_slow_requests_is_their_top_frame() {
     // The frame is a cause: its bursts on the CPU explain, request by
     // request, most of the slow requests, far above the same requests at
     // other times, and the short answer names it.
-    assert!(!top["bursts"].as_array().map_or(true, Vec::is_empty), "the top frame's bursts are kept: {top}");
+    assert!(top["bursts"].as_array().is_some_and(|b| !b.is_empty()), "the top frame's bursts are kept: {top}");
     let (share, chance) = (e.share("function"), e.chance("function"));
     assert!(share >= 0.5, "most slow requests ran or queued behind {SPIN}: {}", e.human);
     assert!(share >= chance + 0.2, "far above chance ({chance}): {}", e.human);
