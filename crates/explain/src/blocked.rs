@@ -145,7 +145,7 @@ pub fn send_delays(requests: &[Request]) -> Vec<Event> {
             t => t.clamp(r.intended_mono_ns, r.start_mono_ns.max(r.intended_mono_ns)),
         };
         let wait = |from: u64, to: u64, kind: Kind, label: String| {
-            (to >= from + MIN_SEND_DELAY_NS).then(|| Event {
+            (to >= from + MIN_SEND_DELAY_NS).then_some(Event {
                 start_mono_ns: from,
                 end_mono_ns: to,
                 kind,

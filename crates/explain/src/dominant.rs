@@ -56,6 +56,9 @@ pub struct Levels<'a> {
     pub timeline: &'a [SecondStats],
 }
 
+/// One state's seconds in a sample's working threads.
+type Part = fn(&StateSeconds) -> f64;
+
 /// The time a thread was serving: on a CPU, waiting for one, or blocked on
 /// a futex; not waiting in read/write calls or sleeping (a
 /// thread-per-connection server's worker waits in `read` for its next
@@ -69,11 +72,11 @@ pub fn dominant(l: &Levels<'_>) -> Vec<Dominant> {
     let inside = |t_s: f64| t_s > 0.0 && t_s <= l.duration_s + 1e-9;
     let states: Vec<&StateSample> = l.states.iter().filter(|s| inside(s.t_s) && s.working.total_s() > 0.0).collect();
     let mut found: Vec<(f64, Dominant)> = Vec::new();
-    let share_of = |part: fn(&StateSeconds) -> f64| {
+    let share_of = |part: Part| {
         let (p, t) = states.iter().fold((0.0, 0.0), |(p, t), s| (p + part(&s.working), t + busy(&s.working)));
         (t > 0.0).then(|| p / t)
     };
-    let per_second_states = |part: fn(&StateSeconds) -> f64| {
+    let per_second_states = |part: Part| {
         let mut by: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
         for s in &states {
             let e = by.entry((s.t_s - s.wall_s / 2.0).max(0.0) as u64).or_default();
@@ -82,8 +85,7 @@ pub fn dominant(l: &Levels<'_>) -> Vec<Dominant> {
         }
         by.into_iter().filter(|(_, (_, t))| *t > 0.0).map(|(k, (p, t))| (k, p / t)).collect::<BTreeMap<_, _>>()
     };
-    let threads: [(Cause, fn(&StateSeconds) -> f64, f64); 2] =
-        [(Cause::Lock, |s| s.lck_s, LOCK), (Cause::Runqueue, |s| s.lat_s, RUNQUEUE)];
+    let threads: [(Cause, Part, f64); 2] = [(Cause::Lock, |s| s.lck_s, LOCK), (Cause::Runqueue, |s| s.lat_s, RUNQUEUE)];
     for (cause, part, threshold) in threads {
         if let Some(level) = share_of(part).filter(|&x| x >= threshold) {
             let correlation = correlation(&per_second_states(part), l.timeline);
