@@ -101,7 +101,19 @@ fn the_captured_go_fixture_is_explained_in_both_forms() {
     assert!(run["knobs"].is_object());
     assert_eq!(run["slow_threshold_us"].as_f64(), Some(3733.5));
     assert_eq!(run["slow_requests"].as_u64(), Some(12));
-    let causes = ["gc", "pause", "send_delay", "lock", "blocked_io", "runqueue", "cpu_saturation", "unexplained"];
+    let causes = [
+        "gc",
+        "pause",
+        "send_delay",
+        "connection_setup",
+        "kernel_drops",
+        "lock",
+        "blocked_io",
+        "runqueue",
+        "cpu_saturation",
+        "connection_busy",
+        "unexplained",
+    ];
     let sum: f64 = causes.iter().map(|c| share(&run, c)).sum();
     assert!((sum - 1.0).abs() < 1e-9, "shares add up to 1: {sum}");
     // This run's tail is the same with GOGC=off (measured: p99 4.2 ms vs 4.4 ms):
@@ -109,11 +121,23 @@ fn the_captured_go_fixture_is_explained_in_both_forms() {
     assert!(share(&run, "gc") < 0.2, "{run}");
     assert!(run["slowest"].as_array().unwrap().len() == 5);
 
-    let (code, text, _) =
-        stampede(&["explain", "--load", &load, "--events", &log, "--runtime", "go"], None, Duration::from_secs(60));
+    let (code, text, _) = stampede(
+        &["explain", "--load", &load, "--events", &log, "--runtime", "go", "--detail"],
+        None,
+        Duration::from_secs(60),
+    );
     assert_eq!(code, 0);
     assert!(text.contains("above p99 (3734 µs): 12 slow requests: gc"), "{text}");
     assert!(text.contains("by chance"), "{text}");
+
+    // Without --detail: one short paragraph, and this run's collections
+    // explain nothing beyond chance.
+    let (code, text, _) =
+        stampede(&["explain", "--load", &load, "--events", &log, "--runtime", "go"], None, Duration::from_secs(60));
+    assert_eq!(code, 0);
+    assert!(text.starts_with("go /alloc/256: p50 386 µs, p99 3.7 ms"), "{text}");
+    assert!(text.contains("Nothing stands out"), "{text}");
+    assert_eq!(text.lines().count(), 2, "{text}");
 }
 
 #[test]

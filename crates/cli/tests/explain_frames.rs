@@ -6,7 +6,8 @@
 //! function must be the most over-represented frame of the slow windows
 //! (`cpu_profile.slow_window.over_represented` in results.json) and appear in
 //! explain's frames, text and `--json`, with its whole-run share as the
-//! by-chance level. Needs perf: skipped with a printed reason without it.
+//! by-chance level; and its bursts on the CPU must explain most slow
+//! requests one by one (cause `function`). Needs perf: skipped with a printed reason without it.
 
 mod support_causes;
 
@@ -50,5 +51,12 @@ fn a_function_that_runs_in_the_slow_requests_is_their_top_frame() {
         .unwrap_or_else(|| panic!("{SPIN} not among explain's frames: {frames:?}"));
     assert!(spin["slow_pct"].as_f64().unwrap() > spin["run_pct"].as_f64().unwrap(), "{spin}");
     assert!(frames[0]["frame"].as_str().unwrap().contains(SPIN), "first of explain's frames: {frames:?}");
-    assert!(e.human.contains("over-represented in the slow windows") && e.human.contains(SPIN), "{}", e.human);
+    // The frame is a cause: its bursts on the CPU explain, request by
+    // request, most of the slow requests, far above the same requests at
+    // other times, and the short answer names it.
+    assert!(top["bursts"].as_array().is_some_and(|b| !b.is_empty()), "the top frame's bursts are kept: {top}");
+    let (share, chance) = (e.share("function"), e.chance("function"));
+    assert!(share >= 0.5, "most slow requests ran or queued behind {SPIN}: {}", e.human);
+    assert!(share >= chance + 0.2, "far above chance ({chance}): {}", e.human);
+    assert!(e.human.contains(&format!("{SPIN} on the CPU")), "{}", e.human);
 }

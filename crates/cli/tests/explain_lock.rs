@@ -33,5 +33,30 @@ fn a_mutex_held_for_long_stretches_is_named_lock_contention() {
     for cause in ["gc", "pause", "send_delay", "blocked_io"] {
         assert!(e.share(cause) <= 0.1, "nothing else was injected ({cause}): {}", e.human);
     }
-    assert!(e.human.contains("lock level: working threads"), "{}", e.human);
+    assert!(!e.human.contains("lock level"), "the detail is behind --detail: {}", e.human);
+    assert!(e.human.lines().count() <= 5, "one short paragraph: {}", e.human);
+}
+
+/// A lock every request waits on raises the median, not only the tail: the
+/// same server under an open loop must get the lock as its dominant cause,
+/// with the working threads' futex share, first in the short answer.
+#[test]
+fn a_lock_every_request_waits_on_is_the_dominant_cause_with_its_futex_share() {
+    let s = Scratch::new("explain-lock-dominant");
+    let Some(bin) = build_server(&s.dir) else { return };
+    let e = run_and_explain(
+        &s,
+        &bin,
+        "lock",
+        "rate = 100
+connections = 16
+slow_log = 100",
+        &[],
+    );
+    let dominant = e.explain["dominant"].as_array().expect("explain --json has dominant");
+    let first = dominant.first().unwrap_or_else(|| panic!("no dominant cause: {}", e.human));
+    assert_eq!(first["cause"], "lock", "{dominant:?}");
+    assert!(first["level_pct"].as_f64().unwrap() >= 30.0, "{first}");
+    let line = e.human.lines().nth(1).unwrap_or_default();
+    assert!(line.contains("Every request waits for a lock") && line.contains("blocked on futexes"), "{}", e.human);
 }

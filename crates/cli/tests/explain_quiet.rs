@@ -29,4 +29,16 @@ fn a_plain_fast_server_gets_no_server_side_cause_above_chance() {
         e.human
     );
     assert!(e.explain["frames"].as_array().unwrap().is_empty(), "no profile, no frames: {}", e.explain);
+    // The short answer: nothing on the server's side raises every request,
+    // and no server-side cause stands out (a loaded machine may still
+    // delay the generator or the server's threads: true of the run).
+    let dominant = e.explain["dominant"].as_array().unwrap();
+    assert!(dominant.iter().all(|d| d["cause"] != "lock" && d["cause"] != "gc"), "{dominant:?}");
+    let named: Vec<&str> = e.explain["above_chance"].as_array().unwrap().iter().filter_map(|c| c.as_str()).collect();
+    let machine = ["send_delay", "runqueue", "cpu_saturation", "connection_busy"];
+    assert!(named.iter().all(|c| machine.contains(c)), "{named:?}: {}", e.human);
+    if named.is_empty() && dominant.is_empty() {
+        assert!(e.human.contains("Nothing stands out"), "{}", e.human);
+    }
+    assert!(e.human.lines().count() <= 5, "one short paragraph: {}", e.human);
 }

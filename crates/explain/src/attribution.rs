@@ -140,6 +140,9 @@ fn count_shares(attributed: &[Attributed<'_>], has: impl Fn(&Attributed<'_>, Cau
         blocked_io: share(Cause::BlockedIo),
         send_delay: share(Cause::SendDelay),
         kernel_drops: share(Cause::KernelDrops),
+        connection_busy: share(Cause::ConnectionBusy),
+        connection_setup: share(Cause::ConnectionSetup),
+        function: share(Cause::Function),
         unexplained: attributed.iter().filter(|a| a.cause.is_none()).count() as f64 / n as f64,
     }
 }

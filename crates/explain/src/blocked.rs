@@ -26,9 +26,12 @@
 //! as high as its share: the evidence is its level, which [`lock_level`]
 //! measures in the slow requests' windows and over the run.
 //!
-//! A request whose actual send came later than its intended send waited in
-//! the load generator: that lateness is an event of its own (`send_delay`),
-//! and explains the request when it is at least half its excess latency.
+//! A request whose actual send came later than its intended send waited
+//! for a connection (one to open: `connection_setup`; a busy one to answer:
+//! `connection_busy`; both the server's) up to the time the slow log says it
+//! could have gone, and for the load generator from then on (`send_delay`).
+//! Each wait is an event of its own, and explains the request when it is at
+//! least half its excess latency.
 
 use stampede_schema::explain::LockLevel;
 use stampede_schema::microstates::StateSample;
@@ -129,23 +132,51 @@ pub fn lock_level(samples: &[StateSample], t0_mono_ns: u64, requests: &[Request]
     })
 }
 
-/// One event per logged request that the load generator sent late.
+/// The waits of each logged request that was sent late, as events: up to
+/// `ready_mono_ns` it waited for a connection (a new one to open, or a busy
+/// one to answer: the server's doing), from then to its send for the load
+/// generator. A request from a document without `ready_mono_ns` is all the
+/// generator's, as before the split was recorded.
 pub fn send_delays(requests: &[Request]) -> Vec<Event> {
-    requests
-        .iter()
-        .filter(|r| r.start_mono_ns >= r.intended_mono_ns + MIN_SEND_DELAY_NS && r.intended_mono_ns > 0)
-        .map(|r| Event {
-            start_mono_ns: r.intended_mono_ns,
-            end_mono_ns: r.start_mono_ns,
-            kind: Kind::SendDelay,
-            label: format!(
-                "the load generator sent it {:.2} ms after its intended time",
-                (r.start_mono_ns - r.intended_mono_ns) as f64 / 1e6
+    let mut out = Vec::new();
+    for r in requests.iter().filter(|r| r.intended_mono_ns > 0) {
+        let ready = match r.ready_mono_ns {
+            0 => r.intended_mono_ns,
+            t => t.clamp(r.intended_mono_ns, r.start_mono_ns.max(r.intended_mono_ns)),
+        };
+        let wait = |from: u64, to: u64, kind: Kind, label: String| {
+            (to >= from + MIN_SEND_DELAY_NS).then_some(Event {
+                start_mono_ns: from,
+                end_mono_ns: to,
+                kind,
+                label,
+                stopped: false,
+                error_ns: 0,
+            })
+        };
+        let ms = |from: u64, to: u64| (to - from) as f64 / 1e6;
+        let (kind, what) = if r.connecting {
+            (Kind::ConnectionSetup, "for connections to open")
+        } else {
+            (Kind::ConnectionBusy, "for a free connection (all were busy with earlier requests)")
+        };
+        out.extend(wait(
+            r.intended_mono_ns,
+            ready,
+            kind,
+            format!("waited {:.2} ms {what}", ms(r.intended_mono_ns, ready.max(r.intended_mono_ns))),
+        ));
+        out.extend(wait(
+            ready,
+            r.start_mono_ns,
+            Kind::SendDelay,
+            format!(
+                "the load generator sent it {:.2} ms after it could have gone",
+                ms(ready, r.start_mono_ns.max(ready))
             ),
-            stopped: false,
-            error_ns: 0,
-        })
-        .collect()
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -224,5 +255,34 @@ mod tests {
         assert_eq!(found.len(), 1);
         let causes: Vec<_> = attribute(&requests, &found, Margins::default()).iter().map(|a| a.cause).collect();
         assert_eq!(causes, [Some(Cause::SendDelay), None]);
+    }
+
+    #[test]
+    fn a_wait_for_a_connection_is_the_servers_and_only_the_rest_the_generators() {
+        let ready = |r: Request, ready_ms: u64, connecting: bool| Request {
+            ready_mono_ns: ready_ms * 1_000_000,
+            connecting,
+            ..r
+        };
+        let requests = [
+            ready(request(100, 131, 140), 130, false), // all connections busy until 130
+            ready(request(200, 260, 270), 259, true),  // its connection opened at 259
+            ready(request(300, 330, 340), 302, false), // free at 302, sent at 330
+        ];
+        let found = send_delays(&requests);
+        let kinds: Vec<_> = found.iter().map(|e| e.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                Kind::ConnectionBusy,
+                Kind::SendDelay,
+                Kind::ConnectionSetup,
+                Kind::SendDelay,
+                Kind::ConnectionBusy,
+                Kind::SendDelay
+            ]
+        );
+        let causes: Vec<_> = attribute(&requests, &found, Margins::default()).iter().map(|a| a.cause).collect();
+        assert_eq!(causes, [Some(Cause::ConnectionBusy), Some(Cause::ConnectionSetup), Some(Cause::SendDelay)]);
     }
 }

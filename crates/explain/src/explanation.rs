@@ -28,10 +28,16 @@ pub struct Source {
     pub lock_level: Option<LockLevel>,
     /// Over-represented frames of the slow-window profile.
     pub frames: Vec<FrameShift>,
+    /// What raises latency for every request (from the probe's levels).
+    pub dominant: Vec<Dominant>,
+    /// A profiled run against the same run unprofiled.
+    pub profiler_cost: Option<ProfilerCost>,
 }
 
 /// The document's types, declared once in stampede-schema.
-pub use stampede_schema::explain::{Explanation, FrameShift, LockLevel, Met, Slowest, Tier, SCHEMA};
+pub use stampede_schema::explain::{
+    Dominant, Explanation, FrameShift, LockLevel, Met, ProfilerCost, Slowest, Tier, SCHEMA,
+};
 
 struct Context<'a> {
     events: &'a [Event],
@@ -114,6 +120,10 @@ pub fn explain(source: &Source, margins: Margins) -> Explanation {
         path: source.path.clone(),
         iteration: source.iteration,
         requests: load.requests,
+        p50_us: lat.p50,
+        above_chance: p99.share.above_chance(&p99.chance),
+        dominant: source.dominant.clone(),
+        profiler_cost: source.profiler_cost,
         slow_threshold_us: p99.threshold_us,
         slow_requests: p99.slow_requests,
         share: p99.share,

@@ -8,14 +8,17 @@
 
 pub mod attribution;
 pub mod blocked;
+pub mod dominant;
 pub mod error;
 pub mod event;
 pub mod events;
 pub mod explanation;
 pub mod input;
 pub mod latency;
+pub mod profiled;
 pub mod render;
 pub mod sources;
+pub mod summary;
 pub mod windows;
 
 pub use attribution::{Margins, Request, Shares};

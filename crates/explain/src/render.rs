@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use crate::attribution::Shares;
 use crate::explanation::{Explanation, SCHEMA};
+use crate::summary;
 use stampede_schema::explain::{Cause, ExplainDoc};
 
 pub fn json(runs: &[Explanation]) -> String {
@@ -25,24 +26,35 @@ fn shares_line(s: &Shares) -> String {
     parts.join(", ")
 }
 
-pub fn human(runs: &[Explanation]) -> String {
+/// The short answer (one paragraph per run, [`summary`]), or with `detail`
+/// every cause's share, its chance level, the slowest requests and the notes.
+pub fn human(runs: &[Explanation], detail: bool) -> String {
+    if !detail {
+        return summary::paragraphs(runs);
+    }
     let mut out = String::new();
     for (i, run) in runs.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        let knobs: Vec<String> = run.knobs.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let mut title = run.app.clone();
-        if !knobs.is_empty() {
-            let _ = write!(title, " [{}]", knobs.join(" "));
-        }
-        if let Some(path) = &run.path {
-            let _ = write!(title, " {path}");
-        }
-        if let Some(it) = run.iteration {
-            let _ = write!(title, " #{it}");
-        }
+        let title = summary::title(run);
         let _ = writeln!(out, "{title}");
+        for d in &run.dominant {
+            let _ = writeln!(out, "  dominant: {}", summary::dominant_line(d, run.p50_us));
+        }
+        if let Some(c) = &run.profiler_cost {
+            let _ = writeln!(
+                out,
+                "  profiled: {:.0} req/s, p99 {}; unprofiled ({} runs): {:.0} req/s, p99 {}; {} the noise ({:.0}%)",
+                c.rps,
+                summary::duration(c.p99_us),
+                c.unprofiled_runs,
+                c.unprofiled_rps,
+                summary::duration(c.unprofiled_p99_us),
+                if c.beyond_noise { "beyond" } else { "within" },
+                c.noise * 100.0
+            );
+        }
         let events: Vec<String> = run.events.iter().map(|(k, n)| format!("{n} {k}")).collect();
         let _ = writeln!(out, "  events known: {}", if events.is_empty() { "none".into() } else { events.join(", ") });
         let _ = writeln!(

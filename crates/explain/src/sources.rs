@@ -5,24 +5,38 @@
 //! working threads' futex level (microstates) and the over-represented
 //! frames of its slow-window profile (`run --profile`).
 
+use crate::event::{Event, Kind};
 use crate::events::Parsed;
 use crate::explanation::Source;
 use crate::input;
-use crate::{blocked, windows};
+use crate::{blocked, dominant, profiled, windows};
 use stampede_schema::run::{ResultsDoc, RunRecord};
 use stampede_schema::LoadResult;
 
 /// Over-represented frames of the slow-window profile shown by explain.
 const TOP_FRAMES: usize = 5;
 
-/// One source per run that has a measured load phase.
-pub fn from_results(doc: &ResultsDoc) -> Vec<Source> {
-    doc.runs.iter().filter_map(|run| from_run(doc, run)).collect()
+/// One source per run that has a measured load phase; a profiled run is
+/// compared with the unprofiled runs like it in `doc` and in `unprofiled`.
+pub fn from_results(doc: &ResultsDoc, unprofiled: &[RunRecord]) -> Vec<Source> {
+    let others: Vec<&RunRecord> = doc.runs.iter().chain(unprofiled).collect();
+    doc.runs
+        .iter()
+        .filter_map(|run| {
+            let mut source = from_run(doc, run)?;
+            source.profiler_cost = profiled::cost(run, &others);
+            Some(source)
+        })
+        .collect()
 }
 
 /// The source of one run of `doc`, or `None` when it has no measured load.
 pub fn from_run(doc: &ResultsDoc, run: &RunRecord) -> Option<Source> {
-    let load = run.load.clone()?;
+    // The open-loop latency phase, when the run has one with a slow log: its
+    // latency counts from intended send times and its requests are the ones
+    // the run's latency figures come from.
+    let latency_phase = run.latency.as_ref().filter(|l| !l.slow_requests.is_empty());
+    let load = latency_phase.or(run.load.as_ref())?.clone();
     let mut events = input::runtime_events(run);
     let mut clock = Vec::new();
     if !events.is_empty() {
@@ -49,18 +63,50 @@ pub fn from_run(doc: &ResultsDoc, run: &RunRecord) -> Option<Source> {
         lock_level = blocked::lock_level(&m.samples, t0, &slow);
         clock.push("thread microstates placed from the measured phase's start".to_string());
     }
-    let frames = run
+    let frames: Vec<_> = run
         .cpu_profile
         .as_ref()
         .and_then(|p| p.slow_window.as_ref())
         .map(|w| w.over_represented.iter().filter(|f| f.slow_pct > f.run_pct).take(TOP_FRAMES).cloned().collect())
         .unwrap_or_default();
+    // The most over-represented frame is a cause of its own, request by
+    // request, where it ran: the frames that call it share its share and
+    // follow it in the list, so only the first is used.
+    if let Some(top) = frames.first() {
+        events.extend(top.bursts.iter().map(|b| Event {
+            start_mono_ns: b.start_mono_ns,
+            end_mono_ns: b.end_mono_ns,
+            kind: Kind::Function,
+            label: format!("{} on the CPU ({} samples)", top.frame, b.samples),
+            stopped: false,
+            error_ns: 0,
+        }));
+    }
+    // The levels over the phase explained: the measured load (from t_s = 0
+    // to its duration), or, for the latency phase that follows it, every
+    // sample from t_s = 0 on.
+    let sampled_s = samples.iter().map(|s| s.t_s).fold(0.0, f64::max);
+    let duration_s = if latency_phase.is_some() { sampled_s } else { load.duration_s };
+    let dominant = match run.clock.measured_start_mono_ns {
+        Some(t0_mono_ns) => dominant::dominant(&dominant::Levels {
+            states: micro.map_or(&[], |m| &m.samples),
+            samples,
+            cores: input::server_cores(doc),
+            events: &events,
+            t0_mono_ns,
+            duration_s,
+            // The latency phase's seconds count from its own start, not t_s = 0.
+            timeline: if latency_phase.is_some() { &[] } else { &load.timeline },
+        }),
+        None => Vec::new(),
+    };
     events.extend(blocked::send_delays(&load.slow_requests));
-    let notes = match (run.valid, &run.invalid_reason) {
+    let mut notes = match (run.valid, &run.invalid_reason) {
         (false, Some(reason)) => vec![format!("stampede run marked this run invalid: {reason}")],
         (false, None) => vec!["stampede run marked this run invalid".to_string()],
         _ => Vec::new(),
     };
+    notes.extend(backlog_note(run, &load));
     Some(Source {
         notes,
         app: run.app.clone(),
@@ -73,6 +119,26 @@ pub fn from_run(doc: &ResultsDoc, run: &RunRecord) -> Option<Source> {
         clock,
         lock_level,
         frames,
+        dominant,
+        profiler_cost: None,
+    })
+}
+
+/// Connect errors that came with a full accept queue are the server's: its
+/// listen backlog was too short for the connections opened at once, and the
+/// kernel dropped their SYNs. Says so, with the kernel's counts, when both
+/// were seen in the run.
+fn backlog_note(run: &RunRecord, load: &LoadResult) -> Option<String> {
+    let connect = load.errors.connect;
+    let (overflows, dropped) = run
+        .server
+        .samples
+        .iter()
+        .fold((0, 0), |(o, d), s| (o + s.net_drops.listen_overflows, d + s.net_drops.listen_drops));
+    (connect > 0 && overflows + dropped > 0).then(|| {
+        format!(
+            "connect errors are the server's: the {connect} came with {overflows} accept-queue overflows and {dropped} dropped SYNs on its listen socket (a backlog too short for the connections), not with the load generator"
+        )
     })
 }
 

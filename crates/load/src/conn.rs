@@ -3,6 +3,7 @@
 //! exactly one worker thread for its whole life. It is generic over its
 //! transport (cleartext TCP or TLS) so the cleartext loop stays monomorphic.
 
+use crate::recorder::Origin;
 use crate::response::ResponseParser;
 use crate::transport::Transport;
 use mio::net::TcpStream;
@@ -38,6 +39,9 @@ pub struct Conn<T> {
     pub start: Instant,
     /// When the connection last became free to send.
     pub idle_since: Instant,
+    /// Where the request in flight came from, for the slow log: when it
+    /// could have gone, and whether it is the socket's first.
+    pub origin: Origin,
     /// Requests written and not yet answered: 1, or up to `--pipeline`. All
     /// of a batch share `intended` and `start`: they were written at once,
     /// and their responses come back in order.
@@ -67,6 +71,7 @@ impl<T: Transport> Conn<T> {
             intended: now,
             start: now,
             idle_since: now,
+            origin: Origin { connection: id, ready: now, connecting: false },
             batch: 0,
             batch_len: 0,
             served: 0,

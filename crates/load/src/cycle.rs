@@ -12,7 +12,7 @@ use crate::config::LoadConfig;
 use crate::conn::{Conn, State};
 use crate::mix::Picker;
 use crate::pacer::Pacer;
-use crate::recorder::{ErrorKind, Recorder};
+use crate::recorder::{ErrorKind, Origin, Recorder};
 use crate::response::Done;
 use crate::share::{Output, Share, Starved};
 use crate::stages::{Ramp, Stages};
@@ -219,7 +219,7 @@ impl<'a, T: Transport> Core<'a, T> {
     fn answer(&mut self, i: usize, done: Done, now: Instant) -> bool {
         let conn = &mut self.conns[i];
         let answered = (conn.batch_len - conn.batch + 1) as usize;
-        let latency = self.rec.response(conn.intended, conn.start, now, done.status, conn.id);
+        let latency = self.rec.response(conn.intended, conn.start, now, done.status, conn.origin);
         if let (Some(latency), Some(&(t, _))) = (latency, conn.reqs.get(answered - 1)) {
             self.rec.target_response(t as usize, latency, done.status);
         }
@@ -339,6 +339,17 @@ pub trait Cycle<'a> {
         let conn = &mut core.conns[i];
         conn.intended = intended;
         conn.start = start;
+        // Until the connection was free (or open), the request waited for
+        // the server; from then to `start`, for the generator.
+        let ready = intended.max(conn.idle_since).min(start);
+        let first = conn.served == 0;
+        // A request that waited while some connections were still opening
+        // (a connect or handshake pending, or a failed one to retry) waited
+        // for connection setup: with them up it would have had one.
+        let opening = |c: &Conn<_>| matches!(c.state, State::Connecting | State::Handshaking | State::Backoff);
+        let connecting = ready > intended && (first || core.conns.iter().any(opening));
+        let conn = &mut core.conns[i];
+        conn.origin = Origin { connection: conn.id, ready, connecting };
         conn.batch = n;
         conn.batch_len = n;
         self.write_request(i);

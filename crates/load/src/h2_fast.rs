@@ -370,7 +370,8 @@ impl<'a, T: Transport> Engine<'a, T> {
                 let t = p.next_target();
                 (t, p.expansion(t))
             });
-            let slot = Slot::new(intended, now, pick.map(|(t, _)| t));
+            let mut slot = Slot::new(intended, now, pick.map(|(t, _)| t));
+            slot.ready = intended.max(could).min(now);
             let c = &mut self.conns[i];
             match (pick, &self.cfg.mix) {
                 (Some((t, k)), Some(mix)) => {

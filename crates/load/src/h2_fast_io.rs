@@ -6,7 +6,7 @@
 
 use super::{Conn, Engine, State, BACKOFF};
 use crate::h2_session::{Ended, Slot};
-use crate::recorder::ErrorKind;
+use crate::recorder::{ErrorKind, Origin};
 use crate::transport::Transport;
 use std::io;
 use std::sync::atomic::Ordering;
@@ -104,7 +104,8 @@ impl<T: Transport> Engine<'_, T> {
             let at = self.clocks.place(rx, slot.start);
             match how {
                 Ended::Response(status) => {
-                    let latency = self.rec.response(slot.intended, slot.start, at, status, i as u32);
+                    let from = Origin { connection: i as u32, ready: slot.ready, connecting: false };
+                    let latency = self.rec.response(slot.intended, slot.start, at, status, from);
                     if let (Some(latency), Some(t)) = (latency, slot.target) {
                         self.rec.target_response(t, latency, status);
                     }

@@ -18,6 +18,8 @@ pub struct Slot {
     pub id: u32,
     pub intended: Instant,
     pub start: Instant,
+    /// When it could have gone (due, and a stream free): see `recorder::Origin`.
+    pub ready: Instant,
     /// With a mix: the target this request went to.
     pub target: Option<usize>,
     status: u16,
@@ -328,7 +330,7 @@ impl Session {
 
 impl Slot {
     pub fn new(intended: Instant, start: Instant, target: Option<usize>) -> Slot {
-        Slot { id: 0, intended, start, target, status: 0, body: 0, body_sent: 0, window: 0, unacked: 0 }
+        Slot { id: 0, intended, start, ready: start, target, status: 0, body: 0, body_sent: 0, window: 0, unacked: 0 }
     }
 }
 

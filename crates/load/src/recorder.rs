@@ -56,6 +56,23 @@ pub struct Slow {
     pub end: Instant,
     pub connection: u32,
     pub status: u16,
+    /// When it could have gone: its intended time, or when its connection
+    /// became free or finished opening (see [`Origin`]).
+    pub ready: Instant,
+    pub connecting: bool,
+}
+
+/// Where a response came from: its connection, and when the request could
+/// have gone on it. The slow log keeps both so that `stampede explain` can
+/// tell a request that waited for the generator from one that waited for a
+/// connection (all busy, or still opening).
+#[derive(Debug, Clone, Copy)]
+pub struct Origin {
+    pub connection: u32,
+    pub ready: Instant,
+    /// It waited for a connection while some were still opening (or went
+    /// on a socket's first request): the wait was for connection setup.
+    pub connecting: bool,
 }
 
 pub struct Recorder {
@@ -231,7 +248,14 @@ impl Recorder {
     /// (equal to `start` in closed-loop mode). Returns its latency when it
     /// was in the measured period.
     #[inline]
-    pub fn response(&mut self, intended: Instant, start: Instant, end: Instant, status: u16, conn: u32) -> Option<u64> {
+    pub fn response(
+        &mut self,
+        intended: Instant,
+        start: Instant,
+        end: Instant,
+        status: u16,
+        from: Origin,
+    ) -> Option<u64> {
         let at = self.counted_at(intended, end);
         if !self.measuring(at) {
             return None;
@@ -258,7 +282,8 @@ impl Recorder {
         self.second.errors += bad as u64;
         self.second.hist.saturating_record(latency_ns);
         if self.slow_cap > 0 {
-            self.note_slow(Slow { latency_ns, intended, start, end, connection: conn, status });
+            let (connection, ready, connecting) = (from.connection, from.ready, from.connecting);
+            self.note_slow(Slow { latency_ns, intended, start, end, connection, status, ready, connecting });
         }
         Some(latency_ns)
     }
@@ -279,7 +304,17 @@ impl Recorder {
         // it belongs in the slow log (with status 0), not silently dropped.
         if let (true, Some((intended, start, conn))) = (self.slow_cap > 0, intended) {
             let latency_ns = now.saturating_duration_since(intended).as_nanos() as u64;
-            self.note_slow(Slow { latency_ns, intended, start, end: now, connection: conn, status: 0 });
+            let slow = Slow {
+                latency_ns,
+                intended,
+                start,
+                end: now,
+                connection: conn,
+                status: 0,
+                ready: start,
+                connecting: false,
+            };
+            self.note_slow(slow);
         }
         true
     }
@@ -360,11 +395,12 @@ mod tests {
         let t0 = Instant::now();
         let from = t0 + Duration::from_secs(1);
         let mut r = Recorder::new(from, None, 2, Arc::new(Timeline::default()), true);
-        r.response(t0, t0, t0 + Duration::from_millis(5), 200, 0);
+        let on = |connection: u32, ready: Instant| Origin { connection, ready, connecting: false };
+        r.response(t0, t0, t0 + Duration::from_millis(5), 200, on(0, t0));
         assert_eq!(r.requests, 0, "a warmup response is not recorded");
         for (i, ms) in [3u64, 9, 1, 7].into_iter().enumerate() {
             let start = from + Duration::from_millis(10 * i as u64);
-            r.response(start, start, start + Duration::from_millis(ms), 503, i as u32);
+            r.response(start, start, start + Duration::from_millis(ms), 503, on(i as u32, start));
         }
         assert_eq!(r.requests, 4);
         assert_eq!(r.errors.status, 4);

@@ -396,6 +396,8 @@ fn stamp(slow: &[Slow]) -> Vec<SlowRequest> {
             end_mono_ns: mono_now - back(s.end),
             connection: s.connection,
             status: s.status,
+            ready_mono_ns: mono_now - back(s.ready),
+            connecting: s.connecting,
         })
         .collect()
 }

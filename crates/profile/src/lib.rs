@@ -5,6 +5,7 @@
 //! `perf` is missing or not permitted, `ProfileError::is_unavailable` says so
 //! and the caller goes on without a profile.
 
+pub mod bursts;
 pub mod error;
 pub mod flame;
 pub mod fold;

@@ -22,6 +22,8 @@ use crate::{flame, top};
 
 /// Rows of the over-represented table.
 pub const OVER_REPRESENTED: usize = 10;
+/// The most over-represented frames whose bursts are kept for explain.
+pub const WITH_BURSTS: usize = 3;
 
 /// Sorted, disjoint `[start, end)` windows on CLOCK_MONOTONIC.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -94,6 +96,7 @@ pub fn over_represented(whole: &Folded, slow: &Folded, limit: usize) -> Vec<Fram
             slow_pct: r.total_pct,
             frame: r.frame,
             kind: r.kind,
+            bursts: Vec::new(),
         })
         .filter(|r| r.slow_pct > r.run_pct)
         .collect();
@@ -126,6 +129,9 @@ impl SlowWindow<'_> {
             over_represented: over_represented(self.whole, &slow, OVER_REPRESENTED),
             ..SlowWindowSummary::default()
         };
+        for f in summary.over_represented.iter_mut().take(WITH_BURSTS) {
+            f.bursts = crate::bursts::of(self.script, &f.frame);
+        }
         if slow.samples() > 0 {
             summary.flame_svg = format!("slow-{stem}.svg");
             summary.folded = format!("slow-{stem}.folded");

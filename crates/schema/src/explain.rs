@@ -38,8 +38,19 @@ pub enum Kind {
     Lock,
     /// Far more of the server's threads than usual were blocked in read/write calls.
     BlockedIo,
-    /// The load generator sent the request late (actual minus intended send).
+    /// The load generator sent the request late: from when it could have
+    /// gone (due, and a connection free) to when it went. The generator's
+    /// own lateness (its thread lacked CPU or was busy elsewhere).
     SendDelay,
+    /// The request waited for a free connection: every connection was busy
+    /// with an earlier request (the server was slow to answer).
+    ConnectionBusy,
+    /// The request waited for its connection to open (connect time, a SYN
+    /// retransmitted after an accept-queue overflow).
+    ConnectionSetup,
+    /// The slow-window profile's most over-represented frame was on the CPU
+    /// (a burst of its on-CPU samples; `stampede run --profile`).
+    Function,
     /// The kernel dropped a connection attempt (accept-queue overflow, SYN
     /// drop) or retransmitted segments in the server's network namespace.
     KernelDrops,
@@ -56,6 +67,9 @@ impl Kind {
             "lock" => Kind::Lock,
             "blocked_io" => Kind::BlockedIo,
             "send_delay" => Kind::SendDelay,
+            "connection_busy" => Kind::ConnectionBusy,
+            "connection_setup" => Kind::ConnectionSetup,
+            "function" => Kind::Function,
             "kernel_drops" => Kind::KernelDrops,
             _ => return None,
         })
@@ -71,6 +85,9 @@ impl Kind {
             Kind::Lock => "lock",
             Kind::BlockedIo => "blocked_io",
             Kind::SendDelay => "send_delay",
+            Kind::ConnectionBusy => "connection_busy",
+            Kind::ConnectionSetup => "connection_setup",
+            Kind::Function => "function",
             Kind::KernelDrops => "kernel_drops",
         }
     }
@@ -86,6 +103,9 @@ impl Kind {
             Kind::Lock => Cause::Lock,
             Kind::BlockedIo => Cause::BlockedIo,
             Kind::SendDelay => Cause::SendDelay,
+            Kind::ConnectionBusy => Cause::ConnectionBusy,
+            Kind::ConnectionSetup => Cause::ConnectionSetup,
+            Kind::Function => Cause::Function,
             Kind::KernelDrops => Cause::KernelDrops,
         }
     }
@@ -93,30 +113,39 @@ impl Kind {
 
 /// The causes slow requests are attributed to, in order of precedence: when a
 /// request meets several, the first in this order is its cause (a runtime
-/// pause is the most specific evidence, CPU saturation the least).
+/// pause is the most specific evidence, CPU saturation the least). Waiting
+/// for a busy connection comes last: it says the server was slow to answer
+/// earlier requests, and a server-side cause met in the same window is the
+/// reason why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Cause {
     Gc,
     Pause,
     SendDelay,
+    ConnectionSetup,
     KernelDrops,
+    Function,
     Lock,
     BlockedIo,
     Runqueue,
     CpuSaturation,
+    ConnectionBusy,
 }
 
 impl Cause {
-    pub const ALL: [Cause; 8] = [
+    pub const ALL: [Cause; 11] = [
         Cause::Gc,
         Cause::Pause,
         Cause::SendDelay,
+        Cause::ConnectionSetup,
         Cause::KernelDrops,
+        Cause::Function,
         Cause::Lock,
         Cause::BlockedIo,
         Cause::Runqueue,
         Cause::CpuSaturation,
+        Cause::ConnectionBusy,
     ];
 
     pub fn name(self) -> &'static str {
@@ -126,6 +155,9 @@ impl Cause {
             Cause::Runqueue => "runqueue",
             Cause::CpuSaturation => "cpu_saturation",
             Cause::SendDelay => "send_delay",
+            Cause::ConnectionBusy => "connection_busy",
+            Cause::ConnectionSetup => "connection_setup",
+            Cause::Function => "function",
             Cause::KernelDrops => "kernel_drops",
             Cause::Lock => "lock",
             Cause::BlockedIo => "blocked_io",
@@ -138,6 +170,9 @@ impl Cause {
             Cause::Gc => "gc",
             Cause::Pause => "other pause",
             Cause::SendDelay => "load generator late",
+            Cause::ConnectionBusy => "waiting for a free connection",
+            Cause::ConnectionSetup => "waiting for a connection to open",
+            Cause::Function => "a function on the CPU",
             Cause::KernelDrops => "kernel drops",
             Cause::Lock => "lock",
             Cause::BlockedIo => "blocked I/O",
@@ -152,6 +187,11 @@ impl Cause {
         matches!(self, Cause::Gc | Cause::Lock | Cause::Runqueue | Cause::CpuSaturation)
     }
 }
+
+/// The least share of the slow requests a cause must explain to stand out.
+pub const ABOVE_CHANCE_SHARE: f64 = 0.2;
+/// How far above its chance level a cause's share must be to stand out.
+pub const ABOVE_CHANCE_MARGIN: f64 = 0.15;
 
 /// Shares of a set of slow requests, as fractions of their number.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -172,6 +212,15 @@ pub struct Shares {
     /// A connection drop or retransmission counted by the kernel.
     #[serde(default)]
     pub kernel_drops: f64,
+    /// Waiting for a free connection (all busy: the server slow to answer).
+    #[serde(default)]
+    pub connection_busy: f64,
+    /// Waiting for a connection to open.
+    #[serde(default)]
+    pub connection_setup: f64,
+    /// The profile's most over-represented frame on the CPU.
+    #[serde(default)]
+    pub function: f64,
     pub unexplained: f64,
 }
 
@@ -183,6 +232,9 @@ impl Shares {
             Cause::Pause => self.pause,
             Cause::SendDelay => self.send_delay,
             Cause::KernelDrops => self.kernel_drops,
+            Cause::ConnectionBusy => self.connection_busy,
+            Cause::ConnectionSetup => self.connection_setup,
+            Cause::Function => self.function,
             Cause::Lock => self.lock,
             Cause::BlockedIo => self.blocked_io,
             Cause::Runqueue => self.runqueue,
@@ -196,6 +248,18 @@ impl Shares {
         Cause::ALL.into_iter().filter(|&c| c.always_shown() || all.iter().any(|s| s.of(c) > 0.0)).collect()
     }
 
+    /// The causes whose share stands clearly above their chance level: at
+    /// least `ABOVE_CHANCE_SHARE` of the requests and `ABOVE_CHANCE_MARGIN`
+    /// more than by chance; largest share first.
+    pub fn above_chance(&self, chance: &Shares) -> Vec<Cause> {
+        let mut causes: Vec<Cause> = Cause::ALL
+            .into_iter()
+            .filter(|&c| self.of(c) >= ABOVE_CHANCE_SHARE && self.of(c) >= chance.of(c) + ABOVE_CHANCE_MARGIN)
+            .collect();
+        causes.sort_by(|a, b| self.of(*b).total_cmp(&self.of(*a)));
+        causes
+    }
+
     /// Every share of `self` plus `other`'s times `weight`.
     pub fn add_scaled(&mut self, other: &Shares, weight: f64) {
         self.gc += other.gc * weight;
@@ -206,6 +270,9 @@ impl Shares {
         self.blocked_io += other.blocked_io * weight;
         self.send_delay += other.send_delay * weight;
         self.kernel_drops += other.kernel_drops * weight;
+        self.connection_busy += other.connection_busy * weight;
+        self.connection_setup += other.connection_setup * weight;
+        self.function += other.function * weight;
         self.unexplained += other.unexplained * weight;
     }
 }
@@ -276,6 +343,45 @@ pub struct LockLevel {
     pub working_threads: f64,
 }
 
+/// A cause that raises latency for every request, not only the slow ones:
+/// a level the probe measured over the measured phase (docs/explain.md,
+/// "Dominant causes"). Steady contention is present at every time, so
+/// comparing slow requests with the same requests at other times cannot
+/// see it; its level can.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Dominant {
+    /// `lock` (the working threads blocked on futexes), `runqueue` (runnable
+    /// but not running), `cpu_saturation` (the server's CPU at its limit)
+    /// or `gc` (the runtime stopped).
+    pub cause: Cause,
+    /// The level, percent: of the working threads' time (`lock`,
+    /// `runqueue`), of the cores the server may use (`cpu_saturation`), of
+    /// the measured phase's wall time (`gc`).
+    pub level_pct: f64,
+    /// Pearson correlation, second by second, between the level and the
+    /// second's p99 latency; null when either does not vary or there are
+    /// fewer than three seconds.
+    pub latency_correlation: Option<f64>,
+}
+
+/// How a profiled run compares with the unprofiled runs of the same app,
+/// knobs, profile and path (docs/explain.md, "A profiled run").
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ProfilerCost {
+    /// The profiled run's closed-loop requests/s and p99 (µs).
+    pub rps: f64,
+    pub p99_us: f64,
+    /// The unprofiled runs' medians.
+    pub unprofiled_rps: f64,
+    pub unprofiled_p99_us: f64,
+    pub unprofiled_runs: usize,
+    /// The relative difference counted as noise: 0.2, or twice the
+    /// unprofiled runs' relative spread, whichever is larger.
+    pub noise: f64,
+    /// Throughput or p99 differs by more than the noise.
+    pub beyond_noise: bool,
+}
+
 /// One frame of the slow-window profile (`stampede run --profile` with a slow
 /// log) that is more frequent in the slow requests' windows than over the
 /// run: its share of on-CPU samples there, and over the whole phase (the
@@ -290,6 +396,9 @@ pub struct Explanation {
     pub path: Option<String>,
     pub iteration: Option<u64>,
     pub requests: u64,
+    /// p50 of the run, µs: what a typical request took.
+    #[serde(default)]
+    pub p50_us: f64,
     /// p99 of the run: requests slower than this are the slow requests.
     pub slow_threshold_us: f64,
     pub slow_requests: usize,
@@ -308,6 +417,16 @@ pub struct Explanation {
     /// run has one (most over-represented first).
     #[serde(default)]
     pub frames: Vec<FrameShift>,
+    /// What raises latency for every request, highest level first.
+    #[serde(default)]
+    pub dominant: Vec<Dominant>,
+    /// A profiled run against the same run unprofiled, when one is known.
+    #[serde(default)]
+    pub profiler_cost: Option<ProfilerCost>,
+    /// The causes that explain the requests above p99 clearly beyond their
+    /// chance level, largest share first ([`Shares::above_chance`]).
+    #[serde(default)]
+    pub above_chance: Vec<Cause>,
     pub clock: Vec<String>,
     /// Caveats: an incomplete slow log, missing events, …
     pub notes: Vec<String>,

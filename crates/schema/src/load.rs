@@ -290,6 +290,17 @@ pub struct SlowRequest {
     pub connection: u32,
     /// 0 for a request that got no response.
     pub status: u16,
+    /// When the request could have gone (open loop): its intended time, or
+    /// later, when the connection it went on became free or finished
+    /// opening. From intended to ready it waited for a connection (the
+    /// server's doing); from ready to start, for the generator. 0 when
+    /// unknown (an older document).
+    pub ready_mono_ns: u64,
+    /// It waited for a connection while some of the generator's connections
+    /// were still opening (a connect or TLS handshake pending, a failed
+    /// connect to retry), or went on a socket's first request: the wait was
+    /// for connection setup, not for a response.
+    pub connecting: bool,
 }
 
 #[cfg(test)]

@@ -77,6 +77,22 @@ pub struct FrameShift {
     pub kind: String,
     pub slow_pct: f64,
     pub run_pct: f64,
+    /// For the most over-represented frames: when the frame was on the CPU
+    /// over the whole phase, so that `stampede explain` can attribute slow
+    /// requests to it one by one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bursts: Vec<Burst>,
+}
+
+/// A stretch of the phase in which a frame was on the stack of the on-CPU
+/// samples (samples less than 10 ms apart), on CLOCK_MONOTONIC.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Burst {
+    pub start_mono_ns: u64,
+    pub end_mono_ns: u64,
+    /// On-CPU samples of the frame in it.
+    pub samples: u64,
 }
 
 /// An off-CPU profile: the stacks at which the profiled threads blocked

@@ -1,5 +1,5 @@
-//! `stampede explain`: which slow requests met a GC pause, CPU saturation or
-//! a run-queue spike. The work is done by the `stampede-explain` crate; this
+//! `stampede explain`: what raises latency for every request, and which slow
+//! requests met a GC pause, a lock, CPU saturation or a wait for a connection. The work is done by the `stampede-explain` crate; this
 //! module maps flags to it. See docs/explain.md.
 
 use std::path::PathBuf;
@@ -13,6 +13,10 @@ use stampede_load::units::parse_duration;
 const EXAMPLES: &str = "Examples:
   stampede explain results/2026-11-21T10-00-00/results.json
       every run of a scenario, with the events stampede run collected
+  stampede explain results.json --detail
+      each cause's share and chance level, the slowest requests, the notes
+  stampede explain profiled/results.json --unprofiled plain/results.json
+      a --profile run checked against the same scenario unprofiled (throughput, p99)
   stampede explain results.json --json > explain.json
   stampede explain --load load.json --events gc.log --runtime go
       one `stampede load --rate … --slow-log 500 --json` result and the Go server's
@@ -56,15 +60,38 @@ pub struct Args {
     pub spill_over: std::time::Duration,
 
     /// Print the stampede.explain/1 JSON document instead of text
-    #[arg(long)]
+    #[arg(long, conflicts_with = "detail")]
     pub json: bool,
+
+    /// A results.json of the same scenario run without --profile: a profiled run is compared
+    /// with its unprofiled runs (throughput and p99) and a warning printed when they differ
+    /// beyond the noise
+    #[arg(long, value_name = "RESULTS", requires = "results")]
+    pub unprofiled: Option<PathBuf>,
+
+    /// Print every cause's share, its chance level, the slowest requests and the notes
+    /// instead of one paragraph per run
+    #[arg(long)]
+    pub detail: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
     let margins = Margins { min_spill_ns: args.spill_over.as_nanos() as u64, ..Margins::default() };
     let sources = match (&args.results, &args.load) {
         (Some(path), _) => match input::read(path)? {
-            Input::Run(doc) => sources::from_results(&doc),
+            Input::Run(doc) => {
+                let unprofiled = match &args.unprofiled {
+                    Some(other) => match input::read(other)? {
+                        Input::Run(plain) => plain.runs,
+                        Input::Load(_) => anyhow::bail!(
+                            "--unprofiled {}: a stampede.load/1 file; give the results.json of stampede run",
+                            other.display()
+                        ),
+                    },
+                    None => Vec::new(),
+                };
+                sources::from_results(&doc, &unprofiled)
+            }
             Input::Load(_) => anyhow::bail!(
                 "{}: a stampede.load/1 file: give it as --load {} with --events and --runtime",
                 path.display(),
@@ -100,7 +127,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     if args.json {
         print!("{}", render::json(&explained));
     } else {
-        print!("{}", render::human(&explained));
+        print!("{}", render::human(&explained, args.detail));
     }
     Ok(0)
 }

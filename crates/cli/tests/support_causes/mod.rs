@@ -104,12 +104,17 @@ pub fn run_and_explain(s: &Scratch, bin: &Path, mode: &str, load: &str, extra: &
         if json {
             cmd.arg("--json");
         }
+        // Into a file, not a pipe: wait_output reads the pipes only once the
+        // child has ended, and a JSON document larger than a pipe's buffer
+        // would block it.
+        let printed = s.dir.join(if json { "explain.json" } else { "explain.txt" });
+        let file = std::fs::File::create(&printed).unwrap();
         let out = support_run::wait_output(
-            cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap(),
+            cmd.stdout(file).stderr(std::process::Stdio::piped()).spawn().unwrap(),
             Duration::from_secs(60),
         );
         assert_eq!(out.status.code(), Some(0), "stampede explain failed:\n{}", text(&out.stderr));
-        text(&out.stdout)
+        std::fs::read_to_string(&printed).unwrap()
     };
     let doc: Value = serde_json::from_str(&explain(true)).expect("explain --json prints JSON");
     assert_eq!(doc["schema"], "stampede.explain/1");

@@ -14,6 +14,13 @@
 //!   for 20 ms before it answers; every request first spends 0.5 ms in
 //!   `ordinary_request_work`, so the server's frames (`serve`, the thread's
 //!   start) are on the CPU all along and only the spin stands out.
+//! - `backlog`: a listen backlog of 1 and an acceptor that takes one
+//!   connection every 200 ms, each request answered after 20 ms: the
+//!   generator's connections wait in SYN retransmits (the kernel drops SYNs
+//!   while the accept queue is full), and too few are open for the rate.
+//! - `burner`: no server; spins on the CPU for 20 ms of every 100 ms (the
+//!   test runs it at a real-time priority on the load generator's core, so
+//!   the generator is starved of CPU).
 //!
 //! It ends on SIGTERM (the default action) or after 120 s, whichever is first.
 
@@ -69,6 +76,7 @@ fn serve(mut stream: TcpStream, mode: &str, lock: &Mutex<u64>) {
         let n = REQUESTS.fetch_add(1, Ordering::Relaxed);
         match mode {
             "lock" => *lock.lock().unwrap() += 1,
+            "backlog" => std::thread::sleep(Duration::from_millis(20)),
             "spin" => {
                 ordinary_request_work(500);
                 if n % 40 == 39 {
@@ -84,10 +92,29 @@ fn serve(mut stream: TcpStream, mode: &str, lock: &Mutex<u64>) {
     }
 }
 
+extern "C" {
+    fn listen(fd: i32, backlog: i32) -> i32;
+}
+
 fn main() {
     let mode: &'static str = Box::leak(std::env::args().nth(1).unwrap_or_else(|| "plain".into()).into_boxed_str());
+    let started = Instant::now();
+    if mode == "burner" {
+        while started.elapsed() < Duration::from_secs(120) {
+            busy(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(80));
+        }
+        return;
+    }
     let port = std::env::var("PORT").unwrap_or_else(|_| "8080".into());
     let listener = TcpListener::bind(format!("127.0.0.1:{port}")).expect("bind 127.0.0.1:$PORT");
+    if mode == "backlog" {
+        use std::os::fd::AsRawFd;
+        // Listening again on a listening socket sets its backlog (Linux):
+        // the accept queue then holds two connections.
+        // SAFETY: a valid listening socket's descriptor.
+        assert_eq!(unsafe { listen(listener.as_raw_fd(), 1) }, 0, "listen(1)");
+    }
     let lock = Arc::new(Mutex::new(0u64));
     if mode == "lock" {
         let lock = lock.clone();
@@ -110,5 +137,8 @@ fn main() {
         let Ok(stream) = stream else { continue };
         let lock = lock.clone();
         let _ = std::thread::Builder::new().name(format!("worker-{i}")).spawn(move || serve(stream, mode, &lock));
+        if mode == "backlog" {
+            std::thread::sleep(Duration::from_millis(200));
+        }
     }
 }

@@ -274,6 +274,7 @@ mod tests {
             kind: "cpu".into(),
             slow_pct: 72.5,
             run_pct: 36.4,
+            ..Default::default()
         }];
         let mut html = String::new();
         run_block(&mut html, run, &ex);
