@@ -139,21 +139,27 @@ impl Shared {
 
     /// Why the handshake failed, as one error.
     fn refused(&self, url: &str, reason: ConnectionError) -> LoadError {
-        match &reason {
-            ConnectionError::TransportError(e) if u64::from(e.code) == NO_APPLICATION_PROTOCOL => LoadError::Tls {
-                url: url.into(),
-                reason: "the server did not agree to h3 by ALPN: it does not speak HTTP/3".into(),
-            },
-            ConnectionError::TransportError(e) if u64::from(e.code) >= 0x100 && u64::from(e.code) < 0x200 => {
-                LoadError::Tls {
-                    url: url.into(),
-                    reason: format!("{e} (use --insecure or --ca FILE for a self-signed server)"),
-                }
+        let tls = |reason: String| LoadError::Tls { url: url.into(), reason };
+        match crypto_alert(&reason) {
+            Some(NO_APPLICATION_PROTOCOL) => {
+                tls("the server did not agree to h3 by ALPN: it does not speak HTTP/3".into())
             }
-            ConnectionError::TimedOut => {
+            Some(_) => tls(format!("{reason} (use --insecure or --ca FILE for a self-signed server)")),
+            None if matches!(reason, ConnectionError::TimedOut) => {
                 LoadError::Connect { url: url.into(), reason: "no HTTP/3 answer: the QUIC handshake timed out".into() }
             }
-            _ => LoadError::Connect { url: url.into(), reason: format!("no HTTP/3 answer: {reason}") },
+            None => LoadError::Connect { url: url.into(), reason: format!("no HTTP/3 answer: {reason}") },
         }
     }
+}
+
+/// The TLS failure that ended a connection, if one did, on either side: its
+/// QUIC CRYPTO_ERROR code (0x100 + the TLS alert).
+pub fn crypto_alert(reason: &ConnectionError) -> Option<u64> {
+    let code = match reason {
+        ConnectionError::TransportError(e) => u64::from(e.code),
+        ConnectionError::ConnectionClosed(c) => u64::from(c.error_code),
+        _ => return None,
+    };
+    (0x100..0x200).contains(&code).then_some(code)
 }

@@ -202,6 +202,7 @@ impl<'a> Engine<'a> {
             }
         }
         self.count_lost_packets();
+        self.close_all();
         Output::at_end(self.rec, self.starved, &self.share, self.max_lag_ns, start, busy_from)
     }
 

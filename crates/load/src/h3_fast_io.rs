@@ -249,9 +249,7 @@ impl Engine<'_> {
         let kind = match &reason {
             ConnectionError::TimedOut if handshaking => ErrorKind::Connect,
             ConnectionError::TimedOut => ErrorKind::Timeout,
-            ConnectionError::TransportError(e) if handshaking && (0x100..0x200).contains(&u64::from(e.code)) => {
-                ErrorKind::Tls
-            }
+            _ if handshaking && crate::h3_client::crypto_alert(&reason).is_some() => ErrorKind::Tls,
             ConnectionError::TransportError(_) | ConnectionError::VersionMismatch => ErrorKind::Parse,
             ConnectionError::CidsExhausted => ErrorKind::Connect,
             _ => ErrorKind::Read,
@@ -329,6 +327,18 @@ impl Engine<'_> {
         for c in &self.conns {
             if let Some((_, q)) = &c.quic {
                 self.rec.lost_packets += q.stats().path.lost_packets;
+            }
+        }
+    }
+
+    /// The run is over: every connection is closed (H3_NO_ERROR), so the
+    /// server frees it now rather than at its idle timeout.
+    pub(super) fn close_all(&mut self) {
+        let now = Instant::now();
+        for i in 0..self.conns.len() {
+            if let Some((_, q)) = self.conns[i].quic.as_mut() {
+                q.close(now, VarInt::from_u32(0x100), bytes::Bytes::new());
+                self.transmit(Some(i), 0);
             }
         }
     }
