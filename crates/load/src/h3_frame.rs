@@ -202,7 +202,7 @@ mod tests {
         let mut frames = Vec::new();
         request(&mut frames, &[0, 0, 0xc0 | 25], &[7u8; 300]);
         // An interim response first, then trailers after the body.
-        let mut all = vec![0x01, 3, 0, 0, 0xc0 | 63];
+        let mut all = vec![0x01, 4, 0, 0, 0xff, 0x00]; // :status 100 (static index 63)
         all.extend_from_slice(&frames);
         all.extend_from_slice(&[0x21, 2, 9, 9, 0x01, 2, 0, 0]);
         for split in [1, 2, 3, 5, 64, 1000] {

@@ -202,12 +202,14 @@ mod tests {
     fn status_is_read_from_every_stateless_representation() {
         let mut h = HuffmanDecoder::new();
         assert_eq!(status(&[0, 0, 0xc0 | 25], &mut h), Ok(200));
-        assert_eq!(status(&[0, 0, 0xc0 | 63, 0xc0 | 1], &mut h), Ok(100));
+        // Index 63 fills the 6-bit prefix: a continuation byte follows.
+        assert_eq!(status(&[0, 0, 0xff, 0x00, 0xc0 | 1], &mut h), Ok(100));
         // Literal with the static name of :status 200, value "418".
         assert_eq!(status(&[0, 0, 0x5f, 25 - 15, 3, b'4', b'1', b'8'], &mut h), Ok(418));
         // Huffman-coded "502" (RFC 7541 Appendix B: '5' 011011, '0' 00000, '2' 00010, no padding).
         assert_eq!(status(&[0, 0, 0x5f, 25 - 15, 0x82, 0x6c, 0x02], &mut h), Ok(502));
-        let mut literal = vec![0, 0, 0x27];
+        // A 7-byte name fills the 3-bit prefix: a continuation byte follows.
+        let mut literal = vec![0, 0, 0x27, 0x00];
         literal.extend_from_slice(b":status");
         literal.extend_from_slice(&[3, b'2', b'0', b'1']);
         assert_eq!(status(&literal, &mut h), Ok(201));
