@@ -17,10 +17,12 @@
 //! default, or `current` for a single-threaded runtime, which ignores THREADS).
 //! `DATABASE_URL` (e.g. `postgres://benchmarkdbuser:benchmarkdbpass@127.0.0.1:5432/hello_world`)
 //! and `DATABASE_POOL_SIZE` (default 8) feed the database endpoints; without a
-//! URL the server still runs and those endpoints answer 503.
+//! URL the server still runs and those endpoints answer 503. `HTTP3=1` adds
+//! an HTTP/3 listener on the same port number over UDP (`http3`).
 
 mod database;
 mod fortunes;
+mod http3;
 mod routes;
 mod server;
 mod work;
@@ -59,15 +61,25 @@ fn run() -> Result<(), String> {
         std::env::var("DATABASE_URL").ok().as_deref(),
         std::env::var("DATABASE_POOL_SIZE").ok().as_deref(),
     )?;
+    let http3 = http3_from(std::env::var("HTTP3").ok().as_deref())?;
     let runtime = build_runtime(&flavor)?;
     runtime.block_on(async {
         let addr = SocketAddr::from(([0, 0, 0, 0], port));
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|e| format!("cannot listen on {addr} (set PORT to a free port): {e}"))?;
-        server::serve(listener, Arc::new(db))
+        let db = Arc::new(db);
+        let quic = match http3 {
+            true => Some(http3::listen(addr, db.clone())?),
+            false => None,
+        };
+        let served = server::serve(listener, db)
             .await
-            .map_err(|e| format!("serving on {addr}: {e}"))
+            .map_err(|e| format!("serving on {addr}: {e}"));
+        if let Some(quic) = quic {
+            quic.close(0u32.into(), b"shutting down");
+        }
+        served
     })
     // Dropping the runtime here cancels any request still running after the
     // shutdown grace period and joins every worker thread.
@@ -79,6 +91,16 @@ fn port_from(value: Option<&str>) -> Result<u16, String> {
         Some(s) => s
             .parse()
             .map_err(|_| format!("PORT={s:?} is not a TCP port number (1-65535)")),
+    }
+}
+
+fn http3_from(value: Option<&str>) -> Result<bool, String> {
+    match value.unwrap_or("") {
+        "" | "0" => Ok(false),
+        "1" => Ok(true),
+        other => Err(format!(
+            "HTTP3={other:?} is unknown (use 1 for an HTTP/3 listener, 0 or unset for none)"
+        )),
     }
 }
 
@@ -151,5 +173,8 @@ mod tests {
         );
         assert!(flavor_from(None, Some("0")).is_err());
         assert!(flavor_from(Some("single"), None).is_err());
+        assert_eq!(http3_from(None), Ok(false));
+        assert_eq!(http3_from(Some("1")), Ok(true));
+        assert!(http3_from(Some("yes")).is_err());
     }
 }

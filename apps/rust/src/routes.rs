@@ -75,13 +75,19 @@ pub async fn respond(
     db: Arc<Database>,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
-    if req.method() != Method::GET && req.method() != Method::HEAD {
+    Ok(answer_to(&db, req.method(), req.uri()).await)
+}
+
+/// The answer to a request by its method and URI, whatever the protocol
+/// it came over (hyper's HTTP/1.1 here, HTTP/3 in `http3`).
+pub async fn answer_to(db: &Database, method: &Method, uri: &hyper::Uri) -> Response<Full<Bytes>> {
+    if method != Method::GET && method != Method::HEAD {
         let mut resp = text(StatusCode::METHOD_NOT_ALLOWED, "only GET is served\n");
         resp.headers_mut()
             .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
-        return Ok(resp);
+        return resp;
     }
-    Ok(route(&db, req.uri().path(), req.uri().query()).await)
+    route(db, uri.path(), uri.query()).await
 }
 
 async fn route(db: &Database, path: &str, query: Option<&str>) -> Response<Full<Bytes>> {

@@ -132,7 +132,9 @@ pub struct LoadConfig {
     pub pipeline: usize,
     /// Speak HTTP/2 (prior knowledge on `http://`, ALPN `h2` on `https://`).
     pub http2: bool,
-    /// HTTP/2: concurrent streams per connection.
+    /// Speak HTTP/3 over QUIC (UDP) to an `https://` URL.
+    pub http3: bool,
+    /// HTTP/2 and HTTP/3: concurrent streams per connection.
     pub streams: usize,
     /// `https://` only: trust and ALPN.
     pub tls: TlsOptions,
@@ -168,6 +170,7 @@ impl LoadConfig {
             interrupt: Arc::new(AtomicBool::new(false)),
             pipeline: 1,
             http2: false,
+            http3: false,
             streams: 1,
             engine: Engine::Auto,
             tls: TlsOptions::default(),
@@ -262,9 +265,10 @@ impl LoadConfig {
         if self.pipeline > 1 && self.http2 {
             return Err("--pipeline is for HTTP/1.1; HTTP/2 sends concurrent requests with --streams".into());
         }
+        self.validate_http3()?;
         if let Some(stages) = &self.stages {
             use crate::stages::Ramp;
-            if stages.ramp == Ramp::Connections && (self.rate.is_some() || self.http2) {
+            if stages.ramp == Ramp::Connections && (self.rate.is_some() || self.http2 || self.http3) {
                 return Err("--ramp connections is for a closed loop over HTTP/1.1: drop --rate or --http2".into());
             }
             if stages.ramp == Ramp::Rate && self.rate.is_none() {
@@ -274,15 +278,40 @@ impl LoadConfig {
         if let Some(p) = self.tls.alpn.iter().find(|p| !matches!(p.as_str(), "h2" | "http/1.1")) {
             return Err(format!("--alpn {p:?}: stampede speaks h2 and http/1.1"));
         }
-        let h2_possible = self.http2 || self.tls.alpn.iter().any(|p| p == "h2");
+        let h2_possible = self.http2 || self.http3 || self.tls.alpn.iter().any(|p| p == "h2");
         if self.streams > 1 && !h2_possible {
-            return Err("--streams needs HTTP/2: add --http2 (or --alpn h2,http/1.1 on https://)".into());
+            return Err(
+                "--streams needs HTTP/2 or HTTP/3: add --http2 (or --alpn h2,http/1.1 on https://) or --http3".into()
+            );
         }
         if !self.target.tls && (self.tls.insecure || self.tls.ca.is_some() || !self.tls.alpn.is_empty()) {
             return Err(format!(
                 "--insecure, --ca and --alpn apply to https:// URLs; {} is cleartext",
                 self.target.url
             ));
+        }
+        Ok(())
+    }
+
+    /// `--http3`: an `https://` URL, none of the other protocols' flags.
+    fn validate_http3(&self) -> Result<(), String> {
+        if !self.http3 {
+            return Ok(());
+        }
+        if self.http2 {
+            return Err("--http3 and --http2 cannot be combined: choose one protocol".into());
+        }
+        if self.pipeline > 1 {
+            return Err("--pipeline is for HTTP/1.1; HTTP/3 sends concurrent requests with --streams".into());
+        }
+        if !self.target.tls {
+            return Err(format!(
+                "--http3 needs an https:// URL (HTTP/3 is always encrypted); {} is cleartext",
+                self.target.url
+            ));
+        }
+        if !self.tls.alpn.is_empty() {
+            return Err("--alpn does not apply to --http3 (it offers h3)".into());
         }
         Ok(())
     }

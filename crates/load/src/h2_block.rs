@@ -16,7 +16,7 @@ pub struct Prepared {
 }
 
 /// Headers HTTP/2 forbids (RFC 9113 §8.2.2) or carries as a pseudo-header.
-fn dropped(name: &str) -> bool {
+pub(crate) fn dropped(name: &str) -> bool {
     ["host", "connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection"]
         .iter()
         .any(|n| name.eq_ignore_ascii_case(n))

@@ -103,7 +103,7 @@ fn check(name: &[u8], value: &[u8], status: &mut u16) {
 }
 
 /// An HPACK integer with an `n`-bit prefix at `at` (RFC 7541 §5.1).
-fn integer(block: &[u8], at: &mut usize, n: u8) -> Option<usize> {
+pub(crate) fn integer(block: &[u8], at: &mut usize, n: u8) -> Option<usize> {
     let max = (1usize << n) - 1;
     let mut value = usize::from(*block.get(*at)?) & max;
     *at += 1;

@@ -1,5 +1,5 @@
 //! The load engine behind `stampede load`: HTTP/1.1 (optionally pipelined)
-//! over TCP or TLS, and HTTP/2.
+//! over TCP or TLS, HTTP/2, and HTTP/3 over QUIC.
 //!
 //! Connections are owned by one thread's event loop each (io_uring for
 //! cleartext HTTP/1.1 where the kernel allows, else edge-triggered epoll
@@ -22,6 +22,11 @@ mod h2_frame;
 mod h2_hpack;
 mod h2_preflight;
 mod h2_session;
+mod h3_client;
+mod h3_fast;
+mod h3_frame;
+mod h3_qpack;
+mod h3_udp;
 pub mod interchange;
 pub mod mix;
 mod pacer;

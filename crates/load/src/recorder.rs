@@ -90,6 +90,8 @@ pub struct Recorder {
     /// HTTP/2: GOAWAY frames received and streams reset by the server.
     pub goaway: u64,
     pub rst_stream: u64,
+    /// HTTP/3: packets QUIC declared lost (and sent again).
+    pub lost_packets: u64,
     pub requests: u64,
     pub sent: u64,
     pub bytes_read: u64,
@@ -155,6 +157,7 @@ impl Recorder {
             tls_resumed: 0,
             goaway: 0,
             rst_stream: 0,
+            lost_packets: 0,
             requests: 0,
             sent: 0,
             bytes_read: 0,
@@ -371,6 +374,7 @@ impl Recorder {
         self.tls_resumed += other.tls_resumed;
         self.goaway += other.goaway;
         self.rst_stream += other.rst_stream;
+        self.lost_packets += other.lost_packets;
         self.requests += other.requests;
         self.sent += other.sent;
         self.bytes_read += other.bytes_read;

@@ -9,8 +9,8 @@ use crate::h2_fast::Engine as H2Engine;
 use crate::progress::{self, Watcher};
 use crate::recorder::{Recorder, Slow};
 use crate::result::{
-    encode_histogram, spectrum, Http2Stats, LoadResult, Loadgen, MixStats, OpenLoop, Percentiles, SlowRequest,
-    TargetResult, TlsStats, Tool, SCHEMA,
+    encode_histogram, spectrum, Http2Stats, Http3Stats, LoadResult, Loadgen, MixStats, OpenLoop, Percentiles,
+    SlowRequest, TargetResult, TlsStats, Tool, SCHEMA,
 };
 use crate::rusage;
 use crate::share::{Output, Share};
@@ -33,6 +33,9 @@ pub fn run(cfg: &LoadConfig) -> Result<LoadResult, LoadError> {
 pub fn run_watched(cfg: &LoadConfig, watcher: Option<Watcher>) -> Result<LoadResult, LoadError> {
     cfg.validate().map_err(LoadError::Config)?;
     let timeout = cfg.timeout.min(Duration::from_secs(5));
+    if cfg.http3 {
+        return run_http3(cfg, watcher, timeout);
+    }
     let tls = match cfg.target.tls {
         true => Some(TlsShared::new(&tls_options(cfg), &cfg.target.host, &cfg.target.url)?),
         false => None,
@@ -57,7 +60,7 @@ pub fn run_watched(cfg: &LoadConfig, watcher: Option<Watcher>) -> Result<LoadRes
             cfg.target.url
         )));
     }
-    let mut protocol = Protocol { http2, alpn: negotiated, tls: tls.is_some(), engine: "epoll" };
+    let mut protocol = Protocol { http2, http3: false, alpn: negotiated, tls: tls.is_some(), engine: "epoll" };
     if http2 {
         if !protocol.tls {
             crate::h2_preflight::preflight(cfg.target.addr, &cfg.target.url, timeout)?;
@@ -87,6 +90,14 @@ pub fn run_watched(cfg: &LoadConfig, watcher: Option<Watcher>) -> Result<LoadRes
     }
 }
 
+/// `--http3`: one handshake before the run, then the QUIC loops.
+fn run_http3(cfg: &LoadConfig, watcher: Option<Watcher>, timeout: Duration) -> Result<LoadResult, LoadError> {
+    let shared = crate::h3_client::Shared::new(cfg)?;
+    shared.preflight(cfg.target.addr, &cfg.target.url, timeout)?;
+    let protocol = Protocol { http2: false, http3: true, alpn: Some("h3".into()), tls: true, engine: "epoll" };
+    run_threads(cfg, protocol, watcher, |share, rec| Ok(crate::h3_fast::Engine::new(cfg, &shared, share, rec)?.run()))
+}
+
 /// Whether cleartext HTTP/1.1 runs on io_uring: asked for, or `auto` and
 /// the kernel (or the container's seccomp policy) allows it.
 fn use_uring(engine: Engine) -> Result<bool, LoadError> {
@@ -111,6 +122,7 @@ fn tls_options(cfg: &LoadConfig) -> TlsOptions {
 /// What the connections speak, for the result.
 pub(crate) struct Protocol {
     pub http2: bool,
+    pub http3: bool,
     pub alpn: Option<String>,
     pub tls: bool,
     /// The event loop: "io_uring" or "epoll" (HTTPS and HTTP/2 always epoll).
@@ -298,7 +310,12 @@ fn assemble(
         },
         timeline: timeline.finish(wall.ceil() as u64),
         slow_requests: stamp(&slow),
-        protocol: if protocol.http2 { "h2" } else { "http/1.1" }.into(),
+        protocol: match (protocol.http2, protocol.http3) {
+            (_, true) => "h3",
+            (true, _) => "h2",
+            _ => "http/1.1",
+        }
+        .into(),
         engine: protocol.engine.into(),
         pipeline: cfg.pipeline,
         tls_handshake_us: protocol.tls.then(|| Percentiles::of(&rec.handshake)),
@@ -311,6 +328,11 @@ fn assemble(
             streams: cfg.streams,
             goaway: rec.goaway,
             rst_stream: rec.rst_stream,
+        }),
+        http3: protocol.http3.then_some(Http3Stats {
+            streams: cfg.streams,
+            stream_resets: rec.rst_stream,
+            lost_packets: rec.lost_packets,
         }),
         mix: cfg.mix.as_ref().map(|m| MixStats { order: m.order, seed: m.seed }),
         targets: cfg.mix.as_ref().map_or_else(Vec::new, |m| {

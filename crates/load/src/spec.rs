@@ -184,6 +184,7 @@ pub fn config(spec: &LoadSpec, dir: &Path) -> Result<LoadConfig, String> {
     cfg.slow_log = size("--slow-log", s.slow_log)?;
     cfg.pipeline = size("--pipeline", s.pipeline)?;
     cfg.http2 = s.http2;
+    cfg.http3 = s.http3;
     cfg.streams = size("--streams", s.streams)?;
     cfg.tls.insecure = s.insecure;
     cfg.tls.ca = s.ca.clone();

@@ -157,7 +157,12 @@ impl Profile {
             spec.duration = Some(duration);
         }
         spec.warmup = Duration::ZERO;
-        stampede_load::spec::inline(&spec, dir, Some(base_url))
+        // HTTP/3 is always encrypted: the server's port number, over QUIC.
+        let base_url = match spec.http3 {
+            true => base_url.replacen("http://", "https://", 1),
+            false => base_url.to_string(),
+        };
+        stampede_load::spec::inline(&spec, dir, Some(&base_url))
     }
 
     /// Checks the profile as `stampede load` would check its spec, naming the field.
@@ -578,6 +583,15 @@ mod tests {
             assert!(err.contains("small.toml") && err.contains(want), "{extra}: {err}");
             assert_eq!(err.lines().count(), 1, "{err}");
         }
+    }
+
+    #[test]
+    fn an_http3_profile_reaches_the_server_over_https() {
+        let text = "apps = [\"rust\"]\n[[profiles]]\npath = \"/plaintext\"\nhttp3 = true\ninsecure = true\n";
+        let s = parse(text, &[]).unwrap();
+        let spec = s.profiles[0].phase_spec(Path::new("."), "http://127.0.0.1:1", Duration::from_secs(1)).unwrap();
+        assert_eq!(spec.urls, ["https://127.0.0.1:1/plaintext"]);
+        assert!(spec.http3 && spec.insecure);
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub struct LoadResult {
     pub timeline: Vec<SecondStats>,
     /// With `--slow-log N`: the N slowest requests, slowest first.
     pub slow_requests: Vec<SlowRequest>,
-    /// `"http/1.1"` or `"h2"`.
+    /// `"http/1.1"`, `"h2"` or `"h3"`.
     #[serde(default = "http11")]
     pub protocol: String,
     /// The generator's event loop: `"io_uring"` or `"epoll"` (HTTPS and HTTP/2 always epoll).
@@ -62,6 +62,8 @@ pub struct LoadResult {
     pub tls: Option<TlsStats>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Stats>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http3: Option<Http3Stats>,
     /// With several targets or URL templates: how they were chosen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mix: Option<crate::mix::MixStats>,
@@ -178,6 +180,20 @@ pub struct Http2Stats {
     pub goaway: u64,
     /// Streams the server reset (RST_STREAM); each counts as a `read` error.
     pub rst_stream: u64,
+}
+
+/// HTTP/3 stream and packet events in the run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Http3Stats {
+    /// Concurrent streams per connection (`--streams`).
+    pub streams: usize,
+    /// Request streams the server reset (RESET_STREAM) in the measured
+    /// period; each counts as a `read` error.
+    pub stream_resets: u64,
+    /// Packets QUIC declared lost and sent again, over the whole run
+    /// (warmup included); a loss costs time, not a request.
+    pub lost_packets: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

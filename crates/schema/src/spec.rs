@@ -79,7 +79,10 @@ pub struct LoadSpec {
     pub pipeline: u64,
     /// Speak HTTP/2 (ALPN h2 on https://, prior knowledge on http://).
     pub http2: bool,
-    /// HTTP/2: concurrent streams per connection.
+    /// Speak HTTP/3 over QUIC (ALPN h3) to an https:// URL.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub http3: bool,
+    /// HTTP/2 and HTTP/3: concurrent streams per connection.
     pub streams: u64,
     /// https://: accept any server certificate.
     pub insecure: bool,
@@ -132,6 +135,7 @@ impl Default for LoadSpec {
             slow_log: 0,
             pipeline: 1,
             http2: false,
+            http3: false,
             streams: 1,
             insecure: false,
             ca: None,
@@ -321,6 +325,7 @@ mod tests {
             slow_log: 5,
             pipeline: 4,
             http2: true,
+            http3: true,
             streams: 10,
             insecure: true,
             ca: Some("ca.pem".into()),

@@ -34,6 +34,7 @@ Examples:
       HTTPS through rustls, accepting a self-signed certificate; TLS
       handshake time is reported apart from request latency.
   stampede load --http2 --streams 10 -c 4 https://127.0.0.1:8443/
+  stampede load --http3 --streams 10 -c 4 -k https://127.0.0.1:8443/
       HTTP/2 (ALPN h2; prior knowledge on http://), 10 concurrent streams on
       each of 4 connections.
   stampede load -n 10000 'http://127.0.0.1:9009/api/fib/{1..100}' http://127.0.0.1:9009/api/count/35
@@ -203,7 +204,11 @@ pub struct Args {
     #[arg(group = "spec_flags", long)]
     pub http2: bool,
 
-    /// HTTP/2: concurrent streams per connection
+    /// Speak HTTP/3 over QUIC (UDP, ALPN h3) to an https:// URL
+    #[arg(group = "spec_flags", long, conflicts_with_all = ["http2", "alpn"])]
+    pub http3: bool,
+
+    /// HTTP/2 and HTTP/3: concurrent streams per connection
     #[arg(group = "spec_flags", long, value_name = "N", default_value = "1", value_parser = positive)]
     pub streams: u64,
 
@@ -421,6 +426,7 @@ impl Args {
             slow_log: self.slow_log,
             pipeline: self.pipeline,
             http2: self.http2,
+            http3: self.http3,
             streams: self.streams,
             insecure: self.insecure,
             ca: self.ca.as_deref().map(absolute),

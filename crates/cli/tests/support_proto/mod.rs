@@ -3,10 +3,13 @@
 //! checks how requests are pipelined and answers each batch in order with
 //! a different status and framing per position; a TLS server whose
 //! certificates (a CA and a leaf it signed) are generated in the test with
-//! `rcgen`; and an HTTP/2 server (`h2`) that can send GOAWAY or reset streams.
+//! `rcgen`; an HTTP/2 server (`h2`) that can send GOAWAY or reset streams;
+//! and an HTTP/3 server (`quinn` + `h3`) that can reset streams or close
+//! its connections mid-run.
 #![allow(dead_code)]
 
 pub mod h2_server;
+pub mod h3_server;
 pub mod pipeline_server;
 pub mod tls_server;
 

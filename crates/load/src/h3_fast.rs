@@ -1,0 +1,358 @@
+//! One HTTP/3 load-generator thread: a mio loop that owns one UDP socket
+//! (`h3_udp`), one `quinn-proto` endpoint, and its share of the run's QUIC
+//! connections, each running `--streams` concurrent request streams.
+//!
+//! `quinn-proto` is QUIC without I/O or a runtime: the loop hands it the
+//! datagrams it receives and the time, and sends what it asks to send, so
+//! the thread's one wait covers sockets, the open loop's timer and QUIC's
+//! own timers, as in the HTTP/1.1 and HTTP/2 loops (`quinn` proper, or the
+//! `h3` crate over it, would put a tokio runtime and its tasks in between).
+//! HTTP/3 framing and QPACK are this crate's (`h3_frame`, `h3_qpack`): the
+//! request's frames are prepared once and written to each new stream.
+//!
+//! Behaviour matches the HTTP/2 engine's where the protocols allow: in open
+//! loop due requests queue for the first free stream and latency runs from
+//! the intended send time; a reset stream costs its request (a `read`
+//! error, counted in `http3.stream_resets`), or is sent again if the
+//! server says it never processed it (H3_REQUEST_REJECTED); a lost
+//! connection costs its streams and is reopened. QUIC streams do not block
+//! one another, so a timed-out request is cancelled on its own stream and
+//! the connection keeps serving the others. Responses end when the loop
+//! reads them: UDP receive timestamps are not taken.
+
+use crate::config::LoadConfig;
+use crate::h2_session::Slot;
+use crate::h3_client::Shared;
+use crate::h3_frame::Response;
+use crate::h3_udp::{Datagram, Udp};
+use crate::mix::Picker;
+use crate::pacer::{Pacer, Timer};
+use crate::recorder::Recorder;
+use crate::share::{Output, Share, Starved};
+use loona_hpack::huffman::HuffmanDecoder;
+use mio::{Events, Interest, Poll, Token};
+use quinn_proto::{Connection, ConnectionHandle, Endpoint, EndpointConfig, StreamId};
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const SOCKET: Token = Token(0);
+const TIMER: Token = Token(1);
+const BACKOFF: Duration = Duration::from_millis(100);
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Connecting,
+    Open,
+    /// Closed; reopened at the next tick from this instant on.
+    Backoff(Instant),
+}
+
+/// A request in flight on its stream.
+struct Request {
+    id: StreamId,
+    slot: Slot,
+    response: Response,
+    /// Frames the stream's flow control did not take yet.
+    unsent: Vec<u8>,
+}
+
+struct Conn {
+    quic: Option<(ConnectionHandle, Connection)>,
+    state: State,
+    since: Instant,
+    requests: Vec<Request>,
+    /// Since when each free stream has been free (open loop's lag).
+    free: Vec<Instant>,
+}
+
+pub struct Engine<'a> {
+    cfg: &'a LoadConfig,
+    shared: &'a Shared,
+    poll: Poll,
+    udp: Udp,
+    endpoint: Endpoint,
+    /// Connection `i` by its endpoint handle.
+    by_handle: HashMap<ConnectionHandle, usize>,
+    /// Closed connections still sending their close, driven until drained.
+    closing: Vec<(ConnectionHandle, Connection)>,
+    timer: Option<Timer>,
+    pacer: Option<Pacer>,
+    conns: Vec<Conn>,
+    rec: Recorder,
+    share: Share,
+    quota: Option<u64>,
+    in_flight: u64,
+    due: VecDeque<Instant>,
+    schedule_over: bool,
+    picker: Option<Picker>,
+    /// Bodies: the run's (0), then each mix target's (1 + t).
+    bodies: Vec<Vec<u8>>,
+    block: Vec<u8>,
+    frames: Vec<u8>,
+    huffman: HuffmanDecoder,
+    datagrams: Vec<Datagram>,
+    send_buf: Vec<u8>,
+    stopping: bool,
+    max_lag_ns: u64,
+    starved: Starved,
+    next_tick: Instant,
+}
+
+impl<'a> Engine<'a> {
+    pub fn new(cfg: &'a LoadConfig, shared: &'a Shared, share: Share, rec: Recorder) -> io::Result<Engine<'a>> {
+        let poll = Poll::new()?;
+        let mut udp = Udp::new(cfg.target.addr)?;
+        poll.registry().register(&mut udp.socket, SOCKET, Interest::READABLE | Interest::WRITABLE)?;
+        let timer = match share.rate {
+            Some(_) => Some(Timer::new(poll.registry(), TIMER)?),
+            None => None,
+        };
+        let mut bodies = vec![cfg.body.clone()];
+        if let Some(mix) = &cfg.mix {
+            bodies.extend(mix.templates.iter().map(|t| t.spec.body.clone()));
+        }
+        let conns = (0..share.connections)
+            .map(|_| Conn {
+                quic: None,
+                state: State::Backoff(share.start),
+                since: share.start,
+                requests: Vec::new(),
+                free: Vec::new(),
+            })
+            .collect();
+        Ok(Engine {
+            cfg,
+            shared,
+            poll,
+            udp,
+            endpoint: Endpoint::new(Arc::new(EndpointConfig::default()), None, true, None),
+            by_handle: HashMap::new(),
+            closing: Vec::new(),
+            timer,
+            pacer: Pacer::for_share(cfg, &share),
+            conns,
+            rec,
+            quota: share.quota,
+            next_tick: share.start,
+            picker: cfg.mix.clone().map(|mix| Picker::new(mix, share.index)),
+            share,
+            in_flight: 0,
+            due: VecDeque::new(),
+            schedule_over: false,
+            bodies,
+            block: Vec::new(),
+            frames: Vec::new(),
+            huffman: HuffmanDecoder::new(),
+            datagrams: Vec::new(),
+            send_buf: Vec::with_capacity(64 * 1024),
+            stopping: false,
+            max_lag_ns: 0,
+            starved: Starved::default(),
+        })
+    }
+
+    pub fn run(mut self) -> Output {
+        let mut events = Events::with_capacity(64);
+        let start = Instant::now();
+        let busy_from = crate::rusage::thread_busy_ns();
+        for i in 0..self.conns.len() {
+            self.open(i, start, true);
+        }
+        loop {
+            let mut deadline = match self.share.end {
+                Some(end) if end > Instant::now() => end.min(self.next_tick),
+                _ => self.next_tick,
+            };
+            for (_, q) in self.conns.iter_mut().filter_map(|c| c.quic.as_mut()).chain(self.closing.iter_mut()) {
+                if let Some(t) = q.poll_timeout() {
+                    deadline = deadline.min(t);
+                }
+            }
+            if let Err(e) = self.poll.poll(&mut events, Some(deadline.saturating_duration_since(Instant::now()))) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    break;
+                }
+            }
+            let mut now = Instant::now();
+            for ev in events.iter() {
+                match ev.token() {
+                    TIMER => self.timer.as_mut().map_or((), Timer::fired),
+                    _ => {
+                        if ev.is_writable() {
+                            self.udp.unblock();
+                        }
+                        if ev.is_readable() {
+                            self.receive(now);
+                        }
+                    }
+                }
+            }
+            now = Instant::now();
+            if self.pacer.is_some() {
+                self.schedule(now);
+            }
+            self.drive_all(now);
+            if now >= self.next_tick {
+                self.housekeeping(now);
+            }
+            if self.done(now) {
+                break;
+            }
+        }
+        self.count_lost_packets();
+        self.close_all();
+        Output::at_end(self.rec, self.starved, &self.share, self.max_lag_ns, start, busy_from)
+    }
+
+    /// Opens (or reopens) connection `i`.
+    fn open(&mut self, i: usize, now: Instant, first: bool) {
+        if !first && self.rec.measuring(now) {
+            self.rec.reconnects += 1;
+        }
+        self.retire(i);
+        let c = &mut self.conns[i];
+        c.since = now;
+        c.state = State::Backoff(now + BACKOFF);
+        let addr = self.cfg.target.addr;
+        match self.endpoint.connect(now, self.shared.client.clone(), addr, &self.shared.server_name) {
+            Ok((h, q)) => {
+                c.quic = Some((h, q));
+                c.state = State::Connecting;
+                self.by_handle.insert(h, i);
+            }
+            Err(_) => {
+                self.rec.error(crate::recorder::ErrorKind::Connect, now, None);
+            }
+        }
+    }
+
+    /// Moves connection `i`'s QUIC state, if any, to the closing list.
+    fn retire(&mut self, i: usize) {
+        if let Some((h, q)) = self.conns[i].quic.take() {
+            self.by_handle.remove(&h);
+            self.rec.lost_packets += q.stats().path.lost_packets;
+            self.closing.push((h, q));
+        }
+    }
+
+    /// The handshake is done: the control stream goes out with the first requests.
+    fn established(&mut self, i: usize, now: Instant) {
+        let took = now.saturating_duration_since(self.conns[i].since);
+        self.rec.handshake(now, took, false);
+        let c = &mut self.conns[i];
+        c.state = State::Open;
+        c.free = vec![now; self.cfg.streams];
+        if let Some((_, q)) = c.quic.as_mut() {
+            if let Some(id) = q.streams().open(quinn_proto::Dir::Uni) {
+                let _ = q.send_stream(id).write(&crate::h3_frame::CONTROL_STREAM);
+            }
+        }
+        self.fill(i);
+    }
+
+    /// Whether a request could go now (closed loop: the quota; open loop: one is due).
+    fn request_ready(&self) -> bool {
+        match self.pacer {
+            None => self.quota != Some(0),
+            Some(_) => !self.due.is_empty(),
+        }
+    }
+
+    /// Puts as many requests on connection `i` as it can take.
+    fn fill(&mut self, i: usize) {
+        if self.conns[i].state != State::Open || self.stopping {
+            return;
+        }
+        let mut start = None;
+        while self.conns[i].requests.len() < self.cfg.streams && self.request_ready() {
+            let Some((_, q)) = self.conns[i].quic.as_mut() else { return };
+            let Some(id) = q.streams().open(quinn_proto::Dir::Bi) else { break };
+            let intended = self.next_request().expect("a request is ready");
+            let now = *start.get_or_insert_with(Instant::now);
+            let could = match self.conns[i].free.pop() {
+                Some(t) => t,
+                None => now,
+            };
+            if self.pacer.is_some() && self.rec.measuring(now) {
+                let lag = now.saturating_duration_since(intended.max(could)).as_nanos() as u64;
+                self.rec.lag.saturating_record(lag.max(1));
+                self.max_lag_ns = self.max_lag_ns.max(lag);
+            }
+            let intended = if self.pacer.is_some() { intended } else { now };
+            self.rec.sent(1, intended, now);
+            self.in_flight += 1;
+            let pick = self.picker.as_mut().map(|p| {
+                let t = p.next_target();
+                (t, p.expansion(t))
+            });
+            let frames: &[u8] = match (pick, &self.cfg.mix) {
+                (Some((t, k)), Some(mix)) => {
+                    let spec = &mix.templates[t].spec;
+                    let path = mix.templates[t].path_of(k);
+                    let (https, authority) = (self.shared.https, &self.shared.authority);
+                    crate::h3_qpack::encode(&mut self.block, &spec.method, https, authority, &path, &spec.headers);
+                    crate::h3_frame::request(&mut self.frames, &self.block, &self.bodies[1 + t]);
+                    &self.frames
+                }
+                _ => &self.shared.request,
+            };
+            let Some((_, q)) = self.conns[i].quic.as_mut() else { return };
+            let mut send = q.send_stream(id);
+            let written = send.write(frames).unwrap_or(0);
+            let unsent = frames[written..].to_vec();
+            if unsent.is_empty() {
+                let _ = send.finish();
+            }
+            let slot = Slot::new(intended, now, pick.map(|(t, _)| t));
+            self.conns[i].requests.push(Request { id, slot, response: Response::default(), unsent });
+        }
+    }
+
+    /// The next request's intended time (closed loop: any), if one is due.
+    fn next_request(&mut self) -> Option<Instant> {
+        if self.pacer.is_none() {
+            return match self.quota {
+                Some(0) => None,
+                Some(n) => {
+                    self.quota = Some(n - 1);
+                    Some(self.share.start)
+                }
+                None => Some(self.share.start),
+            };
+        }
+        let intended = self.due.pop_front()?;
+        if self.due.is_empty() && self.starved.waiting() {
+            self.starved.end(Instant::now(), self.share.measure_from);
+        }
+        Some(intended)
+    }
+
+    /// Open loop: moves the requests whose time has come onto the due queue.
+    fn schedule(&mut self, now: Instant) {
+        let Some(pacer) = self.pacer.as_mut() else { return };
+        while !self.schedule_over && pacer.next() <= now {
+            if self.share.end.is_some_and(|end| pacer.next() >= end) || self.quota == Some(0) {
+                self.schedule_over = true;
+                break;
+            }
+            if let Some(n) = self.quota.as_mut() {
+                *n -= 1;
+            }
+            if !self.due.is_empty() {
+                self.starved.begin(now); // due requests pile up: every stream is busy
+            }
+            self.due.push_back(pacer.take());
+        }
+        if !self.schedule_over {
+            let at = self.share.end.map_or(pacer.next(), |end| end.min(pacer.next()));
+            if let Some(timer) = self.timer.as_mut() {
+                timer.arm(at);
+            }
+        }
+    }
+}
+
+#[path = "h3_fast_io.rs"]
+mod io_side;

@@ -1,0 +1,368 @@
+//! The HTTP/3 loop's QUIC side: datagrams in, each connection's events
+//! (handshake done, streams readable or reset, connection lost), datagrams
+//! out, and what a reset, a lost connection or a timeout costs. A child of
+//! `h3_fast` (it shares the loop's private state), kept in its own file so
+//! that each reads as one concern.
+
+use super::{Conn, Engine, State, BACKOFF};
+use crate::h3_frame::{REQUEST_CANCELLED, REQUEST_REJECTED};
+use crate::recorder::ErrorKind;
+use quinn_proto::{ConnectionError, DatagramEvent, Dir, Event, ReadError, StreamEvent, StreamId, VarInt};
+use std::io;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// How a request stream ended.
+enum Ended {
+    Response(u16),
+    /// The server broke HTTP/3 on it.
+    Malformed,
+    /// The server reset it, with this code.
+    Reset(u64),
+}
+
+impl Engine<'_> {
+    /// Reads datagrams until the socket is empty and hands each to its connection.
+    pub(super) fn receive(&mut self, now: Instant) {
+        let mut datagrams = std::mem::take(&mut self.datagrams);
+        loop {
+            match self.udp.recv(&mut datagrams) {
+                Ok(bytes) => {
+                    if self.rec.measuring(now) {
+                        self.rec.bytes_read += bytes as u64;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+            for d in datagrams.drain(..) {
+                let mut response = std::mem::take(&mut self.send_buf);
+                response.clear();
+                match self.endpoint.handle(now, d.from, d.to_ip, d.ecn, d.data, &mut response) {
+                    Some(DatagramEvent::ConnectionEvent(h, event)) => {
+                        if let Some(q) = self.connection(h) {
+                            q.handle_event(event);
+                        }
+                    }
+                    Some(DatagramEvent::Response(t)) => {
+                        self.udp.send(t.destination, &response[..t.size], t.segment_size);
+                    }
+                    _ => {}
+                }
+                self.send_buf = response;
+            }
+        }
+        self.datagrams = datagrams;
+    }
+
+    fn connection(&mut self, h: quinn_proto::ConnectionHandle) -> Option<&mut quinn_proto::Connection> {
+        match self.by_handle.get(&h) {
+            Some(&i) => self.conns[i].quic.as_mut().map(|(_, q)| q),
+            None => self.closing.iter_mut().find(|(c, _)| *c == h).map(|(_, q)| q),
+        }
+    }
+
+    /// Runs every connection's timers and events, fills its free streams,
+    /// and sends what it has to send.
+    pub(super) fn drive_all(&mut self, now: Instant) {
+        for i in 0..self.conns.len() {
+            self.drive(i, now);
+        }
+        let mut k = 0;
+        while k < self.closing.len() {
+            let (h, q) = &mut self.closing[k];
+            if q.poll_timeout().is_some_and(|t| t <= now) {
+                q.handle_timeout(now);
+            }
+            while q.poll().is_some() {}
+            while let Some(ev) = q.poll_endpoint_events() {
+                if let Some(e) = self.endpoint.handle_event(*h, ev) {
+                    q.handle_event(e);
+                }
+            }
+            let drained = q.is_drained();
+            self.transmit(None, k);
+            if drained {
+                self.closing.swap_remove(k);
+            } else {
+                k += 1;
+            }
+        }
+    }
+
+    fn drive(&mut self, i: usize, now: Instant) {
+        let Some((h, q)) = self.conns[i].quic.as_mut() else { return };
+        let h = *h;
+        if q.poll_timeout().is_some_and(|t| t <= now) {
+            q.handle_timeout(now);
+        }
+        while let Some(ev) = q.poll_endpoint_events() {
+            if let Some(e) = self.endpoint.handle_event(h, ev) {
+                q.handle_event(e);
+            }
+        }
+        loop {
+            let Some((_, q)) = self.conns[i].quic.as_mut() else { return };
+            let Some(event) = q.poll() else { break };
+            match event {
+                Event::Connected => self.established(i, Instant::now()),
+                Event::ConnectionLost { reason } => return self.lost(i, reason, now),
+                Event::Stream(StreamEvent::Readable { id }) => self.readable(i, id, now),
+                Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) => {
+                    let ids: Vec<StreamId> = std::iter::from_fn(|| q.streams().accept(Dir::Uni)).collect();
+                    for id in ids {
+                        self.readable(i, id, now);
+                    }
+                }
+                Event::Stream(StreamEvent::Writable { id }) => self.writable(i, id),
+                Event::Stream(StreamEvent::Available { dir: Dir::Bi }) => {}
+                _ => {}
+            }
+        }
+        self.fill(i);
+        self.transmit(Some(i), 0);
+    }
+
+    /// Sends what connection `i` (or closing connection `k`) has to send.
+    fn transmit(&mut self, i: Option<usize>, k: usize) {
+        let segments = self.udp.max_segments();
+        let now = Instant::now();
+        loop {
+            if self.udp.is_blocked() {
+                return;
+            }
+            let q = match i {
+                Some(i) => match self.conns[i].quic.as_mut() {
+                    Some((_, q)) => q,
+                    None => return,
+                },
+                None => &mut self.closing[k].1,
+            };
+            self.send_buf.clear();
+            let Some(t) = q.poll_transmit(now, segments, &mut self.send_buf) else { return };
+            self.udp.send(t.destination, &self.send_buf[..t.size], t.segment_size);
+        }
+    }
+
+    /// Stream `id` of connection `i` has data, an end, or a reset.
+    fn readable(&mut self, i: usize, id: StreamId, now: Instant) {
+        let c = &mut self.conns[i];
+        let Some((_, q)) = c.quic.as_mut() else { return };
+        let at = c.requests.iter().position(|r| r.id == id);
+        let mut ended = None;
+        let mut recv = q.recv_stream(id);
+        if let Ok(mut chunks) = recv.read(true) {
+            loop {
+                match chunks.next(usize::MAX) {
+                    Ok(Some(chunk)) => {
+                        // The server's own streams (control, QPACK) are read and dropped.
+                        let Some(r) = at.map(|k| &mut c.requests[k]) else { continue };
+                        if r.response.feed(&chunk.bytes, &mut self.huffman).is_err() {
+                            ended = Some(Ended::Malformed);
+                            break;
+                        }
+                    }
+                    Ok(None) => {
+                        if let Some(k) = at {
+                            ended = Some(match c.requests[k].response.finish() {
+                                Ok(status) => Ended::Response(status),
+                                Err(_) => Ended::Malformed,
+                            });
+                        }
+                        break;
+                    }
+                    Err(ReadError::Reset(code)) => {
+                        ended = at.map(|_| Ended::Reset(code.into_inner()));
+                        break;
+                    }
+                    Err(ReadError::Blocked) => break,
+                }
+            }
+            let _ = chunks.finalize();
+        }
+        let (Some(k), Some(how)) = (at, ended) else { return };
+        let r = c.requests.swap_remove(k);
+        if matches!(how, Ended::Malformed) {
+            let _ = q.recv_stream(id).stop(VarInt::from_u32(0x101)); // H3_GENERAL_PROTOCOL_ERROR
+        }
+        if c.free.len() < self.cfg.streams {
+            c.free.push(now);
+        }
+        self.in_flight -= 1;
+        let slot = r.slot;
+        match how {
+            Ended::Response(status) => {
+                let end = Instant::now();
+                let latency = self.rec.response(slot.intended, slot.start, end, status, i as u32);
+                if let (Some(latency), Some(t)) = (latency, slot.target) {
+                    self.rec.target_response(t, latency, status);
+                }
+            }
+            Ended::Malformed => self.error_of(&slot, ErrorKind::Parse, now, i),
+            Ended::Reset(REQUEST_REJECTED) => self.requeue(&slot),
+            Ended::Reset(_) => {
+                if self.rec.measuring(now) {
+                    self.rec.rst_stream += 1;
+                }
+                self.error_of(&slot, ErrorKind::Read, now, i);
+            }
+        }
+    }
+
+    /// A stream's flow control let more of its request through.
+    fn writable(&mut self, i: usize, id: StreamId) {
+        let c = &mut self.conns[i];
+        let Some((_, q)) = c.quic.as_mut() else { return };
+        let Some(r) = c.requests.iter_mut().find(|r| r.id == id) else { return };
+        let mut send = q.send_stream(id);
+        let written = send.write(&r.unsent).unwrap_or(0);
+        r.unsent.drain(..written);
+        if r.unsent.is_empty() {
+            let _ = send.finish();
+        }
+    }
+
+    fn error_of(&mut self, slot: &crate::h2_session::Slot, kind: ErrorKind, now: Instant, i: usize) {
+        if self.rec.error(kind, now, Some((slot.intended, slot.start, i as u32))) {
+            if let Some(t) = slot.target {
+                self.rec.target_error(t, kind);
+            }
+        }
+    }
+
+    /// A request the server never processed: sent again, keeping its
+    /// intended time (open loop) or back on the `-n` quota (closed loop).
+    fn requeue(&mut self, slot: &crate::h2_session::Slot) {
+        self.rec.unsent(slot.intended, slot.start);
+        if self.pacer.is_some() {
+            self.due.push_front(slot.intended);
+        } else if let Some(n) = self.quota.as_mut() {
+            *n += 1;
+        }
+    }
+
+    /// The connection ended: before its handshake completed, one error of
+    /// the connection; after, one per stream in flight. Then it is reopened
+    /// after a pause.
+    fn lost(&mut self, i: usize, reason: ConnectionError, now: Instant) {
+        let handshaking = self.conns[i].state == State::Connecting;
+        let kind = match &reason {
+            ConnectionError::TimedOut if handshaking => ErrorKind::Connect,
+            ConnectionError::TimedOut => ErrorKind::Timeout,
+            _ if handshaking && crate::h3_client::crypto_alert(&reason).is_some() => ErrorKind::Tls,
+            ConnectionError::TransportError(_) | ConnectionError::VersionMismatch => ErrorKind::Parse,
+            ConnectionError::CidsExhausted => ErrorKind::Connect,
+            _ => ErrorKind::Read,
+        };
+        let requests = std::mem::take(&mut self.conns[i].requests);
+        for r in &requests {
+            self.in_flight -= 1;
+            self.error_of(&r.slot, kind, now, i);
+        }
+        if handshaking {
+            self.rec.error(kind, now, None);
+        }
+        self.retire(i);
+        let c = &mut self.conns[i];
+        c.state = State::Backoff(if handshaking { now + BACKOFF } else { now });
+        if !handshaking && !self.stopping && !self.finished() {
+            self.open(i, now, false);
+        }
+    }
+
+    /// `-n` is used up: nothing left to send, queued or in flight.
+    fn finished(&self) -> bool {
+        self.quota == Some(0) && self.in_flight == 0 && self.due.is_empty()
+    }
+
+    /// Timeouts, reopening after a pause, and Ctrl-C.
+    pub(super) fn housekeeping(&mut self, now: Instant) {
+        let tick = (self.cfg.timeout / 4).clamp(Duration::from_millis(5), Duration::from_millis(100));
+        self.next_tick = now + tick;
+        if self.cfg.interrupt.load(Ordering::Relaxed) {
+            self.stopping = true;
+            return;
+        }
+        let timeout = self.cfg.timeout;
+        for i in 0..self.conns.len() {
+            let c: &Conn = &self.conns[i];
+            match c.state {
+                State::Open => self.expire(i, now, timeout),
+                State::Connecting if now.saturating_duration_since(c.since) > timeout => {
+                    self.rec.error(ErrorKind::Connect, now, None);
+                    self.open(i, now, false);
+                }
+                State::Backoff(at) if now >= at && !self.stopping && !self.finished() => self.open(i, now, false),
+                _ => {}
+            }
+        }
+    }
+
+    /// Cancels connection `i`'s requests older than `timeout`, each on its
+    /// own stream: the others go on.
+    fn expire(&mut self, i: usize, now: Instant, timeout: Duration) {
+        let mut k = 0;
+        while k < self.conns[i].requests.len() {
+            if now.saturating_duration_since(self.conns[i].requests[k].slot.start) <= timeout {
+                k += 1;
+                continue;
+            }
+            let c = &mut self.conns[i];
+            let r = c.requests.swap_remove(k);
+            if let Some((_, q)) = c.quic.as_mut() {
+                let code = VarInt::from_u32(REQUEST_CANCELLED as u32);
+                let _ = q.send_stream(r.id).reset(code);
+                let _ = q.recv_stream(r.id).stop(code);
+            }
+            if c.free.len() < self.cfg.streams {
+                c.free.push(now);
+            }
+            self.in_flight -= 1;
+            self.error_of(&r.slot, ErrorKind::Timeout, now, i);
+        }
+    }
+
+    /// Adds the packets QUIC declared lost on the connections still open.
+    pub(super) fn count_lost_packets(&mut self) {
+        for c in &self.conns {
+            if let Some((_, q)) = &c.quic {
+                self.rec.lost_packets += q.stats().path.lost_packets;
+            }
+        }
+    }
+
+    /// The run is over: every connection is closed (H3_NO_ERROR), so the
+    /// server frees it now rather than at its idle timeout.
+    pub(super) fn close_all(&mut self) {
+        let now = Instant::now();
+        for i in 0..self.conns.len() {
+            if let Some((_, q)) = self.conns[i].quic.as_mut() {
+                q.close(now, VarInt::from_u32(0x100), bytes::Bytes::new());
+                self.transmit(Some(i), 0);
+            }
+        }
+    }
+
+    pub(super) fn done(&mut self, now: Instant) -> bool {
+        if self.stopping {
+            return true;
+        }
+        if let Some(end) = self.share.end.filter(|end| now >= *end) {
+            if self.pacer.is_none() {
+                return true;
+            }
+            // Open loop: the requests in flight at the end are the slowest of
+            // the run; they are waited for, up to `--timeout`.
+            let owed = self.in_flight > 0 || !self.due.is_empty();
+            if !owed || now >= end + self.cfg.timeout {
+                for intended in std::mem::take(&mut self.due) {
+                    // Scheduled, never sent: every stream stayed busy.
+                    self.rec.error(ErrorKind::Timeout, now, Some((intended, intended, u32::MAX)));
+                }
+                return true;
+            }
+            return false;
+        }
+        self.finished()
+    }
+}
