@@ -305,7 +305,8 @@ impl<'a> Engine<'a> {
             if unsent.is_empty() {
                 let _ = send.finish();
             }
-            let slot = Slot::new(intended, now, pick.map(|(t, _)| t));
+            let mut slot = Slot::new(intended, now, pick.map(|(t, _)| t));
+            slot.ready = intended.max(could).min(now);
             self.conns[i].requests.push(Request { id, slot, response: Response::default(), unsent });
         }
     }
@@ -343,7 +344,7 @@ impl<'a> Engine<'a> {
             if !self.due.is_empty() {
                 self.starved.begin(now); // due requests pile up: every stream is busy
             }
-            self.due.push_back(pacer.take());
+            self.due.push_back(pacer.take(now));
         }
         if !self.schedule_over {
             let at = self.share.end.map_or(pacer.next(), |end| end.min(pacer.next()));

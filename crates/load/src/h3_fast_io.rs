@@ -6,7 +6,7 @@
 
 use super::{Conn, Engine, State, BACKOFF};
 use crate::h3_frame::{REQUEST_CANCELLED, REQUEST_REJECTED};
-use crate::recorder::ErrorKind;
+use crate::recorder::{ErrorKind, Origin};
 use quinn_proto::{ConnectionError, DatagramEvent, Dir, Event, ReadError, StreamEvent, StreamId, VarInt};
 use std::io;
 use std::sync::atomic::Ordering;
@@ -193,7 +193,8 @@ impl Engine<'_> {
         match how {
             Ended::Response(status) => {
                 let end = Instant::now();
-                let latency = self.rec.response(slot.intended, slot.start, end, status, i as u32);
+                let from = Origin { connection: i as u32, ready: slot.ready, connecting: false };
+                let latency = self.rec.response(slot.intended, slot.start, end, status, from);
                 if let (Some(latency), Some(t)) = (latency, slot.target) {
                     self.rec.target_response(t, latency, status);
                 }
