@@ -577,6 +577,8 @@ mod tests {
             alpn: vec!["h2".into()],
             hdr_log: Some("l".into()),
             stages: Some("1s:1".into()),
+            // Written only when set, so that older readers see no new field.
+            http3: true,
             from_hosts: Some(HostsSpec {
                 remote_path: Some("r".into()),
                 ssh_config: Some("s".into()),
