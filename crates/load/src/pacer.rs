@@ -52,8 +52,8 @@ pub struct Pacer {
 /// a wake-up's fixed cost (a system call, a context switch, a timer) about a
 /// ninth of what it was per request, while the wait it adds stays a small
 /// share of a loopback round trip at tens of thousands of requests a second.
-/// TODO-FIGURE(lead): not yet tuned on a quiet machine (the development VM
-/// was too busy to time it); `BASE=<rev> bench/openloop.sh` measures a change.
+/// Chosen by that reasoning, not tuned by timing: `BASE=<rev>
+/// bench/openloop.sh` measures a change of it against the revision before.
 const REQUESTS_PER_WAKE: f64 = 8.0;
 
 /// The longest a due request waits for the loop's next wake by design: at
