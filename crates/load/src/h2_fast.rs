@@ -39,14 +39,13 @@ use crate::config::LoadConfig;
 use crate::h2_block::{self, Prepared};
 use crate::h2_session::{Ended, Session, Slot};
 use crate::mix::Picker;
-use crate::pacer::{Pacer, Timer};
 use crate::recorder::{ErrorKind, Recorder};
 use crate::rx_time::{self, Clocks, GATHER_US};
-use crate::share::{Output, Share, Starved};
+use crate::schedule::Schedule;
+use crate::share::{Output, Share};
 use crate::transport::Transport;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
-use std::collections::VecDeque;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
@@ -97,15 +96,10 @@ pub struct Engine<'a, T: Transport> {
     shared: &'a Shared,
     tls: &'a T::Shared,
     poll: Poll,
-    timer: Option<Timer>,
-    pacer: Option<Pacer>,
+    sched: Schedule,
     conns: Vec<Conn<T>>,
     rec: Recorder,
     share: Share,
-    quota: Option<u64>,
-    in_flight: u64,
-    due: VecDeque<Instant>,
-    schedule_over: bool,
     picker: Option<Picker>,
     /// Bodies: the run's (0), then each mix target's (1 + t).
     bodies: Vec<Vec<u8>>,
@@ -113,8 +107,6 @@ pub struct Engine<'a, T: Transport> {
     buf: Box<[u8]>,
     ended: Vec<(Slot, Ended)>,
     stopping: bool,
-    max_lag_ns: u64,
-    starved: Starved,
     next_tick: Instant,
     /// This iteration's clock pair, placing receive times on `Instant`.
     clocks: Clocks,
@@ -134,10 +126,7 @@ impl<'a, T: Transport> Engine<'a, T> {
         rec: Recorder,
     ) -> io::Result<Engine<'a, T>> {
         let poll = Poll::new()?;
-        let timer = match share.rate {
-            Some(_) => Some(Timer::new(poll.registry(), TIMER)?),
-            None => None,
-        };
+        let sched = Schedule::new(cfg, &share, poll.registry(), TIMER)?;
         let mut bodies = vec![shared.request.body.clone()];
         if let Some(mix) = &cfg.mix {
             bodies.extend(mix.templates.iter().map(|t| t.spec.body.clone()));
@@ -160,24 +149,17 @@ impl<'a, T: Transport> Engine<'a, T> {
             shared,
             tls,
             poll,
-            timer,
-            pacer: Pacer::for_share(cfg, &share),
+            sched,
             conns,
             rec,
-            quota: share.quota,
             next_tick: share.start,
             share,
-            in_flight: 0,
-            due: VecDeque::new(),
-            schedule_over: false,
             picker: cfg.mix.clone().map(|mix| Picker::new(mix, share_index)),
             bodies,
             block: Vec::new(),
             buf: vec![0u8; READ_BUF].into_boxed_slice(),
             ended: Vec::new(),
             stopping: false,
-            max_lag_ns: 0,
-            starved: Starved::default(),
             clocks: Clocks::read(),
             gather,
             answered: 0,
@@ -206,7 +188,7 @@ impl<'a, T: Transport> Engine<'a, T> {
                     self.poll.poll(&mut events, Some(Duration::ZERO))
                 }
                 None => {
-                    self.arm_timer();
+                    self.sched.arm_timer();
                     self.poll.poll(&mut events, Some(deadline.saturating_duration_since(now)))
                 }
             };
@@ -220,12 +202,12 @@ impl<'a, T: Transport> Engine<'a, T> {
             let answered = self.answered;
             for ev in events.iter() {
                 match ev.token() {
-                    TIMER => self.timer.as_mut().map_or((), Timer::fired),
+                    TIMER => self.sched.timer_fired(),
                     Token(i) => self.on_event(i, ev.is_readable() || ev.is_read_closed() || ev.is_error(), now),
                 }
             }
-            if self.pacer.is_some() {
-                self.schedule(now);
+            if self.sched.open_loop() {
+                self.sched.take_due(now);
                 for i in 0..self.conns.len() {
                     self.fill(i);
                 }
@@ -241,7 +223,7 @@ impl<'a, T: Transport> Engine<'a, T> {
                 std::thread::sleep(Duration::from_micros(GATHER_US.into()));
             }
         }
-        Output::at_end(self.rec, self.starved, &self.share, self.max_lag_ns, start, busy_from)
+        Output::at_end(self.rec, self.sched.starved, &self.share, self.sched.max_lag_ns, start, busy_from)
     }
 
     fn on_event(&mut self, i: usize, readable: bool, now: Instant) {
@@ -292,10 +274,9 @@ impl<'a, T: Transport> Engine<'a, T> {
     /// wait for a stream, while a connection is being opened (a handshake's
     /// time is measured), and once the schedule is over (the drain).
     fn scheduled_wake(&self) -> Option<Instant> {
-        let pacer = self.pacer.as_ref()?;
-        let calm = self.due.is_empty() && !self.schedule_over;
+        let wake = self.sched.wake()?;
         let opening = || self.conns.iter().any(|c| matches!(c.state, State::Connecting | State::Handshaking));
-        (calm && !opening()).then(|| pacer.wake())
+        (self.sched.due.is_empty() && !opening()).then_some(wake)
     }
 
     /// Opens (or reopens) connection `i`.
@@ -352,26 +333,19 @@ impl<'a, T: Transport> Engine<'a, T> {
         }
         let mut start = None;
         while self.conns[i].session.can_open(self.cfg.streams) {
-            let Some(intended) = self.next_request() else { break };
+            let Some(intended) = self.sched.next_request() else { break };
             let now = *start.get_or_insert_with(Instant::now);
             let could = match self.conns[i].free.is_empty() {
                 true => now,
                 false => self.conns[i].free.remove(0),
             };
-            if self.pacer.is_some() && self.rec.measuring(now) {
-                let lag = now.saturating_duration_since(intended.max(could)).as_nanos() as u64;
-                self.rec.lag.saturating_record(lag.max(1));
-                self.max_lag_ns = self.max_lag_ns.max(lag);
-            }
-            let intended = if self.pacer.is_some() { intended } else { now };
-            self.rec.sent(1, intended, now);
-            self.in_flight += 1;
+            let (intended, ready) = self.sched.send(&mut self.rec, intended, could, now);
             let pick = self.picker.as_mut().map(|p| {
                 let t = p.next_target();
                 (t, p.expansion(t))
             });
             let mut slot = Slot::new(intended, now, pick.map(|(t, _)| t));
-            slot.ready = intended.max(could).min(now);
+            slot.ready = ready;
             let c = &mut self.conns[i];
             match (pick, &self.cfg.mix) {
                 (Some((t, k)), Some(mix)) => {
@@ -386,57 +360,6 @@ impl<'a, T: Transport> Engine<'a, T> {
         }
         if let Some(now) = start {
             self.write(i, now);
-        }
-    }
-
-    /// The next request's intended time (closed loop: any), if one is due.
-    fn next_request(&mut self) -> Option<Instant> {
-        if self.pacer.is_none() {
-            return self.take_quota().then_some(self.share.start);
-        }
-        let intended = self.due.pop_front()?;
-        if self.due.is_empty() && self.starved.waiting() {
-            self.starved.end(Instant::now(), self.share.measure_from);
-        }
-        Some(intended)
-    }
-
-    fn take_quota(&mut self) -> bool {
-        match self.quota {
-            Some(0) => false,
-            Some(n) => {
-                self.quota = Some(n - 1);
-                true
-            }
-            None => true,
-        }
-    }
-
-    /// Open loop: moves the requests whose time has come onto the due queue.
-    fn schedule(&mut self, now: Instant) {
-        let Some(pacer) = self.pacer.as_mut() else { return };
-        while !self.schedule_over && pacer.next() <= now {
-            if self.share.end.is_some_and(|end| pacer.next() >= end) || self.quota == Some(0) {
-                self.schedule_over = true;
-                break;
-            }
-            if let Some(n) = self.quota.as_mut() {
-                *n -= 1;
-            }
-            if !self.due.is_empty() {
-                self.starved.begin(now); // due requests pile up: every stream is busy
-            }
-            self.due.push_back(pacer.take(now));
-        }
-    }
-
-    /// Open loop, before a wait on epoll: the schedule's timer (a `timerfd`:
-    /// epoll's timeout has millisecond resolution) armed for the next
-    /// wake-up. A sleep between wake-ups needs none.
-    fn arm_timer(&mut self) {
-        let (Some(pacer), Some(timer)) = (self.pacer.as_ref(), self.timer.as_mut()) else { return };
-        if !self.schedule_over {
-            timer.arm(self.share.end.map_or(pacer.wake(), |end| end.min(pacer.wake())));
         }
     }
 }

@@ -5,8 +5,9 @@
 //! kept in its own file so that each reads as one concern.
 
 use super::{Conn, Engine, State, BACKOFF};
-use crate::h2_session::{Ended, Slot};
+use crate::h2_session::Ended;
 use crate::recorder::{ErrorKind, Origin};
+use crate::schedule::error_of;
 use crate::transport::Transport;
 use std::io;
 use std::sync::atomic::Ordering;
@@ -98,7 +99,7 @@ impl<T: Transport> Engine<'_, T> {
         let mut ended = std::mem::take(&mut self.ended);
         self.answered += ended.len() as u64;
         for (slot, how) in ended.drain(..) {
-            self.in_flight -= 1;
+            self.sched.in_flight -= 1;
             // The stream is free from when its end arrived, not from when
             // this wake-up got to it: the open loop's lag counts from then.
             let at = self.clocks.place(rx, slot.start);
@@ -114,9 +115,9 @@ impl<T: Transport> Engine<'_, T> {
                     if self.rec.measuring(now) {
                         self.rec.rst_stream += 1;
                     }
-                    self.error_of(&slot, ErrorKind::Read, now, i);
+                    error_of(&mut self.rec, &slot, ErrorKind::Read, now, i);
                 }
-                Ended::Unprocessed => self.requeue(&slot),
+                Ended::Unprocessed => self.sched.requeue(&mut self.rec, &slot),
             }
             let c = &mut self.conns[i];
             if c.free.len() < self.cfg.streams {
@@ -126,36 +127,17 @@ impl<T: Transport> Engine<'_, T> {
         self.ended = ended;
     }
 
-    fn error_of(&mut self, slot: &Slot, kind: ErrorKind, now: Instant, i: usize) {
-        if self.rec.error(kind, now, Some((slot.intended, slot.start, i as u32))) {
-            if let Some(t) = slot.target {
-                self.rec.target_error(t, kind);
-            }
-        }
-    }
-
-    /// A request the server never processed: sent again, keeping its
-    /// intended time (open loop) or back on the `-n` quota (closed loop).
-    fn requeue(&mut self, slot: &Slot) {
-        self.rec.unsent(slot.intended, slot.start);
-        if self.pacer.is_some() {
-            self.due.push_front(slot.intended);
-        } else if let Some(n) = self.quota.as_mut() {
-            *n += 1;
-        }
-    }
-
     /// The connection ended under its streams (closed, or a socket error).
     /// After a GOAWAY its streams are sent again; otherwise each is an error.
     fn lost(&mut self, i: usize, kind: ErrorKind, now: Instant) {
         let slots = std::mem::take(&mut self.conns[i].session.slots);
         let goaway = self.conns[i].session.goaway;
         for slot in &slots {
-            self.in_flight -= 1;
+            self.sched.in_flight -= 1;
             if goaway {
-                self.requeue(slot);
+                self.sched.requeue(&mut self.rec, slot);
             } else {
-                self.error_of(slot, kind, now, i);
+                error_of(&mut self.rec, slot, kind, now, i);
             }
         }
         self.reopen(i, now);
@@ -166,8 +148,8 @@ impl<T: Transport> Engine<'_, T> {
     fn protocol_error(&mut self, i: usize, now: Instant) {
         let slots = std::mem::take(&mut self.conns[i].session.slots);
         for slot in &slots {
-            self.in_flight -= 1;
-            self.error_of(slot, ErrorKind::Parse, now, i);
+            self.sched.in_flight -= 1;
+            error_of(&mut self.rec, slot, ErrorKind::Parse, now, i);
         }
         self.rec.error(ErrorKind::Parse, now, None);
         let c = &mut self.conns[i];
@@ -189,16 +171,11 @@ impl<T: Transport> Engine<'_, T> {
         }
         self.conns[i].session.goaway = false;
         self.conns[i].stream = None;
-        if self.stopping || self.finished() {
+        if self.stopping || self.sched.finished() {
             self.conns[i].state = State::Backoff(now + Duration::from_secs(86_400));
         } else {
             self.open(i, now, false);
         }
-    }
-
-    /// `-n` is used up: nothing left to send, queued or in flight.
-    fn finished(&self) -> bool {
-        self.quota == Some(0) && self.in_flight == 0 && self.due.is_empty()
     }
 
     /// Timeouts, reopening after a pause, and Ctrl-C.
@@ -219,8 +196,8 @@ impl<T: Transport> Engine<'_, T> {
                     while k < self.conns[i].session.slots.len() {
                         if now.saturating_duration_since(self.conns[i].session.slots[k].start) > timeout {
                             let slot = self.conns[i].session.slots.swap_remove(k);
-                            self.in_flight -= 1;
-                            self.error_of(&slot, ErrorKind::Timeout, now, i);
+                            self.sched.in_flight -= 1;
+                            error_of(&mut self.rec, &slot, ErrorKind::Timeout, now, i);
                             self.conns[i].retire = true;
                         } else {
                             k += 1;
@@ -232,32 +209,13 @@ impl<T: Transport> Engine<'_, T> {
                     self.rec.error(ErrorKind::Connect, now, None);
                     self.open(i, now, false);
                 }
-                State::Backoff(at) if now >= at && !self.stopping && !self.finished() => self.open(i, now, false),
+                State::Backoff(at) if now >= at && !self.stopping && !self.sched.finished() => self.open(i, now, false),
                 _ => {}
             }
         }
     }
 
     pub(super) fn done(&mut self, now: Instant) -> bool {
-        if self.stopping {
-            return true;
-        }
-        if let Some(end) = self.share.end.filter(|end| now >= *end) {
-            if self.pacer.is_none() {
-                return true;
-            }
-            // Open loop: the requests in flight at the end are the slowest of
-            // the run; they are waited for, up to `--timeout`.
-            let owed = self.in_flight > 0 || !self.due.is_empty();
-            if !owed || now >= end + self.cfg.timeout {
-                for intended in std::mem::take(&mut self.due) {
-                    // Scheduled, never sent: every stream stayed busy.
-                    self.rec.error(ErrorKind::Timeout, now, Some((intended, intended, u32::MAX)));
-                }
-                return true;
-            }
-            return false;
-        }
-        self.finished()
+        self.stopping || self.sched.done(&mut self.rec, now, self.cfg.timeout)
     }
 }

@@ -10,6 +10,10 @@
 //! HTTP/3 framing and QPACK are this crate's (`h3_frame`, `h3_qpack`): the
 //! request's frames are prepared once and written to each new stream.
 //!
+//! When requests go is the HTTP/2 engine's `Schedule`: in open loop the
+//! timer wakes the thread at most once per granularity (`Pacer::wake`) and
+//! every request due by then is sent in that wake-up.
+//!
 //! Behaviour matches the HTTP/2 engine's where the protocols allow: in open
 //! loop due requests queue for the first free stream and latency runs from
 //! the intended send time; a reset stream costs its request (a `read`
@@ -26,13 +30,13 @@ use crate::h3_client::Shared;
 use crate::h3_frame::Response;
 use crate::h3_udp::{Datagram, Udp};
 use crate::mix::Picker;
-use crate::pacer::{Pacer, Timer};
 use crate::recorder::Recorder;
-use crate::share::{Output, Share, Starved};
+use crate::schedule::Schedule;
+use crate::share::{Output, Share};
 use loona_hpack::huffman::HuffmanDecoder;
 use mio::{Events, Interest, Poll, Token};
 use quinn_proto::{Connection, ConnectionHandle, Endpoint, EndpointConfig, StreamId};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -77,15 +81,10 @@ pub struct Engine<'a> {
     by_handle: HashMap<ConnectionHandle, usize>,
     /// Closed connections still sending their close, driven until drained.
     closing: Vec<(ConnectionHandle, Connection)>,
-    timer: Option<Timer>,
-    pacer: Option<Pacer>,
+    sched: Schedule,
     conns: Vec<Conn>,
     rec: Recorder,
     share: Share,
-    quota: Option<u64>,
-    in_flight: u64,
-    due: VecDeque<Instant>,
-    schedule_over: bool,
     picker: Option<Picker>,
     /// Bodies: the run's (0), then each mix target's (1 + t).
     bodies: Vec<Vec<u8>>,
@@ -95,8 +94,6 @@ pub struct Engine<'a> {
     datagrams: Vec<Datagram>,
     send_buf: Vec<u8>,
     stopping: bool,
-    max_lag_ns: u64,
-    starved: Starved,
     next_tick: Instant,
 }
 
@@ -105,10 +102,7 @@ impl<'a> Engine<'a> {
         let poll = Poll::new()?;
         let mut udp = Udp::new(cfg.target.addr)?;
         poll.registry().register(&mut udp.socket, SOCKET, Interest::READABLE | Interest::WRITABLE)?;
-        let timer = match share.rate {
-            Some(_) => Some(Timer::new(poll.registry(), TIMER)?),
-            None => None,
-        };
+        let sched = Schedule::new(cfg, &share, poll.registry(), TIMER)?;
         let mut bodies = vec![cfg.body.clone()];
         if let Some(mix) = &cfg.mix {
             bodies.extend(mix.templates.iter().map(|t| t.spec.body.clone()));
@@ -130,17 +124,12 @@ impl<'a> Engine<'a> {
             endpoint: Endpoint::new(Arc::new(EndpointConfig::default()), None, true, None),
             by_handle: HashMap::new(),
             closing: Vec::new(),
-            timer,
-            pacer: Pacer::for_share(cfg, &share),
+            sched,
             conns,
             rec,
-            quota: share.quota,
             next_tick: share.start,
             picker: cfg.mix.clone().map(|mix| Picker::new(mix, share.index)),
             share,
-            in_flight: 0,
-            due: VecDeque::new(),
-            schedule_over: false,
             bodies,
             block: Vec::new(),
             frames: Vec::new(),
@@ -148,8 +137,6 @@ impl<'a> Engine<'a> {
             datagrams: Vec::new(),
             send_buf: Vec::with_capacity(64 * 1024),
             stopping: false,
-            max_lag_ns: 0,
-            starved: Starved::default(),
         })
     }
 
@@ -170,6 +157,7 @@ impl<'a> Engine<'a> {
                     deadline = deadline.min(t);
                 }
             }
+            self.sched.arm_timer();
             if let Err(e) = self.poll.poll(&mut events, Some(deadline.saturating_duration_since(Instant::now()))) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     break;
@@ -178,7 +166,7 @@ impl<'a> Engine<'a> {
             let mut now = Instant::now();
             for ev in events.iter() {
                 match ev.token() {
-                    TIMER => self.timer.as_mut().map_or((), Timer::fired),
+                    TIMER => self.sched.timer_fired(),
                     _ => {
                         if ev.is_writable() {
                             self.udp.unblock();
@@ -190,8 +178,8 @@ impl<'a> Engine<'a> {
                 }
             }
             now = Instant::now();
-            if self.pacer.is_some() {
-                self.schedule(now);
+            if self.sched.open_loop() {
+                self.sched.take_due(now);
             }
             self.drive_all(now);
             if now >= self.next_tick {
@@ -203,7 +191,7 @@ impl<'a> Engine<'a> {
         }
         self.count_lost_packets();
         self.close_all();
-        Output::at_end(self.rec, self.starved, &self.share, self.max_lag_ns, start, busy_from)
+        Output::at_end(self.rec, self.sched.starved, &self.share, self.sched.max_lag_ns, start, busy_from)
     }
 
     /// Opens (or reopens) connection `i`.
@@ -252,37 +240,22 @@ impl<'a> Engine<'a> {
         self.fill(i);
     }
 
-    /// Whether a request could go now (closed loop: the quota; open loop: one is due).
-    fn request_ready(&self) -> bool {
-        match self.pacer {
-            None => self.quota != Some(0),
-            Some(_) => !self.due.is_empty(),
-        }
-    }
-
     /// Puts as many requests on connection `i` as it can take.
     fn fill(&mut self, i: usize) {
         if self.conns[i].state != State::Open || self.stopping {
             return;
         }
         let mut start = None;
-        while self.conns[i].requests.len() < self.cfg.streams && self.request_ready() {
+        while self.conns[i].requests.len() < self.cfg.streams && self.sched.ready() {
             let Some((_, q)) = self.conns[i].quic.as_mut() else { return };
             let Some(id) = q.streams().open(quinn_proto::Dir::Bi) else { break };
-            let intended = self.next_request().expect("a request is ready");
+            let intended = self.sched.next_request().expect("a request is ready");
             let now = *start.get_or_insert_with(Instant::now);
             let could = match self.conns[i].free.pop() {
                 Some(t) => t,
                 None => now,
             };
-            if self.pacer.is_some() && self.rec.measuring(now) {
-                let lag = now.saturating_duration_since(intended.max(could)).as_nanos() as u64;
-                self.rec.lag.saturating_record(lag.max(1));
-                self.max_lag_ns = self.max_lag_ns.max(lag);
-            }
-            let intended = if self.pacer.is_some() { intended } else { now };
-            self.rec.sent(1, intended, now);
-            self.in_flight += 1;
+            let (intended, ready) = self.sched.send(&mut self.rec, intended, could, now);
             let pick = self.picker.as_mut().map(|p| {
                 let t = p.next_target();
                 (t, p.expansion(t))
@@ -306,51 +279,8 @@ impl<'a> Engine<'a> {
                 let _ = send.finish();
             }
             let mut slot = Slot::new(intended, now, pick.map(|(t, _)| t));
-            slot.ready = intended.max(could).min(now);
+            slot.ready = ready;
             self.conns[i].requests.push(Request { id, slot, response: Response::default(), unsent });
-        }
-    }
-
-    /// The next request's intended time (closed loop: any), if one is due.
-    fn next_request(&mut self) -> Option<Instant> {
-        if self.pacer.is_none() {
-            return match self.quota {
-                Some(0) => None,
-                Some(n) => {
-                    self.quota = Some(n - 1);
-                    Some(self.share.start)
-                }
-                None => Some(self.share.start),
-            };
-        }
-        let intended = self.due.pop_front()?;
-        if self.due.is_empty() && self.starved.waiting() {
-            self.starved.end(Instant::now(), self.share.measure_from);
-        }
-        Some(intended)
-    }
-
-    /// Open loop: moves the requests whose time has come onto the due queue.
-    fn schedule(&mut self, now: Instant) {
-        let Some(pacer) = self.pacer.as_mut() else { return };
-        while !self.schedule_over && pacer.next() <= now {
-            if self.share.end.is_some_and(|end| pacer.next() >= end) || self.quota == Some(0) {
-                self.schedule_over = true;
-                break;
-            }
-            if let Some(n) = self.quota.as_mut() {
-                *n -= 1;
-            }
-            if !self.due.is_empty() {
-                self.starved.begin(now); // due requests pile up: every stream is busy
-            }
-            self.due.push_back(pacer.take(now));
-        }
-        if !self.schedule_over {
-            let at = self.share.end.map_or(pacer.next(), |end| end.min(pacer.next()));
-            if let Some(timer) = self.timer.as_mut() {
-                timer.arm(at);
-            }
         }
     }
 }

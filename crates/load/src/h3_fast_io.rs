@@ -7,6 +7,7 @@
 use super::{Conn, Engine, State, BACKOFF};
 use crate::h3_frame::{REQUEST_CANCELLED, REQUEST_REJECTED};
 use crate::recorder::{ErrorKind, Origin};
+use crate::schedule::error_of;
 use quinn_proto::{ConnectionError, DatagramEvent, Dir, Event, ReadError, StreamEvent, StreamId, VarInt};
 use std::io;
 use std::sync::atomic::Ordering;
@@ -188,7 +189,7 @@ impl Engine<'_> {
         if c.free.len() < self.cfg.streams {
             c.free.push(now);
         }
-        self.in_flight -= 1;
+        self.sched.in_flight -= 1;
         let slot = r.slot;
         match how {
             Ended::Response(status) => {
@@ -199,13 +200,13 @@ impl Engine<'_> {
                     self.rec.target_response(t, latency, status);
                 }
             }
-            Ended::Malformed => self.error_of(&slot, ErrorKind::Parse, now, i),
-            Ended::Reset(REQUEST_REJECTED) => self.requeue(&slot),
+            Ended::Malformed => error_of(&mut self.rec, &slot, ErrorKind::Parse, now, i),
+            Ended::Reset(REQUEST_REJECTED) => self.sched.requeue(&mut self.rec, &slot),
             Ended::Reset(_) => {
                 if self.rec.measuring(now) {
                     self.rec.rst_stream += 1;
                 }
-                self.error_of(&slot, ErrorKind::Read, now, i);
+                error_of(&mut self.rec, &slot, ErrorKind::Read, now, i);
             }
         }
     }
@@ -220,25 +221,6 @@ impl Engine<'_> {
         r.unsent.drain(..written);
         if r.unsent.is_empty() {
             let _ = send.finish();
-        }
-    }
-
-    fn error_of(&mut self, slot: &crate::h2_session::Slot, kind: ErrorKind, now: Instant, i: usize) {
-        if self.rec.error(kind, now, Some((slot.intended, slot.start, i as u32))) {
-            if let Some(t) = slot.target {
-                self.rec.target_error(t, kind);
-            }
-        }
-    }
-
-    /// A request the server never processed: sent again, keeping its
-    /// intended time (open loop) or back on the `-n` quota (closed loop).
-    fn requeue(&mut self, slot: &crate::h2_session::Slot) {
-        self.rec.unsent(slot.intended, slot.start);
-        if self.pacer.is_some() {
-            self.due.push_front(slot.intended);
-        } else if let Some(n) = self.quota.as_mut() {
-            *n += 1;
         }
     }
 
@@ -257,8 +239,8 @@ impl Engine<'_> {
         };
         let requests = std::mem::take(&mut self.conns[i].requests);
         for r in &requests {
-            self.in_flight -= 1;
-            self.error_of(&r.slot, kind, now, i);
+            self.sched.in_flight -= 1;
+            error_of(&mut self.rec, &r.slot, kind, now, i);
         }
         if handshaking {
             self.rec.error(kind, now, None);
@@ -266,14 +248,9 @@ impl Engine<'_> {
         self.retire(i);
         let c = &mut self.conns[i];
         c.state = State::Backoff(if handshaking { now + BACKOFF } else { now });
-        if !handshaking && !self.stopping && !self.finished() {
+        if !handshaking && !self.stopping && !self.sched.finished() {
             self.open(i, now, false);
         }
-    }
-
-    /// `-n` is used up: nothing left to send, queued or in flight.
-    fn finished(&self) -> bool {
-        self.quota == Some(0) && self.in_flight == 0 && self.due.is_empty()
     }
 
     /// Timeouts, reopening after a pause, and Ctrl-C.
@@ -293,7 +270,7 @@ impl Engine<'_> {
                     self.rec.error(ErrorKind::Connect, now, None);
                     self.open(i, now, false);
                 }
-                State::Backoff(at) if now >= at && !self.stopping && !self.finished() => self.open(i, now, false),
+                State::Backoff(at) if now >= at && !self.stopping && !self.sched.finished() => self.open(i, now, false),
                 _ => {}
             }
         }
@@ -318,8 +295,8 @@ impl Engine<'_> {
             if c.free.len() < self.cfg.streams {
                 c.free.push(now);
             }
-            self.in_flight -= 1;
-            self.error_of(&r.slot, ErrorKind::Timeout, now, i);
+            self.sched.in_flight -= 1;
+            error_of(&mut self.rec, &r.slot, ErrorKind::Timeout, now, i);
         }
     }
 
@@ -345,25 +322,6 @@ impl Engine<'_> {
     }
 
     pub(super) fn done(&mut self, now: Instant) -> bool {
-        if self.stopping {
-            return true;
-        }
-        if let Some(end) = self.share.end.filter(|end| now >= *end) {
-            if self.pacer.is_none() {
-                return true;
-            }
-            // Open loop: the requests in flight at the end are the slowest of
-            // the run; they are waited for, up to `--timeout`.
-            let owed = self.in_flight > 0 || !self.due.is_empty();
-            if !owed || now >= end + self.cfg.timeout {
-                for intended in std::mem::take(&mut self.due) {
-                    // Scheduled, never sent: every stream stayed busy.
-                    self.rec.error(ErrorKind::Timeout, now, Some((intended, intended, u32::MAX)));
-                }
-                return true;
-            }
-            return false;
-        }
-        self.finished()
+        self.stopping || self.sched.done(&mut self.rec, now, self.cfg.timeout)
     }
 }

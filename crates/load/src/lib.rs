@@ -38,6 +38,7 @@ pub mod result;
 mod runner;
 mod rusage;
 mod rx_time;
+mod schedule;
 mod share;
 pub mod spec;
 pub mod stages;
