@@ -10,6 +10,7 @@ use std::io::ErrorKind;
 use std::net::TcpStream;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::h3::H3Conn;
 use crate::target::Target;
 use crate::wire::{exchange_on, io_phrase, Conn};
 
@@ -90,19 +91,22 @@ pub struct Client {
     target: Target,
     timeout: Duration,
     conn: Option<Conn>,
+    /// Over HTTP/3: the connection, as `conn` is over HTTP/1.1.
+    h3: Option<H3Conn>,
     timeouts_in_a_row: u32,
 }
 
 impl Client {
     /// `timeout` bounds each request from connect to the last body byte.
     pub fn new(target: Target, timeout: Duration) -> Client {
-        Client { target, timeout, conn: None, timeouts_in_a_row: 0 }
+        Client { target, timeout, conn: None, h3: None, timeouts_in_a_row: 0 }
     }
 
     /// Sends `GET path` (a contract path such as `/plaintext`). A reused
     /// connection the server had closed meanwhile is retried once on a new one.
     pub fn get(&mut self, path: &str) -> Exchange {
-        let request_line = format!("GET {} HTTP/1.1", self.target.request_target(path));
+        let version = if self.target.http3.is_some() { "HTTP/3" } else { "HTTP/1.1" };
+        let request_line = format!("GET {} {version}", self.target.request_target(path));
         if self.timeouts_in_a_row >= HUNG_AFTER_TIMEOUTS {
             return Exchange { request_line, result: Err(TransportError::Hung) };
         }
@@ -120,6 +124,9 @@ impl Client {
     /// One attempt; the connection is dropped on error or when the response
     /// does not allow another request on it.
     fn round_trip(&mut self, request_line: &str) -> Result<Response, TransportError> {
+        if self.target.http3.is_some() {
+            return self.round_trip_h3(request_line);
+        }
         let deadline = Instant::now() + self.timeout;
         let reused = self.conn.is_some();
         if !reused {
@@ -156,6 +163,32 @@ impl Client {
             _ => self.conn = None,
         }
         result
+    }
+
+    /// One attempt over HTTP/3; the connection is dropped on error.
+    fn round_trip_h3(&mut self, request_line: &str) -> Result<Response, TransportError> {
+        let quic = self.target.http3.as_ref().expect("an HTTP/3 target");
+        let reused = self.h3.is_some();
+        if !reused {
+            let addr = *self.target.addrs().first().ok_or_else(|| TransportError::Connect("no address".into()))?;
+            self.h3 = Some(H3Conn::connect(quic, addr, self.timeout)?);
+        }
+        let path = request_line.split(' ').nth(1).unwrap_or("/");
+        let uri = format!("https://{}{path}", self.target.host_header());
+        let agent = concat!("stampede-check/", env!("CARGO_PKG_VERSION"));
+        let conn = self.h3.as_mut().expect("connection was just ensured");
+        let result = conn.get(&uri, agent, self.timeout).map(|r| Response { reused_connection: reused, ..r });
+        match &result {
+            Err(TransportError::ClosedBeforeResponse) if !reused => {
+                self.h3 = None;
+                Err(TransportError::ClosedMidResponse("before answering, on a new connection".into()))
+            }
+            Err(_) => {
+                self.h3 = None;
+                result
+            }
+            Ok(_) => result,
+        }
     }
 
     fn connect(&self, deadline: Instant) -> Result<Conn, TransportError> {

@@ -22,6 +22,10 @@ pub enum CheckError {
     #[error("contract {contract} checks the answers against the database: give its URL with --database postgres://user:password@host:port/database")]
     NeedsDatabase { contract: String },
 
+    /// `--http3`: the TLS settings cannot be used (a `--ca` file unreadable).
+    #[error("{reason}")]
+    Http3Setup { reason: String },
+
     /// The database given with `--database` cannot be read.
     #[error("--database {url}: {reason}")]
     Database { url: String, reason: String },

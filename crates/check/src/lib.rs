@@ -22,6 +22,7 @@ mod db_probes;
 mod error;
 mod fortunes;
 mod generate;
+mod h3;
 mod headers;
 mod judge;
 mod lenience;
@@ -37,6 +38,7 @@ use std::time::Duration;
 pub use builtin::{all as builtin_contracts, builtin, names as builtin_names, resolve, DEFAULT as DEFAULT_CONTRACT};
 pub use contract::{Contract, ContractError};
 pub use error::CheckError;
+pub use h3::Http3;
 pub use report::{Report, ResponseSummary, RuleResult, SCHEMA};
 
 use client::Client;
@@ -53,11 +55,13 @@ pub struct Options {
     /// The server's database (`postgres://…`), which the database rules
     /// (contracts/db.toml) read the rows back from.
     pub database: Option<String>,
+    /// Ask over HTTP/3 (QUIC) with this trust, instead of HTTP/1.1 over TCP.
+    pub http3: Option<Http3>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { timeout: Duration::from_secs(5), database: None }
+        Options { timeout: Duration::from_secs(5), database: None, http3: None }
     }
 }
 
@@ -77,7 +81,7 @@ pub fn check(base: &str, options: &Options) -> Result<Report, CheckError> {
 /// Errors only when there is nothing to check: a bad URL, or no HTTP answer
 /// to the first request. Broken rules are results in the [`Report`].
 pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Result<Report, CheckError> {
-    let target = Target::parse(base)?;
+    let target = Target::parse_for(base, options.http3.as_ref(), options.timeout)?;
     let mut database = match (&options.database, contract.needs_database()) {
         (_, false) => None,
         (None, true) => return Err(CheckError::NeedsDatabase { contract: contract.name.clone() }),

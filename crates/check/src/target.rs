@@ -18,18 +18,32 @@ pub struct Target {
     addrs: Vec<SocketAddr>,
     /// Path prefix without a trailing slash (empty for the usual `/`).
     prefix: String,
+    /// Over HTTP/3 (`--http3`): how to reach it; over HTTP/1.1 (TCP) when none.
+    pub http3: Option<crate::h3::Quic>,
 }
 
 impl Target {
     /// Parses and resolves `base`. Only cleartext `http://` is accepted: the
     /// contract is HTTP/1.1 over TCP without TLS.
+    #[cfg(test)]
     pub fn parse(base: &str) -> Result<Target, CheckError> {
+        Target::parse_for(base, None, crate::Options::default().timeout)
+    }
+
+    /// Parses and resolves `base`, to be reached over HTTP/3 with `http3`'s
+    /// trust (`https://` or `http://`, both on TLS over QUIC), or over
+    /// cleartext HTTP/1.1 when none.
+    pub fn parse_for(
+        base: &str,
+        http3: Option<&crate::h3::Http3>,
+        timeout: std::time::Duration,
+    ) -> Result<Target, CheckError> {
         let bad = |reason: String| CheckError::BadUrl { url: base.to_string(), reason };
         if !base.contains("://") {
             return Err(bad(format!("no scheme (did you mean http://{base}?)")));
         }
         let url = url::Url::parse(base).map_err(|e| bad(e.to_string()))?;
-        if url.scheme() != "http" {
+        if url.scheme() != "http" && !(http3.is_some() && url.scheme() == "https") {
             return Err(bad(format!(
                 "scheme {:?} is not supported (the contract is cleartext HTTP/1.1, use http://)",
                 url.scheme()
@@ -46,12 +60,20 @@ impl Target {
         let display = url.to_string();
         let unresolvable =
             |reason: String| CheckError::Unresolvable { url: display.clone(), host: host.to_string(), reason };
-        let addrs = url.socket_addrs(|| Some(80)).map_err(|e| unresolvable(e.to_string()))?;
+        let addrs = url
+            .socket_addrs(|| Some(if url.scheme() == "https" { 443 } else { 80 }))
+            .map_err(|e| unresolvable(e.to_string()))?;
         if addrs.is_empty() {
             return Err(unresolvable("no address".to_string()));
         }
         let prefix = url.path().trim_end_matches('/').to_string();
-        Ok(Target { display, host_header, addrs, prefix })
+        let http3 = match http3 {
+            Some(trust) => Some(
+                crate::h3::Quic::new(trust, host, base, timeout).map_err(|reason| CheckError::Http3Setup { reason })?,
+            ),
+            None => None,
+        };
+        Ok(Target { display, host_header, addrs, prefix, http3 })
     }
 
     /// The normalised URL, for messages.

@@ -22,6 +22,8 @@ Examples:
       The same report as JSON (schema stampede.check/1, see docs/check.md).
   stampede check --contract db --database postgres://benchmarkdbuser:benchmarkdbpass@127.0.0.1:5432/hello_world http://127.0.0.1:9009
       Check /db, /queries, /updates and /fortunes against the rows in that database.
+  stampede check --http3 -k https://127.0.0.1:9009
+      Ask every question over HTTP/3 (QUIC on UDP port 9009; -k: a self-signed certificate).
   stampede check --timeout 30s http://10.0.0.2:8080
       Allow up to 30 s per response (a slow machine, a JIT still warming).
 
@@ -53,6 +55,18 @@ pub struct Args {
     /// The server's PostgreSQL database, which the db contract's rules read back (postgres://user:password@host:port/db)
     #[arg(long, value_name = "URL")]
     pub database: Option<String>,
+
+    /// Ask over HTTP/3 (QUIC, UDP, ALPN h3) instead of HTTP/1.1 over TCP; https:// or http:// URLs
+    #[arg(long)]
+    pub http3: bool,
+
+    /// --http3: accept any server certificate (self-signed test servers)
+    #[arg(short = 'k', long, requires = "http3", conflicts_with = "ca")]
+    pub insecure: bool,
+
+    /// --http3: trust the CA certificates in this PEM file instead of the system's
+    #[arg(long, value_name = "FILE", requires = "http3")]
+    pub ca: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
@@ -61,7 +75,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let contract = stampede_check::resolve(&args.contract)?;
-    let options = stampede_check::Options { timeout: args.timeout, database: args.database };
+    let http3 = args.http3.then_some(stampede_check::Http3 { insecure: args.insecure, ca: args.ca });
+    let options = stampede_check::Options { timeout: args.timeout, database: args.database, http3 };
     let url = args.url.as_deref().unwrap_or_default();
     let report = stampede_check::check_contract(url, &contract, &options)?;
     let text = if args.json {

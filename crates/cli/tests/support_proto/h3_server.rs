@@ -37,13 +37,7 @@ pub struct H3Server {
 
 impl H3Server {
     pub fn start(behaviour: Behaviour, tls: Arc<rustls::ServerConfig>) -> H3Server {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let quic = quinn::crypto::rustls::QuicServerConfig::try_from((*tls).clone()).unwrap();
-        let config = quinn::ServerConfig::with_crypto(Arc::new(quic));
-        let endpoint = {
-            let _guard = rt.enter();
-            quinn::Endpoint::server(config, "127.0.0.1:0".parse().unwrap()).unwrap()
-        };
+        let (rt, endpoint) = endpoint(tls);
         let addr = endpoint.local_addr().unwrap();
         let counts = Arc::new(Counts::default());
         let (c, ep) = (counts.clone(), endpoint.clone());
@@ -65,6 +59,19 @@ impl H3Server {
     pub fn url(&self, path: &str) -> String {
         format!("https://localhost:{}{path}", self.addr.port())
     }
+}
+
+/// A QUIC endpoint on UDP 127.0.0.1 port 0 with `tls`, and the one-thread
+/// runtime it belongs to.
+pub fn endpoint(tls: Arc<rustls::ServerConfig>) -> (tokio::runtime::Runtime, quinn::Endpoint) {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let quic = quinn::crypto::rustls::QuicServerConfig::try_from((*tls).clone()).unwrap();
+    let config = quinn::ServerConfig::with_crypto(Arc::new(quic));
+    let endpoint = {
+        let _guard = rt.enter();
+        quinn::Endpoint::server(config, "127.0.0.1:0".parse().unwrap()).unwrap()
+    };
+    (rt, endpoint)
 }
 
 impl Drop for H3Server {

@@ -9,6 +9,7 @@
 #![allow(dead_code)]
 
 pub mod h2_server;
+pub mod h3_front;
 pub mod h3_server;
 pub mod pipeline_server;
 pub mod tls_server;
