@@ -17,8 +17,9 @@
 //! default, or `current` for a single-threaded runtime, which ignores THREADS).
 //! `DATABASE_URL` (e.g. `postgres://benchmarkdbuser:benchmarkdbpass@127.0.0.1:5432/hello_world`)
 //! and `DATABASE_POOL_SIZE` (default 8) feed the database endpoints; without a
-//! URL the server still runs and those endpoints answer 503. `HTTP3=1` adds
-//! an HTTP/3 listener on the same port number over UDP (`http3`).
+//! URL the server still runs and those endpoints answer 503. `HTTP2=1` serves
+//! HTTP/2 (h2c by prior knowledge) beside HTTP/1.1 on the TCP port (`server`);
+//! `HTTP3=1` adds an HTTP/3 listener on the same port number over UDP (`http3`).
 
 mod database;
 mod fortunes;
@@ -61,7 +62,10 @@ fn run() -> Result<(), String> {
         std::env::var("DATABASE_URL").ok().as_deref(),
         std::env::var("DATABASE_POOL_SIZE").ok().as_deref(),
     )?;
-    let http3 = http3_from(std::env::var("HTTP3").ok().as_deref())?;
+    let http2 = std::env::var("HTTP2").ok();
+    let http2 = switch_from("HTTP2", http2.as_deref(), "HTTP/2 beside HTTP/1.1")?;
+    let http3 = std::env::var("HTTP3").ok();
+    let http3 = switch_from("HTTP3", http3.as_deref(), "an HTTP/3 listener")?;
     let runtime = build_runtime(&flavor)?;
     runtime.block_on(async {
         let addr = SocketAddr::from(([0, 0, 0, 0], port));
@@ -73,7 +77,7 @@ fn run() -> Result<(), String> {
             true => Some(http3::listen(addr, db.clone())?),
             false => None,
         };
-        let served = server::serve(listener, db)
+        let served = server::serve(listener, db, http2)
             .await
             .map_err(|e| format!("serving on {addr}: {e}"));
         if let Some(quic) = quic {
@@ -94,12 +98,13 @@ fn port_from(value: Option<&str>) -> Result<u16, String> {
     }
 }
 
-fn http3_from(value: Option<&str>) -> Result<bool, String> {
+/// An on/off variable `name` (`HTTP2`, `HTTP3`): 1 turns on `what`.
+fn switch_from(name: &str, value: Option<&str>, what: &str) -> Result<bool, String> {
     match value.unwrap_or("") {
         "" | "0" => Ok(false),
         "1" => Ok(true),
         other => Err(format!(
-            "HTTP3={other:?} is unknown (use 1 for an HTTP/3 listener, 0 or unset for none)"
+            "{name}={other:?} is unknown (use 1 for {what}, 0 or unset for none)"
         )),
     }
 }
@@ -173,8 +178,9 @@ mod tests {
         );
         assert!(flavor_from(None, Some("0")).is_err());
         assert!(flavor_from(Some("single"), None).is_err());
-        assert_eq!(http3_from(None), Ok(false));
-        assert_eq!(http3_from(Some("1")), Ok(true));
-        assert!(http3_from(Some("yes")).is_err());
+        assert_eq!(switch_from("HTTP3", None, "x"), Ok(false));
+        assert_eq!(switch_from("HTTP3", Some("1"), "x"), Ok(true));
+        let error = switch_from("HTTP2", Some("yes"), "x").unwrap_err();
+        assert!(error.starts_with("HTTP2=\"yes\""), "{error}");
     }
 }
