@@ -10,14 +10,18 @@
 #   h3-10     as fast as possible: 4 connections x 10 concurrent streams
 #   h3-rate   the same connections at a fixed offered rate (RATE, 2000/s)
 #
-# The CPU of both is measured from outside the same two ways (bench/lib.sh's
-# `measure`: process user+sys, and the busy time of its core), in
-# interleaved rounds with oha first in each and once more at the end; the
-# table shows medians with min-max and the ratio to oha (bench/rounds.py).
-# An h2load built with HTTP/3 by hand (outside the repository) joins when
-# H2LOAD_H3 names its binary.
+# The CPU of every tool is measured from outside the same two ways
+# (bench/lib.sh's `measure`: process user+sys, and the busy time of its
+# core), in interleaved rounds with oha first in each and once more at the
+# end; the table shows requests per core-second, medians with min-max, and
+# the ratio to oha (bench/rounds.py). An h2load with HTTP/3 (Debian's has
+# none; one built by hand, outside the repository) joins when H2LOAD names
+# its binary.
 #
 #   bench/h3.sh [DURATION_S] [ROUNDS]     (defaults: 5 s, 5 rounds)
+#   OHA=~/.cargo/bin/oha   oha with HTTP/3 (default: that path, else oha on PATH)
+#   H2LOAD=/path/h2load    h2load built with ngtcp2 + nghttp3 (default: none)
+#   RATE=2000              h3-rate's offered requests per second
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,11 +34,16 @@ trap '[ -n "${APP:-}" ] && kill "$APP" 2>/dev/null; rm -rf "$WORK"' EXIT
 
 . bench/lib.sh
 use_stampede
-OHA=${OHA:-$(command -v oha || echo "$HOME/.cargo/bin/oha")}
-TOOLS=(oha stampede)
-if [ ! -x "$OHA" ] || ! "$OHA" --help 2>&1 | grep -q -- '--http-version'; then
-  echo "warning: no oha with HTTP/3 (cargo install oha --features http3, or OHA=/path/to/oha): stampede alone" >&2
-  TOOLS=(stampede)
+OHA=${OHA:-$( [ -x "$HOME/.cargo/bin/oha" ] && echo "$HOME/.cargo/bin/oha" || command -v oha || echo oha)}
+TOOLS=()
+if [ -x "$(command -v "$OHA" || true)" ] && "$OHA" --help 2>&1 | grep -q -- '--http-version'; then
+  TOOLS+=(oha)
+else
+  echo "oha: skipped (no oha with HTTP/3 at $OHA; cargo install oha --features http3, or set OHA)" >&2
+fi
+TOOLS+=(stampede)
+if [ -n "${H2LOAD:-}" ]; then
+  if "$H2LOAD" --help 2>&1 | grep -q -- '--alpn-list'; then TOOLS+=(h2load); else echo "h2load: skipped ($H2LOAD does not run)" >&2; fi
 fi
 (cd apps/rust && CARGO_TARGET_DIR=target cargo build --release -q)
 PORT=$PORT HTTP3=1 TOKIO_FLAVOR=current taskset -c 0 apps/rust/target/release/stampede-app-rust &
@@ -44,39 +53,24 @@ for _ in $(seq 100); do
   curl -sf "http://127.0.0.1:$PORT/plaintext" >/dev/null && break
   sleep 0.1
 done
+# The app's HTTP/3 listener answers: otherwise every round would fail the same way.
+"$STAMPEDE" load --http3 -k -n 1 "$URL" >/dev/null
 
-p_oha() { grep -E '^ *\[[0-9]+\] [0-9]+ responses' | awk '{s+=$2} END{print s+0}'; }
-
-[ -n "${H2LOAD_H3:-}" ] && TOOLS+=(h2load)
 D=$DURATION
-
-# Records one run of scenario $1 with tool $2 in round $3.
-run() {
-  local at=("$1" "$2" "$3" "$D")
-  case "$1/$2" in
+# Runs tool $1 in scenario $2, round $3 (bench/lib.sh's `interleave` calls it).
+run_tool() {
+  local at=("$2" "$1" "$3" "$D")
+  case "$2/$1" in
     h3-10/stampede)   record "${at[@]}" p_stampede "$STAMPEDE" load -t 1 -c 4 --http3 --streams 10 -d "${D}s" -k "$URL" ;;
-    h3-10/oha)        record "${at[@]}" p_oha "$OHA" --no-tui --insecure --http-version 3 -c 4 -p 10 -z "${D}s" "$URL" ;;
-    h3-10/h2load)     record "${at[@]}" p_h2load "$H2LOAD_H3" --alpn-list=h3 -t 1 -c 4 -m 10 -D "$D" "$URL" ;;
+    h3-10/oha)        record "${at[@]}" p_oha_json "$OHA" --no-tui --output-format json --insecure --http-version 3 -c 4 -p 10 -z "${D}s" "$URL" ;;
+    h3-10/h2load)     record "${at[@]}" p_h2load "$H2LOAD" --alpn-list=h3 -t 1 -c 4 -m 10 -D "$D" "$URL" ;;
     h3-rate/stampede) record "${at[@]}" p_stampede "$STAMPEDE" load -t 1 -c 4 --http3 --streams 10 -R "$RATE" -d "${D}s" -k "$URL" ;;
-    h3-rate/oha)      record "${at[@]}" p_oha "$OHA" --no-tui --insecure --http-version 3 -c 4 -p 10 -q "$RATE" -z "${D}s" "$URL" ;;
-    h3-rate/h2load)   record "${at[@]}" p_h2load "$H2LOAD_H3" --alpn-list=h3 -t 1 -c 4 -m 10 --rps "$((RATE / 4))" -D "$D" "$URL" ;;
+    h3-rate/oha)      record "${at[@]}" p_oha_json "$OHA" --no-tui --output-format json --insecure --http-version 3 -c 4 -p 10 -q "$RATE" --latency-correction -z "${D}s" "$URL" ;;
+    h3-rate/h2load)   record "${at[@]}" p_h2load "$H2LOAD" --alpn-list=h3 -t 1 -c 4 -m 10 --rps "$((RATE / 4))" -D "$D" "$URL" ;;
   esac
 }
 
 echo "apps/rust (HTTP3=1, current-thread tokio) on CPU 0; each generator on CPU 1, 1 thread, ${D}s per run, $ROUNDS round(s)"
-echo "4 connections x 10 streams; h3-rate offers $RATE req/s"
-RECORDS="$WORK/records"
-: >"$RECORDS"
-for round in $(seq "$ROUNDS"); do
-  check_quiet
-  for scenario in h3-10 h3-rate; do
-    for tool in "${TOOLS[@]}"; do
-      run "$scenario" "$tool" "$round"
-    done
-  done
-done
-# The reference once more, so every run has one of its after it as well as before.
-for scenario in h3-10 h3-rate; do
-  run "$scenario" "${TOOLS[0]}" end
-done
+echo "4 connections x 10 streams; h3-rate offers $RATE req/s; tools: ${TOOLS[*]}"
+interleave "${TOOLS[0]}" h3-10 h3-rate
 python3 bench/rounds.py "${TOOLS[0]}" <"$RECORDS"
