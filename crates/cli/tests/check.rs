@@ -6,7 +6,7 @@
 //! JSON report is compared with the fields and rule ids documented in
 //! docs/check.md, and the worked example of docs/contracts.md is run.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::Path;

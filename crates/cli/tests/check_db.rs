@@ -4,7 +4,7 @@
 //! break one rule each: a fortune not escaped, fortunes out of order, an
 //! update not written, N not clamped, a number the row does not hold.
 
-mod support_db;
+use crate::support_db;
 
 use std::process::Command;
 

@@ -2,7 +2,7 @@
 //! 20 % drop, ±3 % noise, reproducibility of the bootstrap, bad input, and
 //! the main job's shape (two iterations of a few seconds) compared by seconds.
 
-mod support_report;
+use crate::support_report;
 
 use serde_json::Value;
 use support_report::*;

@@ -5,7 +5,7 @@
 //! kernel without io_uring must fall back (or, when asked for it by name,
 //! refuse in one line).
 
-mod common;
+use crate::common;
 
 use common::{load_json, stampede, Mode, TestServer};
 use std::sync::atomic::Ordering;

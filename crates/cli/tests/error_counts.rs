@@ -7,7 +7,7 @@
 //! Regression: a malformed response was a "socket error" in the terminal
 //! table and a "bad response" in the HTML report.
 
-mod support_run;
+use crate::support_run;
 
 use std::net::TcpStream;
 use std::process::{Child, Command};

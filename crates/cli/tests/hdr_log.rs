@@ -3,8 +3,8 @@
 //! `mvn dependency:get`), which must see, second by second, the same counts
 //! and the same p99 as the run's stampede.load/1 timeline.
 
-mod common;
-mod support_hostile;
+use crate::common;
+use crate::support_hostile;
 
 use common::{load_json, stampede};
 use std::process::Command;

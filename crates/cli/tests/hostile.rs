@@ -6,9 +6,9 @@
 //! open loop, pipelined, and over HTTP/2. Each test is named after the
 //! defect it guards against.
 
-mod common;
-mod support_hostile;
-mod support_proto;
+use crate::common;
+use crate::support_hostile;
+use crate::support_proto;
 
 use common::{load_json, stampede};
 use std::time::Duration;

@@ -5,8 +5,8 @@
 //! keeping its rate over HTTP/2 streams, and latencies that end at the
 //! kernel's receive time no earlier than the server answered.
 
-mod common;
-mod support_proto;
+use crate::common;
+use crate::support_proto;
 
 use common::{load_json, stampede};
 use std::sync::atomic::Ordering;

@@ -5,8 +5,8 @@
 //! counted, connections reopened), and servers without HTTP/3 (nothing on
 //! the UDP port, HTTP/2 only, QUIC without `h3` by ALPN): one line, exit 2.
 
-mod common;
-mod support_proto;
+use crate::common;
+use crate::support_proto;
 
 use common::{load_json, stampede};
 use std::sync::atomic::Ordering;

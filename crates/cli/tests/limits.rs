@@ -4,8 +4,8 @@
 //! abort, a panic or unbounded memory. Headers and methods are checked so a
 //! flag cannot inject a header. Issue 20, medium 6 and "What to build" 4.
 
-mod common;
-mod support_run;
+use crate::common;
+use crate::support_run;
 
 use std::time::Duration;
 

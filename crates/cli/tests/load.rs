@@ -3,7 +3,7 @@
 //! servers are counted rather than crashing or hanging the run, and a target
 //! that cannot be reached is one clear error with exit code 2.
 
-mod common;
+use crate::common;
 
 use common::{load_json, refused_port, stampede, Mode, TestServer};
 use std::sync::atomic::Ordering;

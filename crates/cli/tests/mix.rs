@@ -3,9 +3,9 @@
 //! read (method, path, headers, body), on both HTTP/1.1 engines and in
 //! closed, open and pipelined loops.
 
-mod common;
-mod support_hostile;
-mod support_proto;
+use crate::common;
+use crate::support_hostile;
+use crate::support_proto;
 
 use common::{load_json, stampede};
 use std::collections::BTreeMap;

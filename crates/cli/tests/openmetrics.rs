@@ -4,7 +4,7 @@
 //! labels that name the run, hostile label values intact, and the demo
 //! results (valid, invalid and partial runs) parse whole.
 
-mod support_report;
+use crate::support_report;
 
 use serde_json::Value;
 use std::io::Write;

@@ -3,8 +3,8 @@
 //! answer) and never overruns its window, and that answers each batch in order
 //! with a different status and framing per position.
 
-mod common;
-mod support_proto;
+use crate::common;
+use crate::support_proto;
 
 use common::{load_json, stampede};
 use std::sync::atomic::Ordering;

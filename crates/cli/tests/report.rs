@@ -2,7 +2,7 @@
 //! headless Chromium, hostile strings shown as text, the Markdown, CSV and
 //! JSON exports, lenient parsing of partial results, and one-line errors.
 
-mod support_report;
+use crate::support_report;
 
 use serde_json::json;
 use support_report::chromium::render_in_chromium;

@@ -3,7 +3,7 @@
 //! the JSON it writes, Ctrl-C in the middle, a crash during the load and a
 //! taken port. Runs are 1-2 s each; every test checks nothing is left running.
 
-mod support_run;
+use crate::support_run;
 
 use std::net::TcpListener;
 use std::process::{Command, Stdio};

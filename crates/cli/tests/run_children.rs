@@ -4,7 +4,7 @@
 //! left the process group with `setsid()` (the stop walks the server's
 //! descendants, not only its group). Issue 20, medium 5.
 
-mod support_run;
+use crate::support_run;
 
 use std::process::Command;
 use std::time::Duration;

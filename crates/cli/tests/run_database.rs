@@ -6,7 +6,7 @@
 //! test's scratch folder; every postgres process works in that folder (its
 //! data directory), which is how the tests find them.
 
-mod support_run;
+use crate::support_run;
 
 use std::path::Path;
 use std::process::Command;

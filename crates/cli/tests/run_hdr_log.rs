@@ -2,7 +2,7 @@
 //! results.json, names it in the run's record, and `stampede report` draws
 //! latency percentiles over time from it.
 
-mod support_run;
+use crate::support_run;
 
 use support_run::{assert_nothing_left, text, Scratch};
 

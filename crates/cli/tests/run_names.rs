@@ -4,7 +4,7 @@
 //! (`api/v1`) is a label, sanitised in file names, and its runs work.
 //! Issue 20, medium 7.
 
-mod support_run;
+use crate::support_run;
 
 use support_run::{assert_nothing_left, text, Scratch};
 

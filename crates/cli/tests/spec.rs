@@ -3,8 +3,8 @@
 //! `--spec` is the same load, and a spec document's method, headers and
 //! body (from a file beside the document) are what the server receives.
 
-mod common;
-mod support_hostile;
+use crate::common;
+use crate::support_hostile;
 
 use common::{load_json, stampede};
 use serde_json::{json, Value};

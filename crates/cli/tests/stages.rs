@@ -4,7 +4,7 @@
 //! parks connections until they are due, per-stage figures reach the text
 //! and the JSON, and a bad stage is a one-line error naming the flag.
 
-mod common;
+use crate::common;
 
 use common::{load_json, stampede, Mode, TestServer};
 use std::time::Duration;

@@ -4,8 +4,8 @@
 //! reconnect, an untrusted certificate refused as one clear error, and
 //! handshake failures during a run counted in their own category.
 
-mod common;
-mod support_proto;
+use crate::common;
+use crate::support_proto;
 
 use common::{load_json, stampede};
 use std::sync::atomic::Ordering;
