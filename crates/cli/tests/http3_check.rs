@@ -4,8 +4,8 @@
 //! servers without HTTP/3 (nothing on the UDP port, QUIC offering only h2
 //! by ALPN) are one line and exit 2.
 
-mod support;
-mod support_proto;
+use crate::support;
+use crate::support_proto;
 
 use std::net::SocketAddr;
 use std::process::Command;

@@ -25,6 +25,7 @@ mod hdr_log;
 mod hostile;
 mod http2;
 mod http3;
+mod http3_check;
 mod limits;
 mod load;
 mod mix;
