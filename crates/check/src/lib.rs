@@ -29,7 +29,9 @@ mod probes;
 pub mod render;
 mod report;
 mod target;
+pub mod tfb_config;
 mod transport;
+mod urls;
 mod wire;
 
 use std::time::Duration;
@@ -38,6 +40,7 @@ pub use builtin::{all as builtin_contracts, builtin, names as builtin_names, res
 pub use contract::{Contract, ContractError};
 pub use error::CheckError;
 pub use report::{Report, ResponseSummary, RuleResult, SCHEMA};
+pub use urls::{endpoint_of, UrlMap};
 
 use client::Client;
 use contract::ProbeCheck;
@@ -53,11 +56,13 @@ pub struct Options {
     /// The server's database (`postgres://…`), which the database rules
     /// (contracts/db.toml) read the rows back from.
     pub database: Option<String>,
+    /// The server's own URLs for the contract's endpoints (`--url`).
+    pub urls: UrlMap,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { timeout: Duration::from_secs(5), database: None }
+        Options { timeout: Duration::from_secs(5), database: None, urls: UrlMap::default() }
     }
 }
 
@@ -77,7 +82,7 @@ pub fn check(base: &str, options: &Options) -> Result<Report, CheckError> {
 /// Errors only when there is nothing to check: a bad URL, or no HTTP answer
 /// to the first request. Broken rules are results in the [`Report`].
 pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Result<Report, CheckError> {
-    let target = Target::parse(base)?;
+    let target = Target::parse(base)?.with_urls(options.urls.clone());
     let mut database = match (&options.database, contract.needs_database()) {
         (_, false) => None,
         (None, true) => return Err(CheckError::NeedsDatabase { contract: contract.name.clone() }),

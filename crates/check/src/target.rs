@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 
 use crate::error::CheckError;
+use crate::urls::UrlMap;
 
 /// A validated `http://host[:port][/prefix]` base URL.
 #[derive(Debug, Clone)]
@@ -18,6 +19,8 @@ pub struct Target {
     addrs: Vec<SocketAddr>,
     /// Path prefix without a trailing slash (empty for the usual `/`).
     prefix: String,
+    /// The server's own URLs for the contract's endpoints (urls.rs).
+    urls: UrlMap,
 }
 
 impl Target {
@@ -51,7 +54,7 @@ impl Target {
             return Err(unresolvable("no address".to_string()));
         }
         let prefix = url.path().trim_end_matches('/').to_string();
-        Ok(Target { display, host_header, addrs, prefix })
+        Ok(Target { display, host_header, addrs, prefix, urls: UrlMap::default() })
     }
 
     /// The normalised URL, for messages.
@@ -67,9 +70,16 @@ impl Target {
         &self.addrs
     }
 
-    /// The request target for a contract path such as `/plaintext`.
+    /// This target, asking each contract endpoint at the server's own URL.
+    pub fn with_urls(mut self, urls: UrlMap) -> Target {
+        self.urls = urls;
+        self
+    }
+
+    /// The request target for a contract path such as `/plaintext`, through
+    /// the server's own URLs.
     pub fn request_target(&self, path: &str) -> String {
-        format!("{}{}", self.prefix, path)
+        format!("{}{}", self.prefix, self.urls.rewrite(path))
     }
 }
 
@@ -91,6 +101,8 @@ mod tests {
         let t = Target::parse("http://127.0.0.1:80/api/v1/").unwrap();
         assert_eq!(t.request_target("/json"), "/api/v1/json");
         assert_eq!(t.host_header(), "127.0.0.1");
+        let mapped = t.with_urls(UrlMap::parse_pairs(&["queries=/q?n="]).unwrap());
+        assert_eq!(mapped.request_target("/queries?queries=3"), "/api/v1/q?n=3");
     }
 
     #[test]
