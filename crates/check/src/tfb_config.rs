@@ -29,11 +29,11 @@ pub struct TfbTest {
 /// Why a config cannot be used; each names the file and what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum TfbConfigError {
-    #[error("--tfb-config {path}: cannot read: {reason}")]
+    #[error("{path}: cannot read: {reason}")]
     Read { path: PathBuf, reason: String },
-    #[error("--tfb-config {path}: not a TechEmpower benchmark_config.json: {reason}")]
+    #[error("{path}: not a TechEmpower benchmark_config.json: {reason}")]
     Format { path: PathBuf, reason: String },
-    #[error("--tfb-config {path}: no test named {name:?}; it declares {known}")]
+    #[error("{path}: no test named {name:?}; it declares {known}")]
     UnknownTest { path: PathBuf, name: String, known: String },
 }
 
@@ -166,7 +166,7 @@ mod tests {
     #[test]
     fn a_missing_or_malformed_file_names_it() {
         let e = read(Path::new("/nonexistent/benchmark_config.json"), None).unwrap_err().to_string();
-        assert!(e.starts_with("--tfb-config /nonexistent/benchmark_config.json: cannot read"), "{e}");
+        assert!(e.starts_with("/nonexistent/benchmark_config.json: cannot read"), "{e}");
         let path = write("bad", r#"{"tests": {"default": {}}}"#);
         let e = read(&path, None).unwrap_err().to_string();
         assert!(e.contains(&path.display().to_string()) && e.contains("not a TechEmpower"), "{e}");

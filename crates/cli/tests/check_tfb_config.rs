@@ -89,7 +89,7 @@ fn a_bad_tfb_config_is_exit_2_naming_it() {
     let missing = "/nonexistent/benchmark_config.json";
     let run = stampede(&["check", "--tfb-config", missing]);
     assert_eq!(run.code(), Some(2), "{}", run.output());
-    assert!(run.stderr.contains(&format!("--tfb-config {missing}: cannot read")), "{}", run.stderr);
+    assert!(run.stderr.contains(&format!("--tfb-config: {missing}: cannot read")), "{}", run.stderr);
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
 
     let bad = scratch("bad", "benchmark_config.json", r#"{"tests": {"default": {"json_url": "/json"}}}"#);

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use stampede_check::UrlMap;
 use stampede_schema::check::CheckReport;
 
 use crate::subprocess::{self, last_lines, SubprocessError};
@@ -22,9 +23,19 @@ pub enum Verdict {
     Interrupted,
 }
 
-pub fn check(exe: &Path, contract: &str, url: &str, database: Option<&str>, interrupted: &dyn Fn() -> bool) -> Verdict {
+pub fn check(
+    exe: &Path,
+    contract: &str,
+    url: &str,
+    database: Option<&str>,
+    urls: &UrlMap,
+    interrupted: &dyn Fn() -> bool,
+) -> Verdict {
     let mut cmd = Command::new(exe);
     cmd.args(["check", "--json", "--contract", contract, url]).env("NO_COLOR", "1");
+    for pair in urls.pairs() {
+        cmd.arg(format!("--url={pair}"));
+    }
     if let Some(database) = database {
         cmd.args(["--database", database]);
     }

@@ -90,9 +90,9 @@ fn start_server<'a>(
         database_pid: ctx.database.and_then(Database::local_pid),
     };
     match ctx.server_host {
-        Some(host) => Ok(Box::new(host.start(&launch(s.port), s.start_timeout)?)),
+        Some(host) => Ok(Box::new(host.start(&launch(spec.app.fixed_port.unwrap_or(s.port)), s.start_timeout)?)),
         None => {
-            let port = pick_port(s.port).map_err(Failure::Run)?;
+            let port = pick_port(spec.app.fixed_port.unwrap_or(s.port)).map_err(Failure::Run)?;
             Ok(Box::new(LocalServer::start(&launch(port)).map_err(Failure::Run)?))
         }
     }
@@ -172,10 +172,12 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     // The claimed contract, then with a database its rules (contracts/db.toml),
     // which read the rows back through the database.
     let database_url = ctx.database.map(Database::url);
-    let contracts = [claimed.as_deref().map(|c| (c, None)), database_url.map(|url| (DATABASE_CONTRACT, Some(url)))];
+    // An app that claims `db` itself is checked once, with the database.
+    let own = claimed.as_deref().filter(|c| *c != DATABASE_CONTRACT || database_url.is_none());
+    let contracts = [own.map(|c| (c, None)), database_url.map(|url| (DATABASE_CONTRACT, Some(url)))];
     for (contract, database) in contracts.into_iter().flatten().filter(|_| spec.check) {
         (ctx.phase)("checking the contract");
-        match contract::check(ctx.exe, contract, &base_url, database, &interrupted) {
+        match contract::check(ctx.exe, contract, &base_url, database, &spec.app.urls, &interrupted) {
             Verdict::Honoured => verdict = Some(Ok(())),
             Verdict::Broken(reason) => {
                 let mut outcome = end(record, Failure::Run(reason.clone()));
@@ -192,10 +194,12 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         (Some(h), None) => h.base_url(port),
         _ => base_url.clone(),
     };
+    // The profile's paths at the server's own URLs (the manifest's `urls`).
+    let profile = at_own_urls(spec.profile, &spec.app.urls);
     let phase = |duration: Duration| LoadPhase {
         exe: ctx.exe,
         base_url: load_base.clone(),
-        profile: spec.profile,
+        profile: &profile,
         dir: &s.dir,
         duration,
         cpus: loadgen_cpus,
@@ -330,6 +334,21 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     Outcome { record, interrupted: was_interrupted, contract: verdict, host_lost: None }
 }
 
+/// `profile` with every path it loads (`path`, `urls`, `mix`) rewritten
+/// through the app's own URLs; full URLs are left as they are.
+fn at_own_urls(profile: &Profile, urls: &stampede_check::UrlMap) -> Profile {
+    let mut own = profile.clone();
+    let rewrite = |path: &mut String| {
+        if path.starts_with('/') {
+            *path = urls.rewrite(path);
+        }
+    };
+    own.path.iter_mut().for_each(rewrite);
+    own.spec.urls.iter_mut().for_each(rewrite);
+    own.spec.mix.iter_mut().for_each(|target| rewrite(&mut target.url));
+    own
+}
+
 /// The validity rules that need the load's figures: the load's own
 /// (`LoadResult::invalid_reasons`, defined once in stampede-schema) and the
 /// generator's pinned CPU, which only the orchestrator knows.
@@ -352,6 +371,14 @@ fn judge(record: &mut RunRecord, load: &stampede_schema::LoadResult, loadgen_cpu
 mod tests {
     use super::*;
     use crate::record::tests::fake_load;
+
+    #[test]
+    fn the_profile_loads_the_servers_own_urls() {
+        let profile: Profile = toml::from_str("path = \"/queries?queries=20\"").unwrap();
+        let urls = stampede_check::UrlMap::parse_pairs(&["queries=/queries/"]).unwrap();
+        assert_eq!(at_own_urls(&profile, &urls).path.as_deref(), Some("/queries/20"));
+        assert_eq!(at_own_urls(&profile, &Default::default()).path.as_deref(), Some("/queries?queries=20"));
+    }
 
     #[test]
     fn socket_errors_and_saturation_invalidate() {

@@ -104,7 +104,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
 /// URLs call for, one report after another (a JSON array of reports with
 /// `--json`); exit 1 if any rule of any failed.
 fn run_tfb(config: &std::path::Path, args: &Args) -> anyhow::Result<i32> {
-    let tests = stampede_check::tfb_config::read(config, args.test.as_deref())?;
+    let tests = stampede_check::tfb_config::read(config, args.test.as_deref()).context("--tfb-config")?;
     // Every refusal before the first request, so no report is half printed.
     for test in &tests {
         let contracts = test.contracts();
