@@ -30,7 +30,9 @@ mod probes;
 pub mod render;
 mod report;
 mod target;
+pub mod tfb_config;
 mod transport;
+mod urls;
 mod wire;
 
 use std::time::Duration;
@@ -40,6 +42,7 @@ pub use contract::{Contract, ContractError};
 pub use error::CheckError;
 pub use h3::Http3;
 pub use report::{Report, ResponseSummary, RuleResult, SCHEMA};
+pub use urls::{endpoint_of, UrlMap};
 
 use client::Client;
 use contract::ProbeCheck;
@@ -57,11 +60,13 @@ pub struct Options {
     pub database: Option<String>,
     /// Ask over HTTP/3 (QUIC) with this trust, instead of HTTP/1.1 over TCP.
     pub http3: Option<Http3>,
+    /// The server's own URLs for the contract's endpoints (`--url`).
+    pub urls: UrlMap,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { timeout: Duration::from_secs(5), database: None, http3: None }
+        Options { timeout: Duration::from_secs(5), database: None, http3: None, urls: UrlMap::default() }
     }
 }
 
@@ -81,7 +86,7 @@ pub fn check(base: &str, options: &Options) -> Result<Report, CheckError> {
 /// Errors only when there is nothing to check: a bad URL, or no HTTP answer
 /// to the first request. Broken rules are results in the [`Report`].
 pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Result<Report, CheckError> {
-    let target = Target::parse_for(base, options.http3.as_ref(), options.timeout)?;
+    let target = Target::parse_for(base, options.http3.as_ref(), options.timeout)?.with_urls(options.urls.clone());
     let mut database = match (&options.database, contract.needs_database()) {
         (_, false) => None,
         (None, true) => return Err(CheckError::NeedsDatabase { contract: contract.name.clone() }),

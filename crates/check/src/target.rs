@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 
 use crate::error::CheckError;
+use crate::urls::UrlMap;
 
 /// A validated `http://host[:port][/prefix]` base URL.
 #[derive(Debug, Clone)]
@@ -20,6 +21,8 @@ pub struct Target {
     prefix: String,
     /// Over HTTP/3 (`--http3`): how to reach it; over HTTP/1.1 (TCP) when none.
     pub http3: Option<crate::h3::Quic>,
+    /// The server's own URLs for the contract's endpoints (urls.rs).
+    urls: UrlMap,
 }
 
 impl Target {
@@ -73,7 +76,7 @@ impl Target {
             ),
             None => None,
         };
-        Ok(Target { display, host_header, addrs, prefix, http3 })
+        Ok(Target { display, host_header, addrs, prefix, http3, urls: UrlMap::default() })
     }
 
     /// The normalised URL, for messages.
@@ -89,9 +92,16 @@ impl Target {
         &self.addrs
     }
 
-    /// The request target for a contract path such as `/plaintext`.
+    /// This target, asking each contract endpoint at the server's own URL.
+    pub fn with_urls(mut self, urls: UrlMap) -> Target {
+        self.urls = urls;
+        self
+    }
+
+    /// The request target for a contract path such as `/plaintext`, through
+    /// the server's own URLs.
     pub fn request_target(&self, path: &str) -> String {
-        format!("{}{}", self.prefix, path)
+        format!("{}{}", self.prefix, self.urls.rewrite(path))
     }
 }
 
@@ -113,6 +123,8 @@ mod tests {
         let t = Target::parse("http://127.0.0.1:80/api/v1/").unwrap();
         assert_eq!(t.request_target("/json"), "/api/v1/json");
         assert_eq!(t.host_header(), "127.0.0.1");
+        let mapped = t.with_urls(UrlMap::parse_pairs(&["queries=/q?n="]).unwrap());
+        assert_eq!(mapped.request_target("/queries?queries=3"), "/api/v1/q?n=3");
     }
 
     #[test]

@@ -18,6 +18,7 @@ mod support_run;
 
 mod check;
 mod check_db;
+mod check_tfb_config;
 mod compare;
 mod engines;
 mod error_counts;
@@ -37,6 +38,7 @@ mod run_children;
 mod run_database;
 mod run_hdr_log;
 mod run_names;
+mod run_tfb;
 mod spec;
 mod stages;
 mod tls;

@@ -122,13 +122,16 @@ fn the_cluster_is_gone_after_sigterm() {
 }
 
 /// With a database, each app is also checked against the `db` contract,
-/// through that database: an app without the database endpoints is not measured.
+/// through that database: an app without the database endpoints is not
+/// measured on them (its /plaintext still is: run_tfb.rs).
 #[test]
 fn an_app_without_the_database_endpoints_fails_the_db_contract() {
     let s = Scratch::new("db-contract");
     let app = s.app("alpha", "");
     let written = scenario(&s, &app, "1s");
-    let scenario = s.scenario(&std::fs::read_to_string(&written).unwrap().replace("check = false\n", ""));
+    let text_of = std::fs::read_to_string(&written).unwrap();
+    let scenario =
+        s.scenario(&text_of.replace("check = false\n", "").replace("path = \"/plaintext\"", "path = \"/db\""));
     let out = run_to_end(&s, scenario.to_str().unwrap());
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let doc = s.results().unwrap();

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::contract::{self, Verdict};
+use crate::contract::{self, Checked, Verdict};
 use crate::database::Database;
 use crate::interrupt::interrupted;
 use crate::latency_phase;
@@ -54,16 +54,18 @@ pub struct RunSpec<'a> {
     pub profile: &'a Profile,
     pub iteration: u32,
     pub build_time_ms: f64,
-    /// Run `stampede check` (false once this app × knobs has passed it).
+    /// Run `stampede check` (false once this app × knobs has been checked).
     pub check: bool,
+    /// The contracts checked on this app × knobs' first run, when `check` is false.
+    pub checked: &'a [Checked],
 }
 
 /// A finished run; `interrupted` when a signal (Ctrl-C, SIGTERM) cut it short.
 pub struct Outcome {
     pub record: RunRecord,
     pub interrupted: bool,
-    /// The contract verdict, when this run checked it: `Err(reason)` if broken.
-    pub contract: Option<Result<(), String>>,
+    /// The contracts this run checked, with their verdicts (none when it checked none).
+    pub contract: Option<Vec<Checked>>,
     /// The one line saying the server's host was lost (its agent died): the
     /// scenario stops after this run.
     pub host_lost: Option<String>,
@@ -90,9 +92,9 @@ fn start_server<'a>(
         database_pid: ctx.database.and_then(Database::local_pid),
     };
     match ctx.server_host {
-        Some(host) => Ok(Box::new(host.start(&launch(s.port), s.start_timeout)?)),
+        Some(host) => Ok(Box::new(host.start(&launch(spec.app.fixed_port.unwrap_or(s.port)), s.start_timeout)?)),
         None => {
-            let port = pick_port(s.port).map_err(Failure::Run)?;
+            let port = pick_port(spec.app.fixed_port.unwrap_or(s.port)).map_err(Failure::Run)?;
             Ok(Box::new(LocalServer::start(&launch(port)).map_err(Failure::Run)?))
         }
     }
@@ -168,22 +170,29 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         },
         None => format!("http://127.0.0.1:{port}"),
     };
-    let mut verdict = None;
     // The claimed contract, then with a database its rules (contracts/db.toml),
-    // which read the rows back through the database.
+    // which read the rows back through the database; each governs the
+    // profiles on its own endpoints (contract::governing).
     let database_url = ctx.database.map(Database::url);
-    let contracts = [claimed.as_deref().map(|c| (c, None)), database_url.map(|url| (DATABASE_CONTRACT, Some(url)))];
-    for (contract, database) in contracts.into_iter().flatten().filter(|_| spec.check) {
+    // An app that claims `db` itself is checked once, with the database.
+    let own = claimed.as_deref().filter(|c| *c != DATABASE_CONTRACT || database_url.is_none());
+    let contracts = [own.map(|c| (c, None, true)), database_url.map(|url| (DATABASE_CONTRACT, Some(url), false))];
+    let mut checked: Vec<Checked> = spec.checked.to_vec();
+    for (contract, database, claimed) in contracts.into_iter().flatten().filter(|_| spec.check) {
         (ctx.phase)("checking the contract");
-        match contract::check(ctx.exe, contract, &base_url, database, &interrupted) {
-            Verdict::Honoured => verdict = Some(Ok(())),
-            Verdict::Broken(reason) => {
-                let mut outcome = end(record, Failure::Run(reason.clone()));
-                outcome.contract = Some(Err(reason));
-                return outcome;
-            }
+        match contract::check(ctx.exe, contract, claimed, &base_url, database, &spec.app.urls, &interrupted) {
+            Verdict::Checked(one) => checked.push(one),
             Verdict::Interrupted => return end(record, Failure::Interrupted),
         }
+    }
+    let verdict = spec.check.then(|| checked.clone());
+    let governing = contract::governing(&checked, &record.path);
+    record.verdicts = governing.iter().map(|c| c.verdict.clone()).collect();
+    let broken: Vec<&str> = governing.iter().filter_map(|c| c.broken.as_deref()).collect();
+    if !broken.is_empty() {
+        let mut outcome = end(record, Failure::Run(broken.join("; ")));
+        outcome.contract = verdict;
+        return outcome;
     }
 
     let loadgen_cpus = s.pinning.loadgen.as_ref().map(|t| t.as_str());
@@ -192,10 +201,12 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         (Some(h), None) => h.base_url(port),
         _ => base_url.clone(),
     };
+    // The profile's paths at the server's own URLs (the manifest's `urls`).
+    let profile = at_own_urls(spec.profile, &spec.app.urls);
     let phase = |duration: Duration| LoadPhase {
         exe: ctx.exe,
         base_url: load_base.clone(),
-        profile: spec.profile,
+        profile: &profile,
         dir: &s.dir,
         duration,
         cpus: loadgen_cpus,
@@ -330,6 +341,21 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     Outcome { record, interrupted: was_interrupted, contract: verdict, host_lost: None }
 }
 
+/// `profile` with every path it loads (`path`, `urls`, `mix`) rewritten
+/// through the app's own URLs; full URLs are left as they are.
+fn at_own_urls(profile: &Profile, urls: &stampede_check::UrlMap) -> Profile {
+    let mut own = profile.clone();
+    let rewrite = |path: &mut String| {
+        if path.starts_with('/') {
+            *path = urls.rewrite(path);
+        }
+    };
+    own.path.iter_mut().for_each(rewrite);
+    own.spec.urls.iter_mut().for_each(rewrite);
+    own.spec.mix.iter_mut().for_each(|target| rewrite(&mut target.url));
+    own
+}
+
 /// The validity rules that need the load's figures: the load's own
 /// (`LoadResult::invalid_reasons`, defined once in stampede-schema) and the
 /// generator's pinned CPU, which only the orchestrator knows.
@@ -352,6 +378,14 @@ fn judge(record: &mut RunRecord, load: &stampede_schema::LoadResult, loadgen_cpu
 mod tests {
     use super::*;
     use crate::record::tests::fake_load;
+
+    #[test]
+    fn the_profile_loads_the_servers_own_urls() {
+        let profile: Profile = toml::from_str("path = \"/queries?queries=20\"").unwrap();
+        let urls = stampede_check::UrlMap::parse_pairs(&["queries=/queries/"]).unwrap();
+        assert_eq!(at_own_urls(&profile, &urls).path.as_deref(), Some("/queries/20"));
+        assert_eq!(at_own_urls(&profile, &Default::default()).path.as_deref(), Some("/queries?queries=20"));
+    }
 
     #[test]
     fn socket_errors_and_saturation_invalidate() {

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use stampede_check::UrlMap;
+
 use crate::error::ScenarioError;
 
 /// Unknown fields are refused, as in scenarios and contracts: a misspelt
@@ -47,6 +49,23 @@ pub struct Manifest {
     /// relative path); absent: the manifest's folder.
     #[serde(default)]
     pub working_dir: Option<PathBuf>,
+    /// `[urls]`: the server's own URL for a contract endpoint (`queries =
+    /// "/queries?q="`, the count appended to a URL ending in `=` or `/`), used
+    /// by the contract check, readiness and the profiles' paths. Over the
+    /// `tfb_config`'s URLs where both give one.
+    #[serde(default)]
+    pub urls: UrlMap,
+    /// A TechEmpower implementation's `benchmark_config.json` (relative to
+    /// the manifest's folder): the URLs and port of its test `tfb_test`.
+    #[serde(default)]
+    pub tfb_config: Option<PathBuf>,
+    /// The test of `tfb_config` to use; absent: its only test.
+    #[serde(default)]
+    pub tfb_test: Option<String>,
+    /// The port the server listens on whatever `PORT` says (the
+    /// `tfb_config`'s test's `port`); absent: the scenario's port.
+    #[serde(skip)]
+    pub fixed_port: Option<u16>,
     /// The folder the manifest is in: relative paths in it start there.
     #[serde(skip)]
     pub dir: PathBuf,
@@ -130,6 +149,16 @@ impl Manifest {
         }
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         manifest.dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        if manifest.tfb_test.is_some() && manifest.tfb_config.is_none() {
+            return Err(bad("tfb_test: give tfb_config, the benchmark_config.json it is a test of".into()));
+        }
+        if let Some(config) = &manifest.tfb_config {
+            let test = tfb_test(&manifest.dir.join(config), manifest.tfb_test.as_deref()).map_err(bad)?;
+            let mut urls = test.urls.entries().clone();
+            urls.extend(manifest.urls.entries().clone());
+            manifest.urls = UrlMap::new(urls).map_err(bad)?;
+            manifest.fixed_port = Some(test.port);
+        }
         if manifest.working_dir.is_some() && !manifest.command_dir().is_dir() {
             let wd = manifest.command_dir();
             return Err(bad(format!(
@@ -140,11 +169,16 @@ impl Manifest {
         Ok(manifest)
     }
 
-    /// The contract to check the app against (`stampede` unless it says), a
-    /// relative file path resolved against the manifest's folder; `None` for
-    /// `contract = "none"`.
+    /// The contract to check the app against (`stampede` unless it says; with
+    /// a `tfb_config`, `tfb` if its test has plaintext or json URLs, else none:
+    /// its database URLs are checked by `db`), a relative file path resolved
+    /// against the manifest's folder; `None` for `contract = "none"`.
     pub fn contract(&self) -> Option<String> {
         match self.contract.as_deref().map(str::trim) {
+            None | Some("") if self.tfb_config.is_some() => {
+                let served = self.urls.entries();
+                (served.contains_key("plaintext") || served.contains_key("json")).then(|| "tfb".into())
+            }
             None | Some("") => Some("stampede".into()),
             Some("none") => None,
             Some(c) if (c.contains('/') || c.ends_with(".toml")) && Path::new(c).is_relative() => {
@@ -167,6 +201,16 @@ impl Manifest {
     pub fn missing_tools(&self) -> Vec<String> {
         self.requires.iter().filter(|tool| which(tool).is_none()).cloned().collect()
     }
+}
+
+/// The test of a TechEmpower config the manifest names: `name`, or its only one.
+fn tfb_test(config: &Path, name: Option<&str>) -> Result<stampede_check::tfb_config::TfbTest, String> {
+    let mut tests = stampede_check::tfb_config::read(config, name).map_err(|e| format!("tfb_config: {e}"))?;
+    if tests.len() > 1 {
+        let names: Vec<&str> = tests.iter().map(|t| t.name.as_str()).collect();
+        return Err(format!("tfb_test: {} declares tests {}; name one", config.display(), names.join(", ")));
+    }
+    Ok(tests.remove(0))
 }
 
 /// The full path of `program` on PATH.
@@ -252,6 +296,36 @@ values.off = { env = { GOGC = "off" }, args = "--x" }
         assert!(Manifest::load(&path).unwrap_err().to_string().contains("working_dir: "));
         std::fs::write(&path, "name = \"x\"\nrun = \"r\"\nready = \"health\"\n").unwrap();
         assert!(Manifest::load(&path).unwrap_err().to_string().contains("ready: \"health\" must be a path"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_tfb_config_gives_the_urls_and_port_and_urls_override_it() {
+        let dir = std::env::temp_dir().join(format!("stampede-manifest-tfb-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("benchmark_config.json"),
+            r#"{"tests": [{"default": {"plaintext_url": "/plaintext", "port": 8080},
+                           "pg": {"db_url": "/db", "query_url": "/queries?q=", "port": 8081}}]}"#,
+        )
+        .unwrap();
+        let path = dir.join("app.toml");
+        let load = |text: &str| {
+            std::fs::write(&path, format!("name = \"x\"\nrun = \"r\"\n{text}")).unwrap();
+            Manifest::load(&path)
+        };
+        let m = load("tfb_config = \"benchmark_config.json\"\ntfb_test = \"pg\"\n[urls]\ndb = \"/dbs\"\n").unwrap();
+        assert_eq!(m.fixed_port, Some(8081));
+        assert_eq!(m.urls.rewrite("/queries?queries=3"), "/queries?q=3");
+        assert_eq!(m.urls.rewrite("/db"), "/dbs", "[urls] over the config's");
+        let e = load("tfb_config = \"benchmark_config.json\"\n").unwrap_err().to_string();
+        assert!(e.contains("tfb_test: ") && e.contains("declares tests default, pg; name one"), "{e}");
+        let e = load("tfb_config = \"nope.json\"\n").unwrap_err().to_string();
+        assert!(e.contains("tfb_config: ") && e.contains("nope.json: cannot read"), "{e}");
+        let e = load("tfb_test = \"pg\"\n").unwrap_err().to_string();
+        assert!(e.contains("tfb_test: give tfb_config"), "{e}");
+        let e = load("[urls]\nqueries = \"queries\"\n").unwrap_err().to_string();
+        assert!(e.contains("app.toml") && e.contains("url queries=\"queries\""), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

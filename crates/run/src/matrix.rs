@@ -190,6 +190,10 @@ mod tests {
             profile: Default::default(),
             events: None,
             working_dir: None,
+            urls: Default::default(),
+            tfb_config: None,
+            tfb_test: None,
+            fixed_port: None,
             dir: ".".into(),
         }
     }

@@ -4,7 +4,10 @@
 //! no `/plaintext`. The path comes from the app's manifest (`ready`), else
 //! from the contract it claims (the contract file's `ready`, so each built-in
 //! contract says it in one place), else any HTTP response on `/`, whatever
-//! its status, for an app that claims no contract.
+//! its status, for an app that claims no contract. An app with its own URLs
+//! (the manifest's `urls` or `tfb_config`) is asked the contract's ready path
+//! at its own URL, or, when it does not serve that endpoint (a TechEmpower
+//! database-only test has no `/plaintext`), one it does serve.
 
 use std::fmt;
 
@@ -39,16 +42,33 @@ impl ReadyCheck {
             return Ok(ReadyCheck::ok_on(path));
         }
         let Some(claimed) = app.contract() else {
-            return Ok(ReadyCheck::any_answer());
+            return Ok(served(&app.urls).unwrap_or_else(ReadyCheck::any_answer));
         };
         let contract = stampede_check::resolve(&claimed).map_err(|e| format!("{}: contract: {e}", app.name))?;
-        Ok(contract.ready.as_deref().map(ReadyCheck::ok_on).unwrap_or_else(ReadyCheck::any_answer))
+        let Some(path) = contract.ready.as_deref() else {
+            return Ok(served(&app.urls).unwrap_or_else(ReadyCheck::any_answer));
+        };
+        if app.urls.is_empty() || app.urls.entries().contains_key(stampede_check::endpoint_of(path)) {
+            return Ok(ReadyCheck::ok_on(&app.urls.rewrite(path)));
+        }
+        Ok(served(&app.urls).unwrap_or_else(|| ReadyCheck::ok_on(path)))
     }
 
     /// Whether a response with this status means the server is ready.
     pub fn accepts(&self, status: u16) -> bool {
         self.any_status || status == 200
     }
+}
+
+/// `200` on one of the app's own URLs: the cheapest endpoint it serves
+/// (plaintext, json, db, fortunes), else one that takes a count, asked for 1.
+fn served(urls: &stampede_check::UrlMap) -> Option<ReadyCheck> {
+    let plain = ["plaintext", "json", "db", "fortunes"].into_iter().find(|e| urls.entries().contains_key(*e));
+    let path = match plain {
+        Some(endpoint) => urls.rewrite(&format!("/{endpoint}")),
+        None => urls.rewrite(&format!("/{}?queries=1", urls.entries().keys().next()?)),
+    };
+    Some(ReadyCheck::ok_on(&path))
 }
 
 impl fmt::Display for ReadyCheck {
@@ -87,6 +107,17 @@ mod tests {
         assert_eq!(own, ReadyCheck::ok_on("/health"));
         assert!(own.accepts(200) && !own.accepts(404));
         assert_eq!(own.to_string(), "200 on /health");
+    }
+
+    #[test]
+    fn a_database_only_server_is_asked_a_url_it_serves() {
+        assert_eq!(ReadyCheck::for_app(&manifest("contract = \"db\"")).unwrap(), ReadyCheck::ok_on("/db"));
+        let only_db = manifest("contract = \"tfb\"\n[urls]\ndb = \"/dbs\"\nqueries = \"/queries/\"");
+        assert_eq!(ReadyCheck::for_app(&only_db).unwrap(), ReadyCheck::ok_on("/dbs"));
+        let only_queries = manifest("contract = \"none\"\n[urls]\nqueries = \"/q?n=\"");
+        assert_eq!(ReadyCheck::for_app(&only_queries).unwrap(), ReadyCheck::ok_on("/q?n=1"));
+        let own_plaintext = manifest("[urls]\nplaintext = \"/hello/text\"");
+        assert_eq!(ReadyCheck::for_app(&own_plaintext).unwrap(), ReadyCheck::ok_on("/hello/text"));
     }
 
     #[test]

@@ -172,7 +172,7 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
         for combo in &app.combos {
             // The contract is checked on the first run of each app × knobs;
             // the same build with the same settings does the same work after.
-            let mut contract: Option<Result<(), String>> = None;
+            let mut contract: Option<Vec<crate::contract::Checked>> = None;
             for iteration in 1..=scenario.iterations {
                 for profile in &scenario.profiles {
                     if interrupted() {
@@ -194,15 +194,19 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         database: database.as_ref(),
                         database_env: &database_env,
                     };
-                    if let Some(Err(reason)) = &contract {
-                        let record = crate::record::failed(
+                    // A broken contract skips the profiles it governs, not the others.
+                    let governing = contract.as_deref().map(|c| crate::contract::governing(c, &profile.path_label()));
+                    let broken: Vec<&str> = governing.iter().flatten().filter_map(|c| c.broken.as_deref()).collect();
+                    if !broken.is_empty() {
+                        let mut record = crate::record::failed(
                             name,
                             &combo.knobs,
                             profile,
                             iteration,
                             prepared.build_time_ms,
-                            format!("{reason} (checked on this combination's first run)"),
+                            format!("{} (checked on this combination's first run)", broken.join("; ")),
                         );
+                        record.verdicts = governing.iter().flatten().map(|c| c.verdict.clone()).collect();
                         progress.inc();
                         any_invalid = true;
                         completed += 1;
@@ -217,6 +221,7 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         iteration,
                         build_time_ms: prepared.build_time_ms,
                         check,
+                        checked: contract.as_deref().unwrap_or(&[]),
                     };
                     let outcome = run_once(&ctx, &spec);
                     if outcome.contract.is_some() {

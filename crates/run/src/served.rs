@@ -140,7 +140,7 @@ impl LocalServer {
         let server = Server::spawn(app, launch.combo, launch.port, launch.cpus, launch.log, launch.grace, launch.env)
             .map_err(|e| format!("cannot start `{}`: {e}", app.run))?;
         let probe = Probe::start(ProbeConfig { interval: launch.sample_interval, ..Default::default() }, server.pid())
-            .map_err(|e| format!("{} exited at once: {e}; output: {}", app.name, server.output_tail(TAIL_LINES)))?;
+            .map_err(|e| format!("{} exited at once: {e}; {}", app.name, server.crash_report(TAIL_LINES)))?;
         if let Some(pid) = launch.database_pid {
             probe.set_database(pid);
         }
@@ -176,7 +176,7 @@ impl Served for LocalServer {
             if let Some(status) = self.server.exited() {
                 return Err(Failure::Run(format!(
                     "{name} crashed during start ({status}): {}",
-                    self.server.output_tail(TAIL_LINES)
+                    self.server.crash_report(TAIL_LINES)
                 )));
             }
             if Instant::now() > deadline {

@@ -144,6 +144,13 @@ impl Server {
         tail(&self.log_path, lines)
     }
 
+    /// Why it died, for a crash at start: the log's panic or exception line
+    /// (crash_line) and the log's path, else the log's last lines and path.
+    pub fn crash_report(&self, lines: usize) -> String {
+        let why = crash_line(&self.log_path).unwrap_or_else(|| self.output_tail(lines));
+        format!("{why} (its output: {})", self.log_path.display())
+    }
+
     fn group_alive(&self) -> bool {
         // SAFETY: kill with signal 0 only checks whether the group exists.
         unsafe { libc::kill(-self.pgid, 0) == 0 }
@@ -220,6 +227,32 @@ pub fn tail(path: &Path, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join(" | ")
 }
 
+/// The line that says why a program died, from the start of its log (the
+/// first 64 KiB): a Python traceback's exception line (the first unindented
+/// line after `Traceback`), else the first line with `panic` (Go's
+/// `panic: …`, Rust's `panicked at …:` with the message on the next line),
+/// `Exception` or `Error`. A goroutine dump or a stack after it is noise a
+/// reader must not have to search.
+pub fn crash_line(path: &Path) -> Option<String> {
+    let mut bytes = Vec::new();
+    File::open(path).ok()?.take(64 * 1024).read_to_end(&mut bytes).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).collect();
+    if let Some(at) = lines.iter().position(|l| l.starts_with("Traceback")) {
+        if let Some(last) = lines[at + 1..].iter().find(|l| !l.starts_with(char::is_whitespace)) {
+            return Some(last.to_string());
+        }
+    }
+    let at = lines.iter().position(|l| l.contains("panic") || l.contains("Exception") || l.contains("Error"))?;
+    match lines.get(at + 1) {
+        // Rust puts the panic's message on the line after `panicked at file:line:col:`.
+        Some(message) if lines[at].contains("panicked at") && lines[at].ends_with(':') => {
+            Some(format!("{} {}", lines[at], message.trim()))
+        }
+        _ => Some(lines[at].to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,6 +272,10 @@ mod tests {
             profile: Default::default(),
             events: None,
             working_dir: None,
+            urls: Default::default(),
+            tfb_config: None,
+            tfb_test: None,
+            fixed_port: None,
             dir: std::env::temp_dir(),
         }
     }
@@ -272,6 +309,33 @@ mod tests {
                     .unwrap_or(false)
             })
             .count()
+    }
+
+    #[test]
+    fn crash_line_finds_the_panic_or_the_exception() {
+        let path = std::env::temp_dir().join(format!("stampede-crash-{}.log", std::process::id()));
+        let cases = [
+            (
+                "starting\npanic: dial tcp: lookup tfb-database: no such host\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:40 +0x1d\n",
+                "panic: dial tcp: lookup tfb-database: no such host",
+            ),
+            (
+                "thread 'main' panicked at src/main.rs:12:5:\ncannot bind: Address in use\nnote: run with RUST_BACKTRACE=1\n",
+                "thread 'main' panicked at src/main.rs:12:5: cannot bind: Address in use",
+            ),
+            (
+                "Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n    import asyncpg\nModuleNotFoundError: No module named 'asyncpg'\n",
+                "ModuleNotFoundError: No module named 'asyncpg'",
+            ),
+            ("Exception in thread \"main\" java.net.BindException: Address already in use\n\tat x\n", "Exception in thread \"main\" java.net.BindException: Address already in use"),
+        ];
+        for (log, line) in cases {
+            std::fs::write(&path, log).unwrap();
+            assert_eq!(crash_line(&path).as_deref(), Some(line), "{log}");
+        }
+        std::fs::write(&path, "listening\nbye\n").unwrap();
+        assert_eq!(crash_line(&path), None);
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]

@@ -28,13 +28,27 @@ fn two_columns(header: [&str; 2], figures: Vec<Figure>) -> Table {
     t
 }
 
+/// `db fail: a, b`, `tfb warn: c` or `tfb pass`.
+fn verdict_cell(v: &stampede_schema::run::ContractVerdict) -> String {
+    let rules = if v.failed.is_empty() { &v.warned } else { &v.failed };
+    match rules.is_empty() {
+        true => format!("{} {}", v.contract, v.verdict),
+        false => format!("{} {}: {}", v.contract, v.verdict, rules.join(", ")),
+    }
+}
+
 /// The two tables for one run.
 pub fn run_tables(run: &RunRecord, runtime_version: &str, cores: usize) -> String {
     let knobs = if run.knobs.is_empty() { String::new() } else { format!(" ({})", label(&run.knobs)) };
     let app =
         two_columns(["application", &format!("{}{knobs}", run.app)], application_figures(run, runtime_version, cores));
     let mut load = two_columns(["load", &format!("{} {}", run.profile, run.path)], load_figures(run));
-    let contract = if run.contract == "none" { "none (not checked)".into() } else { run.contract.clone() };
+    let contract = match (run.contract.as_str(), run.verdicts.is_empty()) {
+        ("none", true) => "none (not checked)".into(),
+        (claimed, true) => claimed.to_string(),
+        // The verdicts of the contracts that judged this profile (`tfb pass`, `db fail: queries-20, …`).
+        (_, false) => run.verdicts.iter().map(verdict_cell).collect::<Vec<_>>().join("; "),
+    };
     load.add_row(vec!["Contract".to_string(), contract]);
     let valid = if run.valid { "yes".into() } else { format!("no: {}", run.invalid_reason.as_deref().unwrap_or("")) };
     load.add_row(vec!["Valid".to_string(), valid]);

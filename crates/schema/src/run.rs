@@ -108,6 +108,27 @@ pub struct ServerHostRecord {
     pub kernel: String,
 }
 
+/// One contract's verdict on an app × knobs (checked on its first run),
+/// recorded with every profile the contract governs: the profiles whose path
+/// is one of its endpoints (a failing `db` invalidates `/db` and `/queries`,
+/// not `/plaintext`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ContractVerdict {
+    /// Its name (`tfb`, `db`, a contract file).
+    pub contract: String,
+    /// `pass`, `warn` (passed, some rules with a warning) or `fail`.
+    pub verdict: String,
+    /// How many rules it judged.
+    #[serde(default)]
+    pub rules: u32,
+    /// The ids of the rules that failed, all of them.
+    #[serde(default)]
+    pub failed: Vec<String>,
+    /// The ids of the rules that passed with a warning.
+    #[serde(default)]
+    pub warned: Vec<String>,
+}
+
 /// One app × knobs × profile × iteration.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
@@ -129,6 +150,11 @@ pub struct RunRecord {
     /// claims none and so was not checked.
     #[serde(deserialize_with = "lenient::or_default")]
     pub contract: String,
+    /// The verdict of each contract that governs this profile (the claimed
+    /// one, and `db` for the database endpoints), whether it passed or not;
+    /// empty when nothing was checked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<ContractVerdict>,
     #[serde(deserialize_with = "lenient::or_default")]
     pub build_time_ms: f64,
     #[serde(deserialize_with = "lenient::or_default")]
@@ -185,6 +211,7 @@ impl Default for RunRecord {
             valid: true,
             invalid_reason: None,
             contract: String::new(),
+            verdicts: Vec::new(),
             build_time_ms: 0.0,
             start_time_ms: 0.0,
             first_request_ms: 0.0,

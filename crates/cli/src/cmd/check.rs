@@ -1,7 +1,9 @@
 //! `stampede check [--contract NAME|FILE] URL`: asks a running server every
 //! question in a contract (by default `stampede`, apps/CONTRACT.md) and prints
-//! which rules pass; `--list-contracts` shows the built-in ones. Glue only:
-//! the contracts, the client and the report live in the `stampede-check` crate.
+//! which rules pass; `--list-contracts` shows the built-in ones; `--url` maps
+//! endpoints to the server's own URLs and `--tfb-config` checks each test of a
+//! TechEmpower implementation at its URLs and port. Glue only: the contracts,
+//! the URL map, the client and the report live in the `stampede-check` crate.
 
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -24,6 +26,11 @@ Examples:
       Check /db, /queries, /updates and /fortunes against the rows in that database.
   stampede check --http3 -k https://127.0.0.1:9009
       Ask every question over HTTP/3 (QUIC on UDP port 9009; -k: a self-signed certificate).
+  stampede check --contract db --url queries=/queries?q= --url updates=/update?q= --database postgres://… http://127.0.0.1:8080
+      Ask the server's own URLs: the count is appended to a URL ending in = or /.
+  stampede check --tfb-config frameworks/Go/gin/benchmark_config.json --database postgres://…
+      Check each test of a TechEmpower implementation at its URLs and port (tfb for
+      plaintext/json, db for the database tests); --test default picks one.
   stampede check --timeout 30s http://10.0.0.2:8080
       Allow up to 30 s per response (a slow machine, a JIT still warming).
 
@@ -33,12 +40,27 @@ Exit status: 0 every rule passed, 1 a rule failed, 2 bad usage or the server can
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Base URL of the server, e.g. http://127.0.0.1:9009
-    #[arg(required_unless_present = "list_contracts")]
+    /// (with --tfb-config: default http://127.0.0.1 at each test's port)
+    #[arg(required_unless_present_any = ["list_contracts", "tfb_config"])]
     pub url: Option<String>,
 
     /// The contract to check: a built-in name (see --list-contracts) or a contract file
     #[arg(long, value_name = "NAME|FILE", default_value = stampede_check::DEFAULT_CONTRACT)]
     pub contract: String,
+
+    /// The server's own URL for a contract endpoint, e.g. queries=/queries?q= (repeatable;
+    /// a URL ending in = or / gets the count appended)
+    #[arg(long = "url", value_name = "NAME=URL", conflicts_with = "tfb_config")]
+    pub urls: Vec<String>,
+
+    /// A TechEmpower implementation's benchmark_config.json: check each test it declares
+    /// at its URLs and port, with tfb (plaintext, json) and db (the database tests)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["contract", "list_contracts"])]
+    pub tfb_config: Option<std::path::PathBuf>,
+
+    /// With --tfb-config: check only the test of this name (e.g. default)
+    #[arg(long, value_name = "NAME", requires = "tfb_config")]
+    pub test: Option<String>,
 
     /// List the built-in contracts and exit
     #[arg(long, conflicts_with_all = ["url", "json"])]
@@ -74,9 +96,13 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         write_stdout(&list_contracts())?;
         return Ok(0);
     }
+    if let Some(config) = &args.tfb_config {
+        return run_tfb(config, &args);
+    }
     let contract = stampede_check::resolve(&args.contract)?;
+    let urls = stampede_check::UrlMap::parse_pairs(&args.urls).map_err(anyhow::Error::msg)?;
     let http3 = args.http3.then_some(stampede_check::Http3 { insecure: args.insecure, ca: args.ca });
-    let options = stampede_check::Options { timeout: args.timeout, database: args.database, http3 };
+    let options = stampede_check::Options { timeout: args.timeout, database: args.database, http3, urls };
     let url = args.url.as_deref().unwrap_or_default();
     let report = stampede_check::check_contract(url, &contract, &options)?;
     let text = if args.json {
@@ -87,6 +113,58 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     };
     write_stdout(&text)?;
     Ok(if report.all_passed() { 0 } else { 1 })
+}
+
+/// `--tfb-config FILE [--test NAME]`: each test entry with each contract its
+/// URLs call for, one report after another (a JSON array of reports with
+/// `--json`); exit 1 if any rule of any failed.
+fn run_tfb(config: &std::path::Path, args: &Args) -> anyhow::Result<i32> {
+    let tests = stampede_check::tfb_config::read(config, args.test.as_deref()).context("--tfb-config")?;
+    // Every refusal before the first request, so no report is half printed.
+    for test in &tests {
+        let contracts = test.contracts();
+        if let Some(db) = contracts.iter().find(|c| c.needs_database()).filter(|_| args.database.is_none()) {
+            anyhow::bail!(
+                "test {:?} of {} declares database URLs, which contract {} checks against the rows: give --database postgres://user:password@host:port/database, or --test with another test",
+                test.name,
+                config.display(),
+                db.name
+            );
+        }
+        if contracts.is_empty() {
+            anyhow::bail!(
+                "--tfb-config {}: test {:?} declares none of json_url, plaintext_url, db_url, query_url, update_url, fortune_url",
+                config.display(),
+                test.name
+            );
+        }
+    }
+    let mut reports = Vec::new();
+    let mut text = String::new();
+    for test in &tests {
+        let options =
+            stampede_check::Options {
+                timeout: args.timeout,
+                database: args.database.clone(),
+                http3: None,
+                urls: test.urls.clone(),
+            };
+        for contract in test.contracts() {
+            let url = test.base_url(args.url.as_deref());
+            let report = stampede_check::check_contract(&url, &contract, &options)
+                .with_context(|| format!("test {:?} of {}", test.name, config.display()))?;
+            text.push_str(&format!("test {} of {}, at {}\n", test.name, config.display(), test.urls));
+            text.push_str(&stampede_check::render::text(&report, wants_color()));
+            text.push('\n');
+            reports.push(report);
+        }
+    }
+    if args.json {
+        let json = serde_json::to_string_pretty(&reports).context("cannot serialise the check reports")?;
+        text = format!("{json}\n");
+    }
+    write_stdout(&text)?;
+    Ok(if reports.iter().all(|r| r.all_passed()) { 0 } else { 1 })
 }
 
 /// One line per built-in contract: name, version, rule count (requests, probes

@@ -26,6 +26,10 @@ pub enum Api {
     Sequence,
     /// `/plaintext` and `/json` only, with `Server` and `Date`.
     Tfb,
+    /// [`Api::Tfb`] at the server's own URLs, as a TechEmpower
+    /// implementation declares them: `/hello/text` and `/hello/json?pretty=`
+    /// (the other two paths are 404).
+    TfbOwnUrls,
 }
 
 /// The one way a variant breaks the contract.
@@ -149,6 +153,11 @@ fn serve_connection(mut stream: TcpStream, server: Served, lock: &Mutex<()>) {
             Api::Stampede => route(path, server.fault, lock),
             Api::Sequence => route_sequence(path, server.fault),
             Api::Tfb => route_tfb(path, server.fault),
+            Api::TfbOwnUrls => match target.as_str() {
+                "/hello/text" => route_tfb("/plaintext", server.fault),
+                "/hello/json?pretty=" => route_tfb("/json", server.fault),
+                _ => route_tfb("/elsewhere", server.fault),
+            },
         };
         if stream.write_all(&encode(status, content_type, &body, server)).is_err() {
             return;
