@@ -74,13 +74,13 @@ pub fn judge(
     result
 }
 
-fn json(body: &[u8]) -> Result<Value, String> {
+pub(crate) fn json(body: &[u8]) -> Result<Value, String> {
     serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))
 }
 
 /// `/db`'s answer: one row object, or (a departure TechEmpower's verifier
 /// warns about) a one-element array holding it.
-fn lone_row(value: &Value, lenience: &mut Lenience) -> Result<(i32, i32), String> {
+pub(crate) fn lone_row(value: &Value, lenience: &mut Lenience) -> Result<(i32, i32), String> {
     match value.as_array().map(Vec::as_slice) {
         Some([row]) if lenience.allow(Leniency::RowInArray, || "the row inside a one-element array".into()) => {
             one_row(row, lenience)
@@ -119,7 +119,7 @@ fn one_row(value: &Value, lenience: &mut Lenience) -> Result<(i32, i32), String>
 
 /// A JSON array of exactly `n` rows (for the 501 case, another count is a
 /// departure the contract may allow, as TechEmpower's verifier does).
-fn row_list(value: &Value, n: usize, lenience: &mut Lenience) -> Result<Vec<(i32, i32)>, String> {
+pub(crate) fn row_list(value: &Value, n: usize, lenience: &mut Lenience) -> Result<Vec<(i32, i32)>, String> {
     let list = value.as_array().ok_or_else(|| format!("expected a JSON array, got {}", short(value)))?;
     let unclamped = n == 500
         && !list.is_empty()
@@ -190,7 +190,7 @@ fn persisted(rows: &[(i32, i32)], before: &BTreeMap<i32, i32>, db: &mut Database
 }
 
 /// The page as UTF-8 and its table rows.
-fn page(body: &[u8]) -> Result<Vec<RawRow>, String> {
+pub(crate) fn page(body: &[u8]) -> Result<Vec<RawRow>, String> {
     let text = std::str::from_utf8(body).map_err(|e| {
         format!("the page is not UTF-8 (byte {} is not): the non-ASCII fortune was mangled", e.valid_up_to())
     })?;
