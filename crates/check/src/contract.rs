@@ -93,6 +93,9 @@ pub enum Leniency {
     RowInArray,
     /// A raw `'`, `"` or `>` in a fortune's message (`<` and `&` still fail).
     UnescapedQuotes,
+    /// A `Date` that is not one IMF-fixdate (another format, or two Date
+    /// headers); a missing Date still fails: softens `header-date`.
+    DateFormat,
 }
 
 impl Leniency {
@@ -108,6 +111,7 @@ impl Leniency {
             Leniency::UpperClamp => "upper-clamp",
             Leniency::RowInArray => "row-in-array",
             Leniency::UnescapedQuotes => "unescaped-quotes",
+            Leniency::DateFormat => "date-format",
         }
     }
 }
@@ -152,6 +156,7 @@ impl Probe {
             ProbeCheck::FortunesComplete => "fortunes-complete",
             ProbeCheck::FortunesSorted => "fortunes-sorted",
             ProbeCheck::FortunesEscaped => "fortunes-escaped",
+            ProbeCheck::FortunesPage => "fortunes-page",
             ProbeCheck::Concurrent => "concurrent",
         })
     }
@@ -189,6 +194,8 @@ pub enum ProbeCheck {
     FortunesSorted,
     /// Every message HTML-escaped: no markup from the `<script>` row.
     FortunesEscaped,
+    /// The page around the rows: doctype, title, header row, one table.
+    FortunesPage,
     /// `requests` answers of the check `of`, sent over `connections` at once,
     /// each judged by its form; with the database's counts of statements and
     /// rows (concurrent.rs, counting.rs).
@@ -206,6 +213,7 @@ impl ProbeCheck {
                 | ProbeCheck::FortunesComplete
                 | ProbeCheck::FortunesSorted
                 | ProbeCheck::FortunesEscaped
+                | ProbeCheck::FortunesPage
                 | ProbeCheck::Concurrent
         )
     }
@@ -230,6 +238,9 @@ pub struct Rule {
     /// If set, `charset` with this value is the only parameter allowed.
     #[serde(default)]
     pub charset: Option<String>,
+    /// With `charset`: the parameter must be there (TechEmpower's fortunes).
+    #[serde(default)]
+    pub charset_required: bool,
     /// Headers that must be present and non-empty.
     #[serde(default)]
     pub has_headers: Vec<String>,
@@ -466,6 +477,9 @@ impl Contract {
             }
             if rule.charset.is_some() && rule.content_type.is_none() {
                 return Err((at("charset"), "needs content_type too".into()));
+            }
+            if rule.charset_required && rule.charset.is_none() {
+                return Err((at("charset_required"), "needs charset: say which charset is required".into()));
             }
             for name in rule.has_headers.iter().chain(rule.headers.keys()) {
                 if name.is_empty() || !name.bytes().all(|b| b.is_ascii_graphic() && b != b':') {

@@ -40,6 +40,11 @@ pub fn judge(
         }
         ProbeCheck::FortunesSorted => format!("GET {path} lists the fortunes sorted by message"),
         ProbeCheck::FortunesEscaped => format!("GET {path} escapes every message (no markup from the <script> row)"),
+        ProbeCheck::FortunesPage => {
+            format!(
+                "GET {path} is TechEmpower's page: doctype, title Fortunes, a header row, then the rows in one table"
+            )
+        }
         _ => unreachable!("only database checks come here"),
     };
     // `/updates` is judged against the table as it was just before.
@@ -66,6 +71,9 @@ pub fn judge(
             ProbeCheck::DbUpdates => json(&r.body)
                 .and_then(|v| row_list(&v, rows, lenience))
                 .and_then(|list| persisted(&list, before.as_ref().expect("read above"), db)),
+            ProbeCheck::FortunesPage => std::str::from_utf8(&r.body)
+                .map_err(|_| "the page is not UTF-8".to_string())
+                .and_then(fortunes::structure),
             check => page(&r.body).and_then(|raw| fortunes_rule(check, &raw, db, lenience)),
         },
     };

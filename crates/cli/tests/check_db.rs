@@ -60,10 +60,18 @@ fn each_database_rule_fails_against_the_server_that_breaks_it() {
         (Fault::Unsorted, vec!["fortunes-sorted"]),
         (
             Fault::NoPersist,
-            vec!["updates-20", "updates-clamp-0", "updates-clamp-501", "updates-not-a-number", "updates-counted"],
+            vec![
+                "updates-20",
+                "updates-clamp-0",
+                "updates-clamp-501",
+                "updates-not-a-number",
+                "updates-empty",
+                "updates-counted",
+            ],
         ),
         (Fault::NoClamp, vec!["queries-clamp-0", "updates-clamp-0"]),
         (Fault::WrongNumber, vec!["db-row"]),
+        (Fault::BarePage, vec!["fortunes-html", "fortunes-page"]),
     ];
     for (fault, rules) in cases {
         let (code, report) = check(&serve(&url, fault), &url);

@@ -48,6 +48,8 @@ pub enum Fault {
     /// /updates writes only its first row and answers the others' numbers
     /// unchanged (so every answer is true of the database).
     OneRowUpdated,
+    /// /fortunes is only the table, as `text/html` with no charset.
+    BarePage,
     /// Answers 503 while more than [`OVERLOAD_IN_FLIGHT`] requests are in
     /// flight: right one at a time, wrong under concurrency.
     Overload,
@@ -241,6 +243,10 @@ fn answer(target: &str, db: &mut postgres::Client, shared: &Shared) -> (&'static
                 page.push_str(&format!("<tr><td>{id}</td><td>{message}</td></tr>"));
             }
             page.push_str("</table></body></html>");
+            if fault == Fault::BarePage {
+                let table = page.find("<table>").unwrap();
+                return ("text/html", page[table..page.len() - "</body></html>".len()].to_string());
+            }
             ("text/html; charset=utf-8", page)
         }
         _ => ("text/plain", "Hello, World!".into()),
