@@ -127,12 +127,25 @@ pub fn judge(
         },
         _ => probe.rows.unwrap_or(1) as usize,
     };
+    let right = |body: &[u8]| answer_is_right(of, body, rows, warn);
+    // A server that cannot answer one such request alone is not loaded with
+    // 512 (a server that serves one connection at a time would keep the
+    // phase waiting for every timeout): both results fail at once.
+    let alone = Client::new(target.clone(), timeout).get(path);
+    if let Err((_, why)) = verdict(&alone, &right) {
+        let reason = format!("not run: one GET {path} alone is not answered right ({why})");
+        let counted = format!("not counted: one GET {path} alone is not answered right");
+        let results = vec![
+            RuleResult::fail(id, &description, reason, Some(&alone)),
+            RuleResult::fail(&counted_id, &count_description, counted, None),
+        ];
+        log.push(alone);
+        return results;
+    }
     let table = if of == ProbeCheck::FortunesComplete { "fortune" } else { "world" };
     counting::settle(db);
     let before = Snapshot::take(db, table);
-    let outcome = run(target, path, timeout.max(PHASE_TIMEOUT), requests, connections, &|body| {
-        answer_is_right(of, body, rows, warn)
-    });
+    let outcome = run(target, path, timeout.max(PHASE_TIMEOUT), requests, connections, &right);
     counting::flushed(db);
     let after = Snapshot::take(db, table);
     let transactions = counting::transactions_between(&before, &after);
@@ -198,6 +211,21 @@ fn answer_is_right(of: ProbeCheck, body: &[u8], rows: usize, warn: &[Leniency]) 
     }
 }
 
+/// One exchange judged: `Err((kind, reason))` when it failed.
+fn verdict(exchange: &Exchange, right: &dyn Fn(&[u8]) -> Result<(), String>) -> Result<(), (String, String)> {
+    match exchange.response() {
+        None => {
+            let why = exchange.result.as_ref().err().map(ToString::to_string).unwrap_or_default();
+            Err((format!("no response ({why})"), format!("no response: {why}")))
+        }
+        Some(r) if r.status != 200 => {
+            let kind = format!("answered {}", r.status_line());
+            Err((kind.clone(), format!("{kind}, not 200")))
+        }
+        Some(r) => right(&r.body).map_err(|why| ("malformed".to_string(), why)),
+    }
+}
+
 /// Sends the requests over `connections` threads, each with its own
 /// connection, started together.
 fn run(
@@ -221,19 +249,8 @@ fn run(
                     start.wait();
                     for _ in 0..share {
                         let exchange = client.get(path);
-                        let verdict = match exchange.response() {
-                            None => {
-                                let why = exchange.result.as_ref().err().map(ToString::to_string).unwrap_or_default();
-                                Err((format!("no response ({why})"), format!("no response: {why}")))
-                            }
-                            Some(r) if r.status != 200 => {
-                                let kind = format!("answered {}", r.status_line());
-                                Err((kind.clone(), format!("{kind}, not 200")))
-                            }
-                            Some(r) => right(&r.body).map_err(|why| ("malformed".to_string(), why)),
-                        };
                         mine.sent += 1;
-                        match verdict {
+                        match verdict(&exchange, right) {
                             Ok(()) => mine.right += 1,
                             Err((kind, why)) => {
                                 *mine.failures.entry(kind).or_default() += 1;
