@@ -93,6 +93,9 @@ pub enum Leniency {
     RowInArray,
     /// A raw `'`, `"` or `>` in a fortune's message (`<` and `&` still fail).
     UnescapedQuotes,
+    /// A `Date` that is not one IMF-fixdate (another format, or two Date
+    /// headers); a missing Date still fails: softens `header-date`.
+    DateFormat,
 }
 
 impl Leniency {
@@ -108,6 +111,7 @@ impl Leniency {
             Leniency::UpperClamp => "upper-clamp",
             Leniency::RowInArray => "row-in-array",
             Leniency::UnescapedQuotes => "unescaped-quotes",
+            Leniency::DateFormat => "date-format",
         }
     }
 }
@@ -126,6 +130,17 @@ pub struct Probe {
     /// (the contract's clamping: `/queries?queries=501` must give 500).
     #[serde(default)]
     pub rows: Option<u32>,
+    /// For `concurrent`: the database check whose answers it sends at once
+    /// (`db-row`, `db-rows`, `db-updates` or `fortunes-complete`).
+    #[serde(default)]
+    pub of: Option<ProbeCheck>,
+    /// For `concurrent`: how many requests in all (512, TechEmpower's).
+    #[serde(default)]
+    pub requests: Option<u32>,
+    /// For `concurrent`: over how many connections at once (each sends its
+    /// share of `requests` one after another).
+    #[serde(default)]
+    pub connections: Option<u32>,
 }
 
 impl Probe {
@@ -141,7 +156,16 @@ impl Probe {
             ProbeCheck::FortunesComplete => "fortunes-complete",
             ProbeCheck::FortunesSorted => "fortunes-sorted",
             ProbeCheck::FortunesEscaped => "fortunes-escaped",
+            ProbeCheck::FortunesPage => "fortunes-page",
+            ProbeCheck::Concurrent => "concurrent",
         })
+    }
+
+    /// For `concurrent`: the id of its second result, the database's counts
+    /// (`db-concurrent` → `db-counted`).
+    pub fn counted_id(&self) -> String {
+        let id = self.id();
+        format!("{}-counted", id.strip_suffix("-concurrent").unwrap_or(id))
     }
 }
 
@@ -170,6 +194,12 @@ pub enum ProbeCheck {
     FortunesSorted,
     /// Every message HTML-escaped: no markup from the `<script>` row.
     FortunesEscaped,
+    /// The page around the rows: doctype, title, header row, one table.
+    FortunesPage,
+    /// `requests` answers of the check `of`, sent over `connections` at once,
+    /// each judged by its form; with the database's counts of statements and
+    /// rows (concurrent.rs, counting.rs).
+    Concurrent,
 }
 
 impl ProbeCheck {
@@ -183,6 +213,8 @@ impl ProbeCheck {
                 | ProbeCheck::FortunesComplete
                 | ProbeCheck::FortunesSorted
                 | ProbeCheck::FortunesEscaped
+                | ProbeCheck::FortunesPage
+                | ProbeCheck::Concurrent
         )
     }
 }
@@ -206,6 +238,9 @@ pub struct Rule {
     /// If set, `charset` with this value is the only parameter allowed.
     #[serde(default)]
     pub charset: Option<String>,
+    /// With `charset`: the parameter must be there (TechEmpower's fortunes).
+    #[serde(default)]
+    pub charset_required: bool,
     /// Headers that must be present and non-empty.
     #[serde(default)]
     pub has_headers: Vec<String>,
@@ -359,6 +394,8 @@ impl Contract {
             check_path(ready).map_err(|r| ("ready".to_string(), r))?;
         }
         let mut ids: BTreeSet<&str> = RESPONSE_CHECK_IDS.iter().copied().collect();
+        // The ids of the concurrent probes' counts, made from theirs.
+        let mut counted_ids: BTreeSet<String> = BTreeSet::new();
         for (i, probe) in self.probes.iter().enumerate() {
             check_path(&probe.path).map_err(|r| (format!("probe[{}].path", i + 1), r))?;
             if probe.check == ProbeCheck::SleepConcurrent && crate::probes::sleep_of(&probe.path).is_none() {
@@ -367,7 +404,9 @@ impl Contract {
                     format!("{:?}: sleep-concurrent needs a path ending in the milliseconds to sleep, such as \"/sleep/200\"", probe.path),
                 ));
             }
-            let counted = matches!(probe.check, ProbeCheck::DbRows | ProbeCheck::DbUpdates);
+            crate::concurrent::validate(probe).map_err(|(field, r)| (format!("probe[{}].{field}", i + 1), r))?;
+            let counted = matches!(probe.check, ProbeCheck::DbRows | ProbeCheck::DbUpdates)
+                || matches!(probe.of, Some(ProbeCheck::DbRows | ProbeCheck::DbUpdates));
             match probe.rows {
                 None if counted => {
                     return Err((
@@ -376,7 +415,10 @@ impl Contract {
                     ))
                 }
                 Some(_) if !counted => {
-                    return Err((format!("probe[{}].rows", i + 1), "only db-rows and db-updates take rows".into()))
+                    return Err((
+                        format!("probe[{}].rows", i + 1),
+                        "only db-rows and db-updates (or concurrent of them) take rows".into(),
+                    ))
                 }
                 Some(n) if !(1..=500).contains(&n) => {
                     return Err((
@@ -386,7 +428,12 @@ impl Contract {
                 }
                 _ => {}
             }
-            if !ids.insert(probe.id()) {
+            let counted_id = probe.counted_id();
+            let taken = ids.contains(counted_id.as_str()) || counted_ids.contains(&counted_id);
+            if probe.check == ProbeCheck::Concurrent && (taken || !counted_ids.insert(counted_id.clone())) {
+                return Err((format!("probe[{}].id", i + 1), format!("{counted_id:?}, its count's id, is taken")));
+            }
+            if counted_ids.contains(probe.id()) || !ids.insert(probe.id()) {
                 return Err((
                     format!("probe[{}].id", i + 1),
                     format!("{:?} is taken; give each probe of the same check its own id", probe.id()),
@@ -400,7 +447,7 @@ impl Contract {
             if !valid_id {
                 return Err((at("id"), "use lower-case letters, digits and '-', such as \"fib-4000\"".into()));
             }
-            if !ids.insert(rule.id.as_str()) {
+            if counted_ids.contains(&rule.id) || !ids.insert(rule.id.as_str()) {
                 return Err((at("id"), "another rule, probe or named check has this id; ids must be unique".into()));
             }
             check_path(&rule.path).map_err(|r| (at("path"), r))?;
@@ -430,6 +477,9 @@ impl Contract {
             }
             if rule.charset.is_some() && rule.content_type.is_none() {
                 return Err((at("charset"), "needs content_type too".into()));
+            }
+            if rule.charset_required && rule.charset.is_none() {
+                return Err((at("charset_required"), "needs charset: say which charset is required".into()));
             }
             for name in rule.has_headers.iter().chain(rule.headers.keys()) {
                 if name.is_empty() || !name.bytes().all(|b| b.is_ascii_graphic() && b != b':') {

@@ -14,7 +14,10 @@ use postgres::{Client, NoTls};
 use crate::error::CheckError;
 
 pub struct Database {
-    client: Client,
+    pub(crate) client: Client,
+    /// When the server was last known to be idle with its statistics
+    /// flushed (counting.rs); `None` before the first concurrent phase.
+    pub(crate) quiet_since: Option<std::time::Instant>,
 }
 
 impl Database {
@@ -24,7 +27,7 @@ impl Database {
             .map_err(|e| fail(format!("{e} (write postgres://user:password@host:port/database)")))?;
         config.connect_timeout(timeout);
         let client = config.connect(NoTls).map_err(|e| fail(message(&e)))?;
-        Ok(Database { client })
+        Ok(Database { client, quiet_since: None })
     }
 
     /// Every row of `world`: id → randomnumber.
@@ -47,7 +50,7 @@ impl Database {
 }
 
 /// The server's own message when it sent one, else the driver's with its cause.
-fn message(err: &postgres::Error) -> String {
+pub(crate) fn message(err: &postgres::Error) -> String {
     match (err.as_db_error(), std::error::Error::source(err)) {
         (Some(db), _) => db.message().to_string(),
         (None, Some(cause)) => format!("{err}: {cause}"),

@@ -40,6 +40,11 @@ pub fn judge(
         }
         ProbeCheck::FortunesSorted => format!("GET {path} lists the fortunes sorted by message"),
         ProbeCheck::FortunesEscaped => format!("GET {path} escapes every message (no markup from the <script> row)"),
+        ProbeCheck::FortunesPage => {
+            format!(
+                "GET {path} is TechEmpower's page: doctype, title Fortunes, a header row, then the rows in one table"
+            )
+        }
         _ => unreachable!("only database checks come here"),
     };
     // `/updates` is judged against the table as it was just before.
@@ -66,6 +71,9 @@ pub fn judge(
             ProbeCheck::DbUpdates => json(&r.body)
                 .and_then(|v| row_list(&v, rows, lenience))
                 .and_then(|list| persisted(&list, before.as_ref().expect("read above"), db)),
+            ProbeCheck::FortunesPage => std::str::from_utf8(&r.body)
+                .map_err(|_| "the page is not UTF-8".to_string())
+                .and_then(fortunes::structure),
             check => page(&r.body).and_then(|raw| fortunes_rule(check, &raw, db, lenience)),
         },
     };
@@ -74,13 +82,13 @@ pub fn judge(
     result
 }
 
-fn json(body: &[u8]) -> Result<Value, String> {
+pub(crate) fn json(body: &[u8]) -> Result<Value, String> {
     serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))
 }
 
 /// `/db`'s answer: one row object, or (a departure TechEmpower's verifier
 /// warns about) a one-element array holding it.
-fn lone_row(value: &Value, lenience: &mut Lenience) -> Result<(i32, i32), String> {
+pub(crate) fn lone_row(value: &Value, lenience: &mut Lenience) -> Result<(i32, i32), String> {
     match value.as_array().map(Vec::as_slice) {
         Some([row]) if lenience.allow(Leniency::RowInArray, || "the row inside a one-element array".into()) => {
             one_row(row, lenience)
@@ -119,7 +127,7 @@ fn one_row(value: &Value, lenience: &mut Lenience) -> Result<(i32, i32), String>
 
 /// A JSON array of exactly `n` rows (for the 501 case, another count is a
 /// departure the contract may allow, as TechEmpower's verifier does).
-fn row_list(value: &Value, n: usize, lenience: &mut Lenience) -> Result<Vec<(i32, i32)>, String> {
+pub(crate) fn row_list(value: &Value, n: usize, lenience: &mut Lenience) -> Result<Vec<(i32, i32)>, String> {
     let list = value.as_array().ok_or_else(|| format!("expected a JSON array, got {}", short(value)))?;
     let unclamped = n == 500
         && !list.is_empty()
@@ -190,7 +198,7 @@ fn persisted(rows: &[(i32, i32)], before: &BTreeMap<i32, i32>, db: &mut Database
 }
 
 /// The page as UTF-8 and its table rows.
-fn page(body: &[u8]) -> Result<Vec<RawRow>, String> {
+pub(crate) fn page(body: &[u8]) -> Result<Vec<RawRow>, String> {
     let text = std::str::from_utf8(body).map_err(|e| {
         format!("the page is not UTF-8 (byte {} is not): the non-ASCII fortune was mangled", e.valid_up_to())
     })?;

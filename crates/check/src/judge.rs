@@ -43,6 +43,7 @@ pub struct Case {
     pub status: Status,
     pub media_type: Option<String>,
     pub charset: Option<String>,
+    pub charset_required: bool,
     pub has_headers: Vec<String>,
     pub headers: Vec<(String, String)>,
     pub body: Body,
@@ -74,6 +75,7 @@ impl Case {
             status: rule.status,
             media_type: rule.content_type.clone(),
             charset: rule.charset.clone(),
+            charset_required: rule.charset_required,
             has_headers: rule.has_headers.clone(),
             headers: rule.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             body,
@@ -89,7 +91,7 @@ impl Case {
             return Err(format!("status {}, expected {}", response.status, self.status));
         }
         if let Some(want) = &self.media_type {
-            check_media_type(response, want, self.charset.as_deref())?;
+            check_media_type(response, want, self.charset.as_deref(), self.charset_required)?;
         }
         for name in &self.has_headers {
             match response.header_values(name).next() {
@@ -201,8 +203,9 @@ fn exact_difference(want: &[u8], got: &[u8]) -> Result<(), String> {
 }
 
 /// The one `Content-Type` must name `want`; with `charset`, that is the only
-/// parameter allowed and it must have this value (case-insensitive).
-fn check_media_type(response: &Response, want: &str, charset: Option<&str>) -> Result<(), String> {
+/// parameter allowed and it must have this value (case-insensitive); with
+/// `required`, it must be there.
+fn check_media_type(response: &Response, want: &str, charset: Option<&str>, required: bool) -> Result<(), String> {
     let values: Vec<&[u8]> = response.header_values("content-type").collect();
     let value = match values.as_slice() {
         [] => return Err(format!("no Content-Type header, expected {want}")),
@@ -215,6 +218,9 @@ fn check_media_type(response: &Response, want: &str, charset: Option<&str>) -> R
         return Err(format!("Content-Type {value:?}, expected {want}"));
     }
     if let Some(charset) = charset {
+        if required && parsed.get_param(mime::CHARSET).is_none() {
+            return Err(format!("Content-Type {value:?} has no charset, expected {want}; charset={charset}"));
+        }
         for (name, param) in parsed.params() {
             if name != mime::CHARSET || !param.as_str().eq_ignore_ascii_case(charset) {
                 return Err(format!("Content-Type {value:?}: the only parameter allowed is charset={charset}"));

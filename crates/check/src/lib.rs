@@ -16,7 +16,9 @@
 
 mod builtin;
 mod client;
+mod concurrent;
 mod contract;
+mod counting;
 mod database;
 mod db_probes;
 mod error;
@@ -117,6 +119,11 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
     }
     let mut probe_results = Vec::new();
     for probe in &contract.probes {
+        if probe.check == ProbeCheck::Concurrent {
+            let db = database.as_mut().expect("connected above for a contract with database checks");
+            probe_results.extend(concurrent::judge(probe, &contract.warn, &target, options.timeout, db, &mut log));
+            continue;
+        }
         probe_results.push(match probe.check {
             ProbeCheck::KeepAlive => probes::keep_alive(probe.id(), &target, &probe.path, options.timeout, &mut log),
             ProbeCheck::DateTicks => probes::date_ticks(probe.id(), &mut client, &probe.path, &mut log),

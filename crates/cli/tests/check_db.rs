@@ -2,7 +2,10 @@
 //! against a server that does the four endpoints right (the in-test one, and
 //! the Go app when Go is installed) and fail, by name, against servers that
 //! break one rule each: a fortune not escaped, fortunes out of order, an
-//! update not written, N not clamped, a number the row does not hold.
+//! update not written, N not clamped, a number the row does not hold; and,
+//! through the database's own counts under 512 concurrent requests, a server
+//! that caches rows, one that reads /queries in one statement, one that
+//! updates one row of N, and one that fails only under concurrency.
 
 use crate::support_db;
 
@@ -55,9 +58,20 @@ fn each_database_rule_fails_against_the_server_that_breaks_it() {
     let cases = [
         (Fault::NoEscape, vec!["fortunes-escaped"]),
         (Fault::Unsorted, vec!["fortunes-sorted"]),
-        (Fault::NoPersist, vec!["updates-20", "updates-clamp-0", "updates-clamp-501", "updates-not-a-number"]),
+        (
+            Fault::NoPersist,
+            vec![
+                "updates-20",
+                "updates-clamp-0",
+                "updates-clamp-501",
+                "updates-not-a-number",
+                "updates-empty",
+                "updates-counted",
+            ],
+        ),
         (Fault::NoClamp, vec!["queries-clamp-0", "updates-clamp-0"]),
         (Fault::WrongNumber, vec!["db-row"]),
+        (Fault::BarePage, vec!["fortunes-html", "fortunes-page"]),
     ];
     for (fault, rules) in cases {
         let (code, report) = check(&serve(&url, fault), &url);
@@ -74,6 +88,41 @@ fn each_database_rule_fails_against_the_server_that_breaks_it() {
     assert!(warned(&report).contains(&"db-row".to_string()), "{report}");
     assert!(report.contains("key \"randomnumber\" for \"randomNumber\" (key-case)"), "{report}");
     assert!(report.contains("warnings, not failures, under this contract (as TechEmpower's verifier"), "{report}");
+    drop(db);
+    let _ = std::fs::remove_dir_all(logs);
+}
+
+#[test]
+fn counting_the_database_work_fails_a_cache_a_batch_and_skipped_updates() {
+    let (db, logs) = cluster("counts");
+    let url = db.url().to_string();
+    let cases = [
+        (Fault::CachedRows, "db-counted", "rows come from a cache"),
+        (Fault::OneStatement, "queries-counted", "fewer statements than rows"),
+        (Fault::OneRowUpdated, "updates-counted", "fewer rows updated than asked"),
+    ];
+    for (fault, rule, why) in cases {
+        let (code, report) = check(&serve(&url, fault), &url);
+        assert_eq!(code, 1, "{fault:?}:\n{report}");
+        assert_eq!(failed(&report), [rule], "{fault:?}:\n{report}");
+        assert!(report.contains(why), "{fault:?}:\n{report}");
+    }
+    drop(db);
+    let _ = std::fs::remove_dir_all(logs);
+}
+
+#[test]
+fn a_server_that_fails_only_under_concurrency_fails_the_concurrent_phase() {
+    let (db, logs) = cluster("overload");
+    let url = db.url().to_string();
+    let (code, report) = check(&serve(&url, Fault::Overload), &url);
+    assert_eq!(code, 1, "{report}");
+    let concurrent = ["db-concurrent", "queries-concurrent", "fortunes-concurrent", "updates-concurrent"];
+    assert_eq!(failed(&report), concurrent, "{report}");
+    assert!(
+        report.contains("responses failed") && report.contains("answered HTTP/1.1 503 Service Unavailable"),
+        "{report}"
+    );
     drop(db);
     let _ = std::fs::remove_dir_all(logs);
 }

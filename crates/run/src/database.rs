@@ -90,6 +90,7 @@ impl Database {
                 database_seed::create_database(&admin, database_seed::DATABASE)?;
                 let url = cluster.url(database_seed::DATABASE);
                 database_seed::seed(&url)?;
+                database_seed::count_statements(&url)?;
                 Ok(Database { url, cluster: Some(cluster) })
             }
         }

@@ -164,6 +164,10 @@ fn start_in(
     for setting in SETTINGS {
         cmd.arg("-c").arg(setting);
     }
+    // Preloaded only where it is installed: a missing library stops the server.
+    if statement_counts_installed(postgres) {
+        cmd.arg("-c").arg("shared_preload_libraries=pg_stat_statements");
+    }
     cmd.current_dir(folder)
         .uid(owner.uid)
         .gid(owner.gid)
@@ -205,6 +209,26 @@ const SETTINGS: &[&str] = &[
     "synchronous_commit=off",
     "logging_collector=off",
 ];
+
+/// True when the `pg_stat_statements` module (PostgreSQL's contrib, which
+/// Debian's postgresql package ships) is beside `postgres`, or where
+/// `pg_config` says modules are. With it preloaded, `stampede check` counts
+/// the statements and rows each database endpoint costs (crates/check's
+/// counting.rs), which is how a server that caches rows or batches queries
+/// is told from one that does the prescribed work.
+fn statement_counts_installed(postgres: &Path) -> bool {
+    const MODULE: &str = "pg_stat_statements.so";
+    let beside = postgres.parent().and_then(Path::parent).map(|prefix| prefix.join("lib").join(MODULE));
+    if beside.is_some_and(|p| p.is_file()) {
+        return true;
+    }
+    Command::new("pg_config")
+        .arg("--pkglibdir")
+        .output()
+        .ok()
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()).join(MODULE))
+        .is_some_and(|p| p.is_file())
+}
 
 /// `name` on PATH, else in the newest /usr/lib/postgresql/<version>/bin
 /// (Debian keeps PostgreSQL's server programs there, off PATH).

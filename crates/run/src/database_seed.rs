@@ -125,3 +125,25 @@ pub fn seed(url: &str) -> Result<(), SeedError> {
         .batch_execute(r#"ANALYZE world; ANALYZE fortune; ANALYZE "World"; ANALYZE "Fortune""#)
         .map_err(fail("analyze the tables"))
 }
+
+/// `CREATE EXTENSION pg_stat_statements` in the private cluster's database,
+/// which preloads the module when it is installed (database_cluster.rs), so
+/// `stampede check` can count each endpoint's statements and rows. Where the
+/// module is not loaded this does nothing: the check then says it could not
+/// count.
+pub fn count_statements(url: &str) -> Result<(), SeedError> {
+    let mut client = connect(url)?;
+    let loaded: bool = client
+        .query_one("SELECT count(*) > 0 FROM pg_available_extensions WHERE name = 'pg_stat_statements'", &[])
+        .and_then(|row| row.try_get(0))
+        .unwrap_or(false);
+    let preloaded = client.query_one("SHOW shared_preload_libraries", &[]).map(|row| row.get::<_, String>(0));
+    if !loaded || !preloaded.is_ok_and(|libs| libs.contains("pg_stat_statements")) {
+        return Ok(());
+    }
+    client.batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements").map_err(|e| SeedError::Statement {
+        url: crate::database::hide_password(url),
+        what: "create the pg_stat_statements extension",
+        reason: one_line(&e),
+    })
+}

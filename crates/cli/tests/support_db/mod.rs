@@ -2,13 +2,17 @@
 //! one `stampede run` starts, through stampede-run's `Database`), and an
 //! in-test server of the four database endpoints that does them right or
 //! breaks one rule on purpose, reading and writing that database through
-//! the `postgres` crate.
+//! the `postgres` crate and a small pool of connections, as real servers do
+//! (the `db` contract's concurrent phase opens 512 connections at once).
 
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use stampede_run::database::{Database, DatabaseSpec};
 
@@ -37,6 +41,60 @@ pub enum Fault {
     /// Every row's key is `randomnumber`, as Go fasthttp's TechEmpower
     /// implementation writes it.
     LowerCaseKeys,
+    /// /db reads the whole table once and answers from memory after.
+    CachedRows,
+    /// /queries reads its N rows with one `WHERE id = ANY($1)`.
+    OneStatement,
+    /// /updates writes only its first row and answers the others' numbers
+    /// unchanged (so every answer is true of the database).
+    OneRowUpdated,
+    /// /fortunes is only the table, as `text/html` with no charset.
+    BarePage,
+    /// Answers 503 while more than [`OVERLOAD_IN_FLIGHT`] requests are in
+    /// flight: right one at a time, wrong under concurrency.
+    Overload,
+}
+
+/// Requests in flight beyond which [`Fault::Overload`] answers 503.
+pub const OVERLOAD_IN_FLIGHT: usize = 4;
+
+/// Connections to the database the server shares among its requests.
+const POOL_SIZE: usize = 8;
+
+/// A fixed set of connections handed out one request at a time.
+struct Pool {
+    idle: Mutex<Vec<postgres::Client>>,
+    freed: Condvar,
+}
+
+impl Pool {
+    fn new(url: &str) -> Pool {
+        let idle = (0..POOL_SIZE).map(|_| postgres::Client::connect(url, postgres::NoTls).unwrap()).collect();
+        Pool { idle: Mutex::new(idle), freed: Condvar::new() }
+    }
+
+    fn with<T>(&self, work: impl FnOnce(&mut postgres::Client) -> T) -> T {
+        let mut idle = self.idle.lock().unwrap();
+        let mut client = loop {
+            match idle.pop() {
+                Some(client) => break client,
+                None => idle = self.freed.wait(idle).unwrap(),
+            }
+        };
+        drop(idle);
+        let out = work(&mut client);
+        self.idle.lock().unwrap().push(client);
+        self.freed.notify_one();
+        out
+    }
+}
+
+/// What every connection of one server shares.
+struct Shared {
+    pool: Pool,
+    fault: Fault,
+    in_flight: AtomicUsize,
+    cache: OnceLock<HashMap<i32, i32>>,
 }
 
 /// The row key the server writes.
@@ -52,18 +110,19 @@ fn number_key(fault: Fault) -> &'static str {
 pub fn serve(url: &str, fault: Fault) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let url = url.to_string();
+    let shared =
+        Arc::new(Shared { pool: Pool::new(url), fault, in_flight: AtomicUsize::new(0), cache: OnceLock::new() });
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            let url = url.clone();
-            std::thread::spawn(move || connection(stream, &url, fault));
+            let shared = Arc::clone(&shared);
+            std::thread::spawn(move || connection(stream, &shared));
         }
     });
     base
 }
 
-fn connection(stream: TcpStream, url: &str, fault: Fault) {
-    let mut db = postgres::Client::connect(url, postgres::NoTls).unwrap();
+fn connection(stream: TcpStream, shared: &Shared) {
+    let fault = shared.fault;
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut out = stream;
     loop {
@@ -78,9 +137,17 @@ fn connection(stream: TcpStream, url: &str, fault: Fault) {
                 break;
             }
         }
-        let (content_type, body) = answer(&target, &mut db, fault);
+        let in_flight = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        let (status, content_type, body) = if fault == Fault::Overload && in_flight > OVERLOAD_IN_FLIGHT {
+            ("503 Service Unavailable", "text/plain", "too many requests at once".to_string())
+        } else {
+            let (content_type, body) = shared.pool.with(|db| answer(&target, db, shared));
+            ("200 OK", content_type, body)
+        };
+        shared.in_flight.fetch_sub(1, Ordering::SeqCst);
         let head = format!(
-            "HTTP/1.1 200 OK\r\nServer: t\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+            "HTTP/1.1 {status}\r\nServer: t\r\nDate: {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+            httpdate::fmt_http_date(std::time::SystemTime::now()),
             body.len()
         );
         if out.write_all(head.as_bytes()).and_then(|()| out.write_all(body.as_bytes())).is_err() {
@@ -114,9 +181,29 @@ fn json_rows(rows: &[(i32, i32)], fault: Fault) -> String {
     format!("[{}]", items.join(","))
 }
 
-fn answer(target: &str, db: &mut postgres::Client, fault: Fault) -> (&'static str, String) {
+fn answer(target: &str, db: &mut postgres::Client, shared: &Shared) -> (&'static str, String) {
+    let fault = shared.fault;
     let path = target.split('?').next().unwrap_or("/");
     match path {
+        "/db" if fault == Fault::CachedRows => {
+            let cache = shared.cache.get_or_init(|| {
+                let rows = db.query("SELECT id, randomnumber FROM world", &[]).unwrap();
+                rows.iter().map(|r| (r.get(0), r.get(1))).collect()
+            });
+            let id = random_id();
+            ("application/json", format!("{{\"id\":{id},\"randomNumber\":{}}}", cache[&id]))
+        }
+        "/queries" if fault == Fault::OneStatement => {
+            let ids: Vec<i32> = (0..queries(target, fault)).map(|_| random_id()).collect();
+            let found: HashMap<i32, i32> = db
+                .query("SELECT id, randomnumber FROM world WHERE id = ANY($1)", &[&ids])
+                .unwrap()
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect();
+            let rows: Vec<_> = ids.iter().map(|id| (*id, found[id])).collect();
+            ("application/json", json_rows(&rows, fault))
+        }
         "/db" => {
             let (id, n) = read_row(db, random_id());
             let n = if fault == Fault::WrongNumber { n % 10_000 + 1 } else { n };
@@ -128,7 +215,8 @@ fn answer(target: &str, db: &mut postgres::Client, fault: Fault) -> (&'static st
         }
         "/updates" => {
             let mut rows: Vec<_> = (0..queries(target, fault)).map(|_| read_row(db, random_id())).collect();
-            for row in &mut rows {
+            let written = if fault == Fault::OneRowUpdated { 1 } else { rows.len() };
+            for row in rows.iter_mut().take(written) {
                 row.1 = row.1 % 10_000 + 1;
                 if fault != Fault::NoPersist {
                     db.execute("UPDATE world SET randomnumber = $2 WHERE id = $1", &[&row.0, &row.1]).unwrap();
@@ -155,6 +243,10 @@ fn answer(target: &str, db: &mut postgres::Client, fault: Fault) -> (&'static st
                 page.push_str(&format!("<tr><td>{id}</td><td>{message}</td></tr>"));
             }
             page.push_str("</table></body></html>");
+            if fault == Fault::BarePage {
+                let table = page.find("<table>").unwrap();
+                return ("text/html", page[table..page.len() - "</body></html>".len()].to_string());
+            }
             ("text/html; charset=utf-8", page)
         }
         _ => ("text/plain", "Hello, World!".into()),
