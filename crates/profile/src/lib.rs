@@ -15,6 +15,7 @@ pub mod perf;
 pub mod slow;
 pub mod top;
 pub mod tree;
+pub mod waiters;
 
 use std::path::Path;
 use std::time::Duration;

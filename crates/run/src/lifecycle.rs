@@ -233,7 +233,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     let recorder = server
         .local_pid()
         .filter(|_| ctx.profiling)
-        .map(|pid| crate::profiling::start(pid as u32, s.cpu_profile_frequency));
+        .map(|pid| crate::profiling::start(pid as u32, s.cpu_profile_frequency, s.cpu_profile_off_cpu));
     server.mark_measured_start();
     // One interval log per run beside results.json (the generator cannot
     // write one when it runs on load hosts).

@@ -18,6 +18,11 @@
 //!   connection every 200 ms, each request answered after 20 ms: the
 //!   generator's connections wait in SYN retransmits (the kernel drops SYNs
 //!   while the accept queue is full), and too few are open for the rate.
+//! - `parked`: nothing injected on the request path, and eight `pool-N`
+//!   threads that wait on a condition variable (a futex) with a 20 ms
+//!   timeout, wake, find no work and wait again, as Go's idle Ms and a JVM
+//!   pool's idle threads park: they use a little CPU every second, so they
+//!   count as working threads, and spend nearly all their time on a futex.
 //! - `burner`: no server; spins on the CPU for 20 ms of every 100 ms (the
 //!   test runs it at a real-time priority on the load generator's core, so
 //!   the generator is starved of CPU).
@@ -27,7 +32,7 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 static REQUESTS: AtomicU64 = AtomicU64::new(0);
@@ -92,6 +97,17 @@ fn serve(mut stream: TcpStream, mode: &str, lock: &Mutex<u64>) {
     }
 }
 
+/// An idle pool thread: waits for work that never comes on a condition
+/// variable (a futex wait), waking every 20 ms to look.
+fn park_idle() {
+    let work = (Mutex::new(false), Condvar::new());
+    let mut ready = work.0.lock().unwrap();
+    loop {
+        ready = work.1.wait_timeout(ready, Duration::from_millis(20)).unwrap().0;
+        std::hint::black_box(&*ready);
+    }
+}
+
 extern "C" {
     fn listen(fd: i32, backlog: i32) -> i32;
 }
@@ -128,6 +144,11 @@ fn main() {
                 std::thread::sleep(Duration::from_millis(40));
             })
             .unwrap();
+    }
+    if mode == "parked" {
+        for i in 0..8 {
+            std::thread::Builder::new().name(format!("pool-{i}")).spawn(park_idle).unwrap();
+        }
     }
     std::thread::spawn(|| {
         std::thread::sleep(Duration::from_secs(120));
