@@ -147,13 +147,8 @@ impl SlowWindow<'_> {
         if let Some(whole) = self.off_cpu {
             let off = offcpu::fold(&whole.intervals, self.names, |i| self.windows.overlap(i.start_ns, i.end_ns))?;
             summary.blocked_us = off.samples();
-            summary.blocked_over_represented = crate::waiters::over_represented_waiters(
-                &whole.folded,
-                &off,
-                &whole.intervals,
-                OVER_REPRESENTED,
-                WITH_BURSTS,
-            );
+            summary.blocked_over_represented =
+                crate::waiters::over_represented_waiters(&whole.folded, &off, &whole.intervals, OVER_REPRESENTED);
             if off.samples() > 0 {
                 summary.offcpu_flame_svg = format!("slowoff-{stem}.svg");
                 let subtitle = "time blocked inside the slow requests' windows".to_string();

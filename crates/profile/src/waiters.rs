@@ -5,16 +5,22 @@
 //! thread blocked at, so the frame that waits (the function taking the
 //! lock) can name the cause the way an on-CPU frame names a CPU burn.
 //!
-//! The blocked microseconds inside the windows are compared, frame by frame
-//! (anywhere on the stack, kernel frames left out: every stack ends in the
-//! scheduler), with the whole phase's. The frames of one waiter stack share
-//! the same time and tie; among them the one nearest the stack's root comes
-//! first: `Mutex::lock`, which the application called, rather than the futex
-//! call under it. For the first frames the blocked intervals under them
-//! become bursts on CLOCK_MONOTONIC (overlapping intervals of several
-//! threads merged, `samples` counting intervals) so that `stampede explain`
-//! attributes slow requests to the wait one by one, and their heaviest stack
-//! inside the windows is kept to print.
+//! The blocked microseconds inside the windows are compared with the whole
+//! phase's, stack prefix by stack prefix (kernel frames left out: every
+//! stack ends in the scheduler). A frame's share alone misleads: every
+//! ancestor of a waiter (the thread's start, the request loop) inherits its
+//! over-representation, and more. So the waiter is found by descending from
+//! the root: at each step the child prefix with the largest gain (share in
+//! the windows minus share over the phase) is taken while it carries at
+//! least half its parent's gain, and the descent stops above the leaf, the
+//! blocking call itself (a libc `syscall`, `futex_wait`): what remains is
+//! the function that called it, the one that takes the lock
+//! (`take_the_lock`, `PyThread_acquire_lock_timed`, `runtime.futexsleep`).
+//! The frames' own shifts follow it in the list, to read. For the waiter
+//! the blocked intervals under it become bursts on CLOCK_MONOTONIC
+//! (overlapping intervals of several threads merged, `samples` counting
+//! intervals) so that `stampede explain` attributes slow requests to the
+//! wait one by one, and its heaviest stack inside the windows is kept.
 
 use std::collections::HashMap;
 
@@ -25,43 +31,88 @@ use crate::fold::Folded;
 use crate::offcpu::Interval;
 use crate::slow::over_represented;
 
-/// Frames whose share of blocked time is larger in `slow` than in `whole`,
-/// kernel frames left out, most over-represented first (ties: nearest the
-/// root first); the first `with_bursts` carry their bursts and stack.
+/// The share of its parent's gain a child prefix must carry to descend into it.
+const CARRIES: f64 = 0.5;
+
+/// The waiter of the slow windows (with its bursts and stack), then the
+/// frames whose share of blocked time is larger in `slow` than in `whole`,
+/// kernel frames left out, most over-represented first; at most `limit`.
 pub fn over_represented_waiters(
     whole: &Folded,
     slow: &Folded,
     intervals: &[Interval],
     limit: usize,
-    with_bursts: usize,
 ) -> Vec<FrameShift> {
-    let depth = depths(slow);
-    let mut rows: Vec<FrameShift> =
-        over_represented(whole, slow, usize::MAX).into_iter().filter(|r| r.kind != "kernel").collect();
-    let key = |r: &FrameShift| ((r.slow_pct - r.run_pct) * 100.0).round() as i64;
-    rows.sort_by(|a, b| {
-        key(b).cmp(&key(a)).then(depth.get(&a.frame).cmp(&depth.get(&b.frame))).then(a.frame.cmp(&b.frame))
-    });
-    rows.truncate(limit);
-    for row in rows.iter_mut().take(with_bursts) {
-        row.bursts = bursts(intervals, &row.frame);
-        row.stack = heaviest_stack(slow, &row.frame);
+    let mut rows: Vec<FrameShift> = Vec::new();
+    if let Some(mut first) = waiter(whole, slow) {
+        first.bursts = bursts(intervals, &first.frame);
+        first.stack = heaviest_stack(slow, &first.frame);
+        rows.push(first);
+    }
+    let others = over_represented(whole, slow, usize::MAX).into_iter().filter(|r| r.kind != "kernel");
+    for row in others {
+        if rows.len() >= limit {
+            break;
+        }
+        if rows.first().is_none_or(|w| w.frame != row.frame) {
+            rows.push(row);
+        }
     }
     rows
 }
 
-/// Each frame's least depth (from the root, the process name left out) in
-/// the folded stacks.
-fn depths(folded: &Folded) -> HashMap<String, usize> {
-    let mut depth: HashMap<String, usize> = HashMap::new();
-    for (stack, _) in &folded.lines {
-        for (i, frame) in stack.split(';').skip(1).enumerate() {
-            let name = frame.strip_suffix("_[j]").unwrap_or(frame).to_string();
-            let d = depth.entry(name).or_insert(i);
-            *d = (*d).min(i);
+/// User frames of a folded stack, process name and kernel frames left out.
+fn user_frames(stack: &str) -> Vec<&str> {
+    stack.split(';').skip(1).filter(|f| !f.ends_with("_[k]")).collect()
+}
+
+/// Each stack prefix's share (percent) of the samples.
+fn prefix_shares(folded: &Folded) -> HashMap<Vec<&str>, f64> {
+    let all = folded.samples().max(1) as f64;
+    let mut shares: HashMap<Vec<&str>, f64> = HashMap::new();
+    for (stack, count) in &folded.lines {
+        let frames = user_frames(stack);
+        for depth in 1..=frames.len() {
+            *shares.entry(frames[..depth].to_vec()).or_default() += *count as f64 * 100.0 / all;
         }
     }
-    depth
+    shares
+}
+
+/// The descent from the root described above; `None` when no prefix gains.
+fn waiter(whole: &Folded, slow: &Folded) -> Option<FrameShift> {
+    let (run, inside) = (prefix_shares(whole), prefix_shares(slow));
+    let gain = |p: &Vec<&str>| inside.get(p).copied().unwrap_or(0.0) - run.get(p).copied().unwrap_or(0.0);
+    let children = |p: &[&str]| -> Vec<Vec<&str>> {
+        let mut c: Vec<Vec<&str>> =
+            inside.keys().filter(|k| k.len() == p.len() + 1 && k.starts_with(p)).cloned().collect();
+        c.sort_by(|a, b| gain(b).total_cmp(&gain(a)).then(a.cmp(b)));
+        c
+    };
+    // Frames every stack shares (the process's root) gain nothing and are
+    // passed through; the waiter must gain.
+    let mut at: Vec<&str> = Vec::new();
+    while let Some(next) = children(&at).into_iter().next().filter(|c| gain(c) >= 0.0_f64.max(CARRIES * gain(&at))) {
+        if children(&next).is_empty() && !at.is_empty() {
+            break; // `next` is the blocking call itself: `at` called it
+        }
+        at = next;
+    }
+    if gain(&at) <= 0.0 {
+        return None;
+    }
+    let frame = at.last()?.to_string();
+    let (name, kind) = match frame.strip_suffix("_[j]") {
+        Some(n) => (n.to_string(), "jit"),
+        None => (frame, "native"),
+    };
+    Some(FrameShift {
+        slow_pct: (inside.get(&at).copied().unwrap_or(0.0) * 100.0).round() / 100.0,
+        run_pct: (run.get(&at).copied().unwrap_or(0.0) * 100.0).round() / 100.0,
+        frame: name,
+        kind: kind.to_string(),
+        ..FrameShift::default()
+    })
 }
 
 /// The heaviest stack through `frame`, root first, process name and kernel
@@ -123,9 +174,13 @@ mod tests {
 
     #[test]
     fn the_waiter_stack_of_the_slow_windows_names_the_frame_that_waits_with_its_bursts() {
-        let lock =
-            ["syscall", "std::sys::sync::mutex::futex::Mutex::lock_contended::h0123456789abcdef", "serve", "main"];
-        let read = ["read", "serve", "main"];
+        let lock = [
+            "syscall",
+            "std::sys::sync::mutex::futex::Mutex::lock_contended::h0123456789abcdef",
+            "serve",
+            "thread_start",
+        ];
+        let read = ["read", "serve", "thread_start"];
         let script = [
             block(11, 0, 100, &read),
             block(12, 100, 160, &lock),
@@ -145,18 +200,21 @@ mod tests {
         };
         let windows = Windows::of(&[slow_request]);
         let slow = fold(&all, &names, |i| windows.overlap(i.start_ns, i.end_ns)).unwrap();
-        let rows = over_represented_waiters(&whole, &slow, &all, 5, 1);
+        let rows = over_represented_waiters(&whole, &slow, &all, 5);
         let first = &rows[0];
         assert_eq!(first.frame, "std::sys::sync::mutex::futex::Mutex::lock_contended", "{rows:?}");
         assert!(rows.iter().all(|r| r.kind != "kernel" && r.frame != "serve"), "{rows:?}");
-        assert_eq!(rows[1].frame, "syscall", "a tie: the frame nearer the root first");
+        assert_eq!(rows[1].frame, "syscall", "then the frames by their own shift");
         let spans: Vec<(u64, u64, u64)> = first
             .bursts
             .iter()
             .map(|b| (b.start_mono_ns % 1_000_000_000, b.end_mono_ns % 1_000_000_000, b.samples))
             .collect();
         assert_eq!(spans, [(100_000_000, 170_000_000, 2), (500_000_000, 560_000_000, 1)]);
-        assert_eq!(first.stack, ["main", "serve", "std::sys::sync::mutex::futex::Mutex::lock_contended", "syscall"]);
+        assert_eq!(
+            first.stack,
+            ["thread_start", "serve", "std::sys::sync::mutex::futex::Mutex::lock_contended", "syscall"]
+        );
         assert!(rows[1].bursts.is_empty(), "bursts for the first frames only");
     }
 }

@@ -54,7 +54,15 @@ pub fn finish(
     let off_cpu = recorders.off_cpu.map(|r| r.and_then(|r| r.stop()).and_then(|rec| OffCpu::from_recording(&rec)));
     let written = recorders.on_cpu.and_then(|r| r.stop()).and_then(|rec| {
         let (script, names) = (rec.script.clone(), rec.names.clone());
-        let profile = Profile::from_recording(rec)?;
+        // A server that waits more than it runs may leave no CPU sample;
+        // with an off-CPU profile to show, its run keeps a profile.
+        let waited = matches!(&off_cpu, Some(Ok(_)));
+        let profile = if waited { Profile::fold(rec)? } else { Profile::from_recording(rec)? };
+        if profile.folded.samples() == 0 {
+            note(&format!(
+                "stampede: {title}: no on-CPU sample (the server used next to no CPU); its off-CPU profile is kept"
+            ));
+        }
         let mut summary = profile.write(dir, stem, title)?;
         let windows = Windows::of(slow);
         if !windows.is_empty() {

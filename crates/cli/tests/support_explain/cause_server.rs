@@ -7,9 +7,10 @@
 //! connection (`worker-N`). Modes:
 //!
 //! - `plain`: nothing injected.
-//! - `lock`: each request takes a mutex that a `holder` thread keeps for
-//!   60 ms, releasing it for 40 ms, over and over: the workers queue on it
-//!   for the long stretches and run freely in between.
+//! - `lock`: each request takes a mutex (in `take_the_lock`) that a
+//!   `holder` thread keeps for 60 ms, releasing it for 40 ms, over and
+//!   over: the workers queue on it for the long stretches and run freely in
+//!   between.
 //! - `spin`: one request in 40 runs `stampede_distinctive_spin` on the CPU
 //!   for 20 ms before it answers; every request first spends 0.5 ms in
 //!   `ordinary_request_work`, so the server's frames (`serve`, the thread's
@@ -49,6 +50,13 @@ pub extern "C" fn ordinary_request_work(us: u64) -> u64 {
     busy(Duration::from_micros(us))
 }
 
+/// The frame a worker waits in when the holder has the mutex: the off-CPU
+/// profile's waiter stack must name it (explain_frames.rs).
+#[inline(never)]
+fn take_the_lock(lock: &Mutex<u64>) {
+    *lock.lock().unwrap() += 1;
+}
+
 #[inline(always)]
 fn busy(how_long: Duration) -> u64 {
     let start = Instant::now();
@@ -80,7 +88,7 @@ fn serve(mut stream: TcpStream, mode: &str, lock: &Mutex<u64>) {
         buf.drain(..end);
         let n = REQUESTS.fetch_add(1, Ordering::Relaxed);
         match mode {
-            "lock" => *lock.lock().unwrap() += 1,
+            "lock" => take_the_lock(lock),
             "backlog" => std::thread::sleep(Duration::from_millis(20)),
             "spin" => {
                 ordinary_request_work(500);
