@@ -42,3 +42,27 @@ fn a_plain_fast_server_gets_no_server_side_cause_above_chance() {
     }
     assert!(e.human.lines().count() <= 5, "one short paragraph: {}", e.human);
 }
+
+/// Idle parking is not a lock: a calm server whose idle pool threads wait
+/// on a futex for work (mode `parked`: eight threads waking every 20 ms, as
+/// Go's idle Ms and a JVM pool's threads park) must get no lock, dominant
+/// or in its slow requests, and "Nothing stands out" when nothing else does.
+/// It broke when every working thread's futex time counted as contention.
+#[test]
+fn idle_threads_parked_on_futexes_are_not_lock_contention() {
+    let s = Scratch::new("explain-parked");
+    let Some(bin) = build_server(&s.dir) else { return };
+    let e = run_and_explain(&s, &bin, "parked", "rate = 200\nconnections = 8\nslow_log = 100", &[]);
+    let pool = e.group("pool-*");
+    assert!(pool["shares"]["lck_pct"].as_f64().unwrap() >= 50.0, "the pool threads park on futexes: {pool}");
+    let notes = e.explain["notes"].to_string();
+    assert!(notes.contains("idle threads parked"), "explain says why the futex level is no lock: {notes}");
+    let dominant = e.explain["dominant"].as_array().unwrap();
+    assert!(dominant.iter().all(|d| d["cause"] != "lock"), "{dominant:?}: {}", e.human);
+    assert!(e.share("lock") <= 0.1, "no request waited for a lock: {}", e.human);
+    let named: Vec<&str> = e.explain["above_chance"].as_array().unwrap().iter().filter_map(|c| c.as_str()).collect();
+    assert!(!named.contains(&"lock"), "{named:?}: {}", e.human);
+    if named.is_empty() && dominant.is_empty() {
+        assert!(e.human.contains("Nothing stands out"), "{}", e.human);
+    }
+}

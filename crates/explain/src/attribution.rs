@@ -143,6 +143,7 @@ fn count_shares(attributed: &[Attributed<'_>], has: impl Fn(&Attributed<'_>, Cau
         connection_busy: share(Cause::ConnectionBusy),
         connection_setup: share(Cause::ConnectionSetup),
         function: share(Cause::Function),
+        waiting: share(Cause::Waiting),
         unexplained: attributed.iter().filter(|a| a.cause.is_none()).count() as f64 / n as f64,
     }
 }

@@ -55,8 +55,10 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 /// Lock and blocked-I/O events from microstate samples; `t0_mono_ns` is
-/// CLOCK_MONOTONIC at `t_s = 0`.
-pub fn events(samples: &[StateSample], t0_mono_ns: u64) -> Vec<Event> {
+/// CLOCK_MONOTONIC at `t_s = 0`. `steady` is false when the working
+/// threads' futex waits are idle parking (crate::parking): then only bursts
+/// count as a lock.
+pub fn events(samples: &[StateSample], t0_mono_ns: u64, steady: bool) -> Vec<Event> {
     let mono = |t_s: f64| (t0_mono_ns as i128 + (t_s * 1e9).round() as i128).max(0) as u64;
     let usable: Vec<&StateSample> = samples.iter().filter(|s| s.wall_s > 0.0).collect();
     let mut out = Vec::new();
@@ -70,7 +72,8 @@ pub fn events(samples: &[StateSample], t0_mono_ns: u64) -> Vec<Event> {
         let threshold = (typical * OVER_MEDIAN).max(typical + FLOOR_THREADS);
         for s in &usable {
             let threads = level(s);
-            let steady = (kind == Kind::Lock).then(|| working_lock_share(s)).flatten().filter(|&f| f >= STEADY_LOCK);
+            let steady =
+                (steady && kind == Kind::Lock).then(|| working_lock_share(s)).flatten().filter(|&f| f >= STEADY_LOCK);
             let label = if threads >= threshold {
                 format!("{threads:.1} threads {what} on average (median {typical:.1})")
             } else if let Some(share) = steady {
@@ -211,7 +214,7 @@ mod tests {
         // Two parked threads all along (0.2 thread-s per 0.1 s); six at 1.0–1.1 s.
         let mut samples: Vec<StateSample> = (1..=20).map(|i| sample(i as f64 * 0.1, 0.2)).collect();
         samples[10] = sample(1.1, 0.6);
-        let found = events(&samples, 0);
+        let found = events(&samples, 0, true);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(
             (found[0].kind, found[0].start_mono_ns, found[0].end_mono_ns),
@@ -235,8 +238,9 @@ mod tests {
                 ..sample(i as f64 * 0.1, 0.7)
             })
             .collect();
-        let found = events(&samples, 0);
+        let found = events(&samples, 0, true);
         assert_eq!(found.len(), 10, "{found:?}");
+        assert!(events(&samples, 0, false).is_empty(), "idle parking: the steady rule is off, no burst");
         assert!(found.iter().all(|e| e.kind == Kind::Lock && e.end_mono_ns <= 1_000_000_000), "{found:?}");
         assert!(found[0].label.contains("4 working threads spent 80%"), "{}", found[0].label);
         let requests = [request(500, 500, 580), request(1500, 1500, 1580)];

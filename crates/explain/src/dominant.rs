@@ -32,6 +32,9 @@ use crate::event::Event;
 
 /// The working threads' futex share from which a lock is dominant.
 const LOCK: f64 = 0.30;
+/// The correlation with latency from which a futex level counts as a lock
+/// although its waiters outnumber the requests in flight.
+const FOLLOWS_LATENCY: f64 = 0.5;
 /// Their runnable-but-waiting share from which the run queue is dominant.
 const RUNQUEUE: f64 = 0.30;
 /// The share of the allowed cores, on average, from which the CPU is dominant.
@@ -54,6 +57,9 @@ pub struct Levels<'a> {
     pub duration_s: f64,
     /// The load's seconds, for the correlation with latency.
     pub timeline: &'a [SecondStats],
+    /// The working threads' futex waits are idle parking (crate::parking):
+    /// a lock is then dominant only when its level follows latency.
+    pub parking: bool,
 }
 
 /// One state's seconds in a sample's working threads.
@@ -89,6 +95,9 @@ pub fn dominant(l: &Levels<'_>) -> Vec<Dominant> {
     for (cause, part, threshold) in threads {
         if let Some(level) = share_of(part).filter(|&x| x >= threshold) {
             let correlation = correlation(&per_second_states(part), l.timeline);
+            if cause == Cause::Lock && l.parking && correlation.is_none_or(|c| c < FOLLOWS_LATENCY) {
+                continue;
+            }
             found.push((
                 level / threshold,
                 Dominant { cause, level_pct: level * 100.0, latency_correlation: correlation },
@@ -186,7 +195,7 @@ mod tests {
         events: &'a [Event],
         timeline: &'a [SecondStats],
     ) -> Levels<'a> {
-        Levels { states, samples, cores: Some(1.0), events, t0_mono_ns: 0, duration_s: 4.0, timeline }
+        Levels { states, samples, cores: Some(1.0), events, t0_mono_ns: 0, duration_s: 4.0, timeline, parking: false }
     }
 
     #[test]
@@ -207,6 +216,19 @@ mod tests {
         assert_eq!(found[0].cause, Cause::Lock);
         assert!((found[0].level_pct - 50.0).abs() < 1e-6, "{found:?}");
         assert!(found[0].latency_correlation.unwrap() > 0.9, "{found:?}");
+        // Waiters beyond the requests in flight, but following latency: still a lock.
+        let parked = Levels { parking: true, ..levels(&states, &[], &[], &timeline) };
+        assert_eq!(dominant(&parked)[0].cause, Cause::Lock);
+    }
+
+    #[test]
+    fn idle_threads_parked_on_futexes_are_no_dominant_lock() {
+        // Working threads on futexes 90% of their time, steady, latency flat.
+        let states: Vec<StateSample> = (1..=40).map(|i| state(i as f64 * 0.1, 0.36, 0.0)).collect();
+        let timeline: Vec<SecondStats> =
+            (0..4).map(|t| SecondStats { t_s: t, requests: 200, p99_us: 900.0, ..SecondStats::default() }).collect();
+        assert_eq!(dominant(&levels(&states, &[], &[], &timeline))[0].cause, Cause::Lock, "counted without the check");
+        assert!(dominant(&Levels { parking: true, ..levels(&states, &[], &[], &timeline) }).is_empty());
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub struct Source {
     pub lock_level: Option<LockLevel>,
     /// Over-represented frames of the slow-window profile.
     pub frames: Vec<FrameShift>,
+    /// Over-represented waiter frames of its off-CPU time.
+    pub waiters: Vec<FrameShift>,
     /// What raises latency for every request (from the probe's levels).
     pub dominant: Vec<Dominant>,
     /// A profiled run against the same run unprofiled.
@@ -135,6 +137,7 @@ pub fn explain(source: &Source, margins: Margins) -> Explanation {
         events,
         lock_level: source.lock_level,
         frames: source.frames.clone(),
+        waiters: source.waiters.clone(),
         clock: source.clock.clone(),
         notes,
     }

@@ -15,6 +15,7 @@ pub mod events;
 pub mod explanation;
 pub mod input;
 pub mod latency;
+pub mod parking;
 pub mod profiled;
 pub mod render;
 pub mod sources;

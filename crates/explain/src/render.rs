@@ -80,14 +80,18 @@ pub fn human(runs: &[Explanation], detail: bool) -> String {
                 l.working_threads, l.run_pct
             );
         }
-        if !run.frames.is_empty() {
-            let _ = writeln!(
-                out,
-                "  frames over-represented in the slow windows (share of on-CPU samples there; over the run):"
-            );
-            for f in &run.frames {
+        let shifts = [
+            ("frames", "share of on-CPU samples there", &run.frames),
+            ("waiter frames", "share of the time blocked there", &run.waiters),
+        ];
+        for (what, share, frames) in shifts.into_iter().filter(|s| !s.2.is_empty()) {
+            let _ = writeln!(out, "  {what} over-represented in the slow windows ({share}; over the run):");
+            for f in frames {
                 let _ = writeln!(out, "    {:>5.1}% ({:>5.1}%)  {}", f.slow_pct, f.run_pct, f.frame);
             }
+        }
+        if let Some(stack) = run.waiters.first().map(|w| &w.stack).filter(|s| !s.is_empty()) {
+            let _ = writeln!(out, "    stack of the first waiter frame: {}", stack.join(" ← "));
         }
         if let Some(l) = &run.latency {
             let _ = writeln!(

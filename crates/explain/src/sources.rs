@@ -7,9 +7,9 @@
 
 use crate::event::{Event, Kind};
 use crate::events::Parsed;
-use crate::explanation::Source;
+use crate::explanation::{FrameShift, Source};
 use crate::input;
-use crate::{blocked, dominant, profiled, windows};
+use crate::{blocked, dominant, parking, profiled, windows};
 use stampede_schema::run::{ResultsDoc, RunRecord};
 use stampede_schema::LoadResult;
 
@@ -57,30 +57,31 @@ pub fn from_run(doc: &ResultsDoc, run: &RunRecord) -> Option<Source> {
     }
     let micro = run.server.microstates.as_ref().filter(|m| !m.samples.is_empty());
     let mut lock_level = None;
+    let mut notes = Vec::new();
+    // Futex waits beyond what the requests in flight can account for are
+    // idle threads parked, not a lock (parking.rs).
+    let parking = micro.and_then(|m| parking::parking(&m.samples, parking::in_flight(&load)));
     if let (Some(t0), Some(m)) = (run.clock.measured_start_mono_ns, micro) {
-        events.extend(blocked::events(&m.samples, t0));
+        events.extend(blocked::events(&m.samples, t0, parking.is_none()));
         let slow: Vec<_> = load.slow_requests.iter().filter(|r| r.latency_us > load.latency_us.p99).copied().collect();
         lock_level = blocked::lock_level(&m.samples, t0, &slow);
         clock.push("thread microstates placed from the measured phase's start".to_string());
     }
-    let frames: Vec<_> = run
-        .cpu_profile
-        .as_ref()
-        .and_then(|p| p.slow_window.as_ref())
-        .map(|w| w.over_represented.iter().filter(|f| f.slow_pct > f.run_pct).take(TOP_FRAMES).cloned().collect())
-        .unwrap_or_default();
+    let window = run.cpu_profile.as_ref().and_then(|p| p.slow_window.as_ref());
+    let top = |shifts: &[FrameShift]| -> Vec<FrameShift> {
+        shifts.iter().filter(|f| f.slow_pct > f.run_pct).take(TOP_FRAMES).cloned().collect()
+    };
+    let frames = window.map(|w| top(&w.over_represented)).unwrap_or_default();
+    let waiters = window.map(|w| top(&w.blocked_over_represented)).unwrap_or_default();
     // The most over-represented frame is a cause of its own, request by
     // request, where it ran: the frames that call it share its share and
-    // follow it in the list, so only the first is used.
+    // follow it in the list, so only the first is used. The same for the
+    // off-CPU profile's first frame, where threads waited under it.
     if let Some(top) = frames.first() {
-        events.extend(top.bursts.iter().map(|b| Event {
-            start_mono_ns: b.start_mono_ns,
-            end_mono_ns: b.end_mono_ns,
-            kind: Kind::Function,
-            label: format!("{} on the CPU ({} samples)", top.frame, b.samples),
-            stopped: false,
-            error_ns: 0,
-        }));
+        events.extend(bursts(top, Kind::Function, "on the CPU", "samples"));
+    }
+    if let Some(top) = waiters.first() {
+        events.extend(bursts(top, Kind::Waiting, "blocked under", "intervals"));
     }
     // The levels over the phase explained: the measured load (from t_s = 0
     // to its duration), or, for the latency phase that follows it, every
@@ -97,15 +98,17 @@ pub fn from_run(doc: &ResultsDoc, run: &RunRecord) -> Option<Source> {
             duration_s,
             // The latency phase's seconds count from its own start, not t_s = 0.
             timeline: if latency_phase.is_some() { &[] } else { &load.timeline },
+            parking: parking.is_some(),
         }),
         None => Vec::new(),
     };
     events.extend(blocked::send_delays(&load.slow_requests));
-    let mut notes = match (run.valid, &run.invalid_reason) {
-        (false, Some(reason)) => vec![format!("stampede run marked this run invalid: {reason}")],
-        (false, None) => vec!["stampede run marked this run invalid".to_string()],
-        _ => Vec::new(),
-    };
+    match (run.valid, &run.invalid_reason) {
+        (false, Some(reason)) => notes.push(format!("stampede run marked this run invalid: {reason}")),
+        (false, None) => notes.push("stampede run marked this run invalid".to_string()),
+        _ => {}
+    }
+    notes.extend(parking);
     notes.extend(backlog_note(run, &load));
     Some(Source {
         notes,
@@ -119,8 +122,25 @@ pub fn from_run(doc: &ResultsDoc, run: &RunRecord) -> Option<Source> {
         clock,
         lock_level,
         frames,
+        waiters,
         dominant,
         profiler_cost: None,
+    })
+}
+
+/// A frame's bursts (when it was on the CPU, or threads were blocked under
+/// it) as events that slow the server without stopping it.
+fn bursts<'a>(f: &'a FrameShift, kind: Kind, what: &'a str, unit: &'a str) -> impl Iterator<Item = Event> + 'a {
+    f.bursts.iter().map(move |b| Event {
+        start_mono_ns: b.start_mono_ns,
+        end_mono_ns: b.end_mono_ns,
+        kind,
+        label: match kind {
+            Kind::Function => format!("{} {what} ({} {unit})", f.frame, b.samples),
+            _ => format!("{what} {} ({} {unit})", f.frame, b.samples),
+        },
+        stopped: false,
+        error_ns: 0,
     })
 }
 

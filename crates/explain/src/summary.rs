@@ -64,8 +64,9 @@ fn above_chance_line(run: &Explanation) -> String {
         .above_chance
         .iter()
         .map(|&c| {
-            let name = match (c, run.frames.first()) {
-                (Cause::Function, Some(f)) => format!("{} on the CPU", f.frame),
+            let name = match (c, run.frames.first(), run.waiters.first()) {
+                (Cause::Function, Some(f), _) => format!("{} on the CPU", f.frame),
+                (Cause::Waiting, _, Some(w)) => format!("threads waiting in {}", w.frame),
                 _ => c.title().to_owned(),
             };
             format!("{name} {:.0}% (by chance {:.0}%)", run.share.of(c) * 100.0, run.chance.of(c) * 100.0)
@@ -109,6 +110,16 @@ pub fn paragraphs(runs: &[Explanation]) -> String {
                 out,
                 "  On the CPU in the slow windows: {} {:.0}% of the samples ({:.0}% over the run).",
                 f.frame, f.slow_pct, f.run_pct
+            );
+        }
+        if let Some(w) = run.waiters.first() {
+            let _ = writeln!(
+                out,
+                "  Off the CPU in the slow windows: threads waiting in {} {:.0}% of the blocked time ({:.0}% over the run){}.",
+                w.frame,
+                w.slow_pct,
+                w.run_pct,
+                if w.stack.is_empty() { String::new() } else { format!("; stack: {}", w.stack.join(" ← ")) }
             );
         }
         if let Some(c) = run.profiler_cost.filter(|c| c.beyond_noise) {
@@ -166,6 +177,7 @@ mod tests {
             events: Default::default(),
             lock_level: None,
             frames: Vec::new(),
+            waiters: Vec::new(),
             dominant: Vec::new(),
             profiler_cost: None,
             above_chance: Vec::new(),

@@ -60,13 +60,13 @@ pub fn of(script: &str, frame: &str) -> Vec<Burst> {
 
 /// Whether a raw symbol is the folded stacks' `frame`: the same, or the same
 /// with a Rust hash suffix (`::h0123…`), which folding drops.
-fn names(symbol: &str, frame: &str) -> bool {
+pub(crate) fn names(symbol: &str, frame: &str) -> bool {
     symbol.strip_prefix(frame).is_some_and(|rest| rest.is_empty() || rest.starts_with("::h"))
 }
 
 /// The symbol of a stack line (`\t  55d1 name+0x1f (/path/dso)`): the words
 /// after the address, without the offset and the object.
-fn symbol(line: &str) -> Option<&str> {
+pub(crate) fn symbol(line: &str) -> Option<&str> {
     let rest = line.trim_start().split_once(char::is_whitespace)?.1.trim_start();
     let name = rest.rsplit_once(" (").map_or(rest, |(name, _)| name);
     Some(name.rsplit_once("+0x").map_or(name, |(name, _)| name))

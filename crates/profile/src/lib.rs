@@ -15,6 +15,7 @@ pub mod perf;
 pub mod slow;
 pub mod top;
 pub mod tree;
+pub mod waiters;
 
 use std::path::Path;
 use std::time::Duration;
@@ -47,10 +48,18 @@ pub struct Profile {
 impl Profile {
     /// Folds a recording; an empty one (no CPU used) is an error.
     pub fn from_recording(rec: Recording) -> Result<Profile, ProfileError> {
-        let folded = Folded::from_perf_script(&rec.script, &rec.names)?;
-        if folded.samples() == 0 {
-            return Err(ProfileError::NoSamples(rec.root));
+        let profile = Profile::fold(rec)?;
+        match profile.folded.samples() {
+            0 => Err(ProfileError::NoSamples(profile.root_pid)),
+            _ => Ok(profile),
         }
+    }
+
+    /// Folds a recording, empty or not: a server that only waits (on a lock,
+    /// on I/O) can use no CPU while its off-CPU profile says where it waited.
+    /// An empty profile writes no flame graph.
+    pub fn fold(rec: Recording) -> Result<Profile, ProfileError> {
+        let folded = Folded::from_perf_script(&rec.script, &rec.names)?;
         let mut notes = rec.notes;
         notes.extend(coverage_note(folded.samples(), rec.frequency_hz, rec.cpu_s));
         Ok(Profile {
@@ -81,9 +90,15 @@ impl Profile {
             self.folded.samples(),
             self.pids.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
         );
-        let svg = flame::render(&self.folded, title, Some(subtitle))?;
-        write_file(&dir.join(&flame_svg), &svg)?;
-        write_file(&dir.join(&folded), self.folded.to_text().as_bytes())?;
+        let (flame_svg, folded) = match self.folded.samples() {
+            0 => (String::new(), String::new()),
+            _ => {
+                let svg = flame::render(&self.folded, title, Some(subtitle))?;
+                write_file(&dir.join(&flame_svg), &svg)?;
+                write_file(&dir.join(&folded), self.folded.to_text().as_bytes())?;
+                (flame_svg, folded)
+            }
+        };
         Ok(Summary {
             schema: SCHEMA.to_string(),
             root_pid: self.root_pid,

@@ -30,7 +30,7 @@ pub struct Interval {
     pub end_ns: u64,
     /// The sample's `perf script` text: its header line, then its stack lines.
     header: String,
-    stack: Vec<String>,
+    pub(crate) stack: Vec<String>,
 }
 
 impl Interval {

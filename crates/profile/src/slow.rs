@@ -17,7 +17,7 @@ use stampede_schema::profile::{FrameShift, SlowWindowSummary};
 
 use crate::error::ProfileError;
 use crate::fold::Folded;
-use crate::offcpu::{self, header_parts, Interval};
+use crate::offcpu::{self, header_parts, OffCpu};
 use crate::{flame, top};
 
 /// Rows of the over-represented table.
@@ -96,7 +96,7 @@ pub fn over_represented(whole: &Folded, slow: &Folded, limit: usize) -> Vec<Fram
             slow_pct: r.total_pct,
             frame: r.frame,
             kind: r.kind,
-            bursts: Vec::new(),
+            ..FrameShift::default()
         })
         .filter(|r| r.slow_pct > r.run_pct)
         .collect();
@@ -113,8 +113,8 @@ pub struct SlowWindow<'a> {
     pub whole: &'a Folded,
     pub script: &'a str,
     pub names: &'a HashMap<u32, String>,
-    /// The phase's off-CPU intervals, when recorded.
-    pub off_cpu: Option<&'a [Interval]>,
+    /// The phase's off-CPU profile, when recorded.
+    pub off_cpu: Option<&'a OffCpu>,
 }
 
 impl SlowWindow<'_> {
@@ -144,9 +144,11 @@ impl SlowWindow<'_> {
             let diff = flame::render_differential(self.whole, &slow, &format!("{title}: slow requests vs whole run"))?;
             crate::write_file(&dir.join(&summary.diff_svg), &diff)?;
         }
-        if let Some(intervals) = self.off_cpu {
-            let off = offcpu::fold(intervals, self.names, |i| self.windows.overlap(i.start_ns, i.end_ns))?;
+        if let Some(whole) = self.off_cpu {
+            let off = offcpu::fold(&whole.intervals, self.names, |i| self.windows.overlap(i.start_ns, i.end_ns))?;
             summary.blocked_us = off.samples();
+            summary.blocked_over_represented =
+                crate::waiters::over_represented_waiters(&whole.folded, &off, &whole.intervals, OVER_REPRESENTED);
             if off.samples() > 0 {
                 summary.offcpu_flame_svg = format!("slowoff-{stem}.svg");
                 let subtitle = "time blocked inside the slow requests' windows".to_string();

@@ -18,6 +18,7 @@ pub mod duration;
 mod environment;
 mod error;
 mod events;
+mod fault;
 pub mod hosts;
 mod http;
 mod interrupt;

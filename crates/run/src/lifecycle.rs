@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::contract::{self, Checked, Verdict};
 use crate::database::Database;
+use crate::fault;
 use crate::interrupt::interrupted;
 use crate::latency_phase;
 use crate::loadgen::{LoadError, LoadPhase};
@@ -244,7 +245,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     let recorder = server
         .local_pid()
         .filter(|_| ctx.profiling)
-        .map(|pid| crate::profiling::start(pid as u32, s.cpu_profile_frequency));
+        .map(|pid| crate::profiling::start(pid as u32, s.cpu_profile_frequency, s.cpu_profile_off_cpu));
     server.mark_measured_start();
     // One interval log per run beside results.json (the generator cannot
     // write one when it runs on load hosts).
@@ -311,10 +312,13 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
             rps_per_core: DatabaseUsage::rps_per_core(rps, record.server.cpu_cores_avg, cores),
         });
     }
+    // The reasons of the server's doing, to say whether all are (fault.rs).
+    let mut server_reasons: Vec<String> = Vec::new();
     match load {
         Ok(doc) => {
             record.rps_per_server_core = rps_per_core(doc.rps, record.server.cpu_cores_avg);
-            judge(&mut record, &doc, loadgen_cpus);
+            let backlog = fault::Backlog::of(&record.server.samples, 0.0, doc.duration_s);
+            server_reasons.extend(judge(&mut record, &doc, backlog, loadgen_cpus));
             record.load = Some(doc);
             record.hdr_log = hdr_log.filter(|name| ctx.results_dir.join(name).exists());
         }
@@ -323,8 +327,15 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     }
     match latency {
         Some(latency_phase::Outcome::Measured(doc)) => {
-            for reason in doc.invalid_reasons() {
-                record.invalidate(format!("latency phase: {reason}"));
+            // The latency phase follows the measured one: its samples are the later ones.
+            let from_s = record.load.as_ref().map_or(0.0, |l| l.duration_s);
+            let backlog = fault::Backlog::of(&record.server.samples, from_s, f64::INFINITY);
+            for (reason, server) in fault::reasons(&doc, backlog) {
+                let reason = format!("latency phase: {reason}");
+                if server {
+                    server_reasons.push(reason.clone());
+                }
+                record.invalidate(reason);
             }
             record.latency = Some(*doc);
         }
@@ -338,6 +349,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     if let Some(status) = finished.crashed {
         record.invalidate(format!("{} crashed during load ({status}): {}", spec.app.name, finished.tail));
     }
+    record.invalid_by_server = fault::all_the_servers(record.invalid_reason.as_deref(), &server_reasons);
     Outcome { record, interrupted: was_interrupted, contract: verdict, host_lost: None }
 }
 
@@ -358,9 +370,19 @@ fn at_own_urls(profile: &Profile, urls: &stampede_check::UrlMap) -> Profile {
 
 /// The validity rules that need the load's figures: the load's own
 /// (`LoadResult::invalid_reasons`, defined once in stampede-schema) and the
-/// generator's pinned CPU, which only the orchestrator knows.
-fn judge(record: &mut RunRecord, load: &stampede_schema::LoadResult, loadgen_cpus: Option<&str>) {
-    for reason in load.invalid_reasons() {
+/// generator's pinned CPU, which only the orchestrator knows. Returns the
+/// reasons that are the server's doing (fault.rs).
+fn judge(
+    record: &mut RunRecord,
+    load: &stampede_schema::LoadResult,
+    backlog: Option<fault::Backlog>,
+    loadgen_cpus: Option<&str>,
+) -> Vec<String> {
+    let mut server = Vec::new();
+    for (reason, by_server) in fault::reasons(load, backlog) {
+        if by_server {
+            server.push(reason.clone());
+        }
         record.invalidate(reason);
     }
     // A closed-loop generator that used all the CPU it was given was the
@@ -372,6 +394,7 @@ fn judge(record: &mut RunRecord, load: &stampede_schema::LoadResult, loadgen_cpu
             record.invalidate(format!("load generator saturated: it used {used:.2} of its {cores} pinned core(s)"));
         }
     }
+    server
 }
 
 #[cfg(test)]
@@ -393,7 +416,7 @@ mod tests {
         let mut r = crate::record::failed("go", &Default::default(), &profile, 1, 0.0, String::new());
         r.valid = true;
         r.invalid_reason = None;
-        judge(&mut r, &fake_load(1000.0, 0), None);
+        judge(&mut r, &fake_load(1000.0, 0), None, None);
         assert!(!r.valid, "3 bad responses in the fake document");
         assert_eq!(r.invalid_reason.as_deref(), Some("3 bad responses (outside 2xx/3xx)"));
         let mut doc = fake_load(1000.0, 4);
@@ -402,7 +425,7 @@ mod tests {
         let mut r = crate::record::failed("go", &Default::default(), &profile, 1, 0.0, String::new());
         r.valid = true;
         r.invalid_reason = None;
-        judge(&mut r, &doc, Some("0"));
+        judge(&mut r, &doc, None, Some("0"));
         let reason = r.invalid_reason.unwrap();
         assert!(reason.contains("4 socket errors") && reason.contains("saturated"), "{reason}");
     }

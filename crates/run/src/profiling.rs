@@ -23,15 +23,19 @@ pub fn available() -> Result<(), ProfileError> {
     Ok(())
 }
 
-/// The on-CPU and off-CPU recorders of one measured phase.
+/// The on-CPU and (when asked) off-CPU recorders of one measured phase.
 pub struct Recorders {
     on_cpu: Result<Recorder, ProfileError>,
-    off_cpu: Result<Recorder, ProfileError>,
+    off_cpu: Option<Result<Recorder, ProfileError>>,
 }
 
-/// Starts sampling the server's process tree, on and off the CPU.
-pub fn start(pid: u32, frequency_hz: u32) -> Recorders {
-    Recorders { on_cpu: Recorder::start(pid, frequency_hz), off_cpu: Recorder::start_off_cpu(pid) }
+/// Starts sampling the server's process tree on the CPU and, with
+/// `off_cpu`, where it blocks. The off-CPU recorder is opt-in: it takes a
+/// sample with its stack at every context switch of the server, which
+/// costs far more than 99 timer samples a second on a server that switches
+/// often (bench/profile_cost.sh).
+pub fn start(pid: u32, frequency_hz: u32, off_cpu: bool) -> Recorders {
+    Recorders { on_cpu: Recorder::start(pid, frequency_hz), off_cpu: off_cpu.then(|| Recorder::start_off_cpu(pid)) }
 }
 
 /// Stops the recorder, writes `flame-<stem>.svg` and `stacks-<stem>.folded`
@@ -46,13 +50,19 @@ pub fn finish(
     note: &dyn Fn(&str),
 ) -> Option<ProfileSummary> {
     // Both end with the phase, before either is read (reading takes seconds).
-    for recorder in [&mut recorders.on_cpu, &mut recorders.off_cpu].into_iter().flatten() {
-        recorder.interrupt();
-    }
-    let off_cpu = recorders.off_cpu.and_then(|r| r.stop()).and_then(|rec| OffCpu::from_recording(&rec));
+    recorders.on_cpu.iter_mut().chain(recorders.off_cpu.iter_mut().flatten()).for_each(Recorder::interrupt);
+    let off_cpu = recorders.off_cpu.map(|r| r.and_then(|r| r.stop()).and_then(|rec| OffCpu::from_recording(&rec)));
     let written = recorders.on_cpu.and_then(|r| r.stop()).and_then(|rec| {
         let (script, names) = (rec.script.clone(), rec.names.clone());
-        let profile = Profile::from_recording(rec)?;
+        // A server that waits more than it runs may leave no CPU sample;
+        // with an off-CPU profile to show, its run keeps a profile.
+        let waited = matches!(&off_cpu, Some(Ok(_)));
+        let profile = if waited { Profile::fold(rec)? } else { Profile::from_recording(rec)? };
+        if profile.folded.samples() == 0 {
+            note(&format!(
+                "stampede: {title}: no on-CPU sample (the server used next to no CPU); its off-CPU profile is kept"
+            ));
+        }
         let mut summary = profile.write(dir, stem, title)?;
         let windows = Windows::of(slow);
         if !windows.is_empty() {
@@ -62,7 +72,7 @@ pub fn finish(
                 whole: &profile.folded,
                 script: &script,
                 names: &names,
-                off_cpu: off_cpu.as_ref().ok().map(|o| o.intervals.as_slice()),
+                off_cpu: off_cpu.as_ref().and_then(|o| o.as_ref().ok()),
             };
             match window.write(dir, stem, title) {
                 Ok(w) => summary.slow_window = Some(w),
@@ -73,9 +83,10 @@ pub fn finish(
     });
     match written {
         Ok(mut summary) => {
-            match off_cpu.and_then(|off| off.write(dir, stem, title)) {
-                Ok(off) => summary.off_cpu = Some(off),
-                Err(err) => note(&format!("stampede: {title}: no off-CPU profile: {err}")),
+            match off_cpu.map(|o| o.and_then(|off| off.write(dir, stem, title))) {
+                Some(Ok(off)) => summary.off_cpu = Some(off),
+                Some(Err(err)) => note(&format!("stampede: {title}: no off-CPU profile: {err}")),
+                None => {}
             }
             for line in &summary.notes {
                 note(&format!("stampede: {title}: profile: {line}"));

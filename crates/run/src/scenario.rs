@@ -61,6 +61,11 @@ pub struct Scenario {
     /// perf's sampling frequency under `cpu_profile`, per second per thread.
     #[serde(default = "defaults::cpu_profile_frequency")]
     pub cpu_profile_frequency: u32,
+    /// Also record where the server's threads block (perf's scheduler
+    /// tracepoints, one sample per context switch) under `cpu_profile`
+    /// (`--profile-off-cpu`): off by default, for its cost.
+    #[serde(default)]
+    pub cpu_profile_off_cpu: bool,
     /// Load from other machines over ssh (docs/hosts.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<Hosts>,

@@ -51,6 +51,10 @@ pub enum Kind {
     /// The slow-window profile's most over-represented frame was on the CPU
     /// (a burst of its on-CPU samples; `stampede run --profile`).
     Function,
+    /// Threads of the server were blocked at the stack of the slow-window
+    /// off-CPU profile's most over-represented frame (a waiter stack: a
+    /// lock's acquirer, a queue's taker; `stampede run --profile-off-cpu`).
+    Waiting,
     /// The kernel dropped a connection attempt (accept-queue overflow, SYN
     /// drop) or retransmitted segments in the server's network namespace.
     KernelDrops,
@@ -70,6 +74,7 @@ impl Kind {
             "connection_busy" => Kind::ConnectionBusy,
             "connection_setup" => Kind::ConnectionSetup,
             "function" => Kind::Function,
+            "waiting" => Kind::Waiting,
             "kernel_drops" => Kind::KernelDrops,
             _ => return None,
         })
@@ -88,6 +93,7 @@ impl Kind {
             Kind::ConnectionBusy => "connection_busy",
             Kind::ConnectionSetup => "connection_setup",
             Kind::Function => "function",
+            Kind::Waiting => "waiting",
             Kind::KernelDrops => "kernel_drops",
         }
     }
@@ -106,6 +112,7 @@ impl Kind {
             Kind::ConnectionBusy => Cause::ConnectionBusy,
             Kind::ConnectionSetup => Cause::ConnectionSetup,
             Kind::Function => Cause::Function,
+            Kind::Waiting => Cause::Waiting,
             Kind::KernelDrops => Cause::KernelDrops,
         }
     }
@@ -126,6 +133,7 @@ pub enum Cause {
     ConnectionSetup,
     KernelDrops,
     Function,
+    Waiting,
     Lock,
     BlockedIo,
     Runqueue,
@@ -134,13 +142,14 @@ pub enum Cause {
 }
 
 impl Cause {
-    pub const ALL: [Cause; 11] = [
+    pub const ALL: [Cause; 12] = [
         Cause::Gc,
         Cause::Pause,
         Cause::SendDelay,
         Cause::ConnectionSetup,
         Cause::KernelDrops,
         Cause::Function,
+        Cause::Waiting,
         Cause::Lock,
         Cause::BlockedIo,
         Cause::Runqueue,
@@ -158,6 +167,7 @@ impl Cause {
             Cause::ConnectionBusy => "connection_busy",
             Cause::ConnectionSetup => "connection_setup",
             Cause::Function => "function",
+            Cause::Waiting => "waiting",
             Cause::KernelDrops => "kernel_drops",
             Cause::Lock => "lock",
             Cause::BlockedIo => "blocked_io",
@@ -173,6 +183,7 @@ impl Cause {
             Cause::ConnectionBusy => "waiting for a free connection",
             Cause::ConnectionSetup => "waiting for a connection to open",
             Cause::Function => "a function on the CPU",
+            Cause::Waiting => "threads waiting at a stack",
             Cause::KernelDrops => "kernel drops",
             Cause::Lock => "lock",
             Cause::BlockedIo => "blocked I/O",
@@ -221,6 +232,9 @@ pub struct Shares {
     /// The profile's most over-represented frame on the CPU.
     #[serde(default)]
     pub function: f64,
+    /// Threads blocked at the off-CPU profile's most over-represented frame.
+    #[serde(default)]
+    pub waiting: f64,
     pub unexplained: f64,
 }
 
@@ -235,6 +249,7 @@ impl Shares {
             Cause::ConnectionBusy => self.connection_busy,
             Cause::ConnectionSetup => self.connection_setup,
             Cause::Function => self.function,
+            Cause::Waiting => self.waiting,
             Cause::Lock => self.lock,
             Cause::BlockedIo => self.blocked_io,
             Cause::Runqueue => self.runqueue,
@@ -273,6 +288,7 @@ impl Shares {
         self.connection_busy += other.connection_busy * weight;
         self.connection_setup += other.connection_setup * weight;
         self.function += other.function * weight;
+        self.waiting += other.waiting * weight;
         self.unexplained += other.unexplained * weight;
     }
 }
@@ -417,6 +433,10 @@ pub struct Explanation {
     /// run has one (most over-represented first).
     #[serde(default)]
     pub frames: Vec<FrameShift>,
+    /// The same for the off-CPU time of the slow-window profile (waiter
+    /// stacks, `--profile-off-cpu`), with the first frame's stack.
+    #[serde(default)]
+    pub waiters: Vec<FrameShift>,
     /// What raises latency for every request, highest level first.
     #[serde(default)]
     pub dominant: Vec<Dominant>,

@@ -66,6 +66,16 @@ pub struct SlowWindowSummary {
     /// Frames with a larger share of the on-CPU samples inside the windows than
     /// over the whole phase, most over-represented first.
     pub over_represented: Vec<FrameShift>,
+    /// The same for the off-CPU time (with `--profile-off-cpu`): frames, kernel
+    /// frames left out, with a larger share of the time blocked inside the
+    /// windows than over the phase (percent of blocked µs), most
+    /// over-represented first; ties (the frames of one waiter stack) the
+    /// frame nearest the stack's root first: the one that waits, not the
+    /// library call it waits in. The first frames carry their blocked
+    /// intervals as `bursts` (`samples`: intervals merged) and their heaviest
+    /// stack inside the windows.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocked_over_represented: Vec<FrameShift>,
 }
 
 /// One frame's share of on-CPU samples (anywhere on the stack) inside the
@@ -82,6 +92,10 @@ pub struct FrameShift {
     /// requests to it one by one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bursts: Vec<Burst>,
+    /// For the first off-CPU frames: the heaviest stack through the frame
+    /// inside the slow windows, root first, kernel frames left out.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<String>,
 }
 
 /// A stretch of the phase in which a frame was on the stack of the on-CPU

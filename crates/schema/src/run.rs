@@ -146,6 +146,11 @@ pub struct RunRecord {
     #[serde(deserialize_with = "valid_or_true")]
     pub valid: bool,
     pub invalid_reason: Option<String>,
+    /// True when the run is invalid only for what the server did, not the
+    /// load generator: connect errors and late sends that came with its
+    /// accept queue overflowing (docs/results.md). Absent reads as false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub invalid_by_server: bool,
     /// The contract the app claims (manifest `contract`), `none` when it
     /// claims none and so was not checked.
     #[serde(deserialize_with = "lenient::or_default")]
@@ -210,6 +215,7 @@ impl Default for RunRecord {
             iteration: 0,
             valid: true,
             invalid_reason: None,
+            invalid_by_server: false,
             contract: String::new(),
             verdicts: Vec::new(),
             build_time_ms: 0.0,

@@ -44,6 +44,10 @@ pub struct Args {
     /// perf's sampling frequency with --profile, per second per thread (default 99)
     #[arg(long, value_name = "HZ", requires = "profile")]
     pub profile_frequency: Option<u32>,
+    /// With --profile, also record where the server's threads block (off-CPU stacks: scheduler
+    /// tracepoints, one sample per context switch; costlier) for flame graphs and explain's causes
+    #[arg(long, requires = "profile")]
+    pub profile_off_cpu: bool,
     /// Folder for <timestamp>/results.json
     #[arg(long, value_name = "DIR", default_value = "results")]
     pub out: PathBuf,
@@ -87,6 +91,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     }
     if let Some(hz) = args.profile_frequency {
         sets.push(format!("cpu_profile_frequency={hz}"));
+    }
+    if args.profile_off_cpu {
+        sets.push("cpu_profile_off_cpu=true".into());
     }
     sets.extend(args.sets);
     let exe = std::env::current_exe()

@@ -7,9 +7,10 @@
 //! connection (`worker-N`). Modes:
 //!
 //! - `plain`: nothing injected.
-//! - `lock`: each request takes a mutex that a `holder` thread keeps for
-//!   60 ms, releasing it for 40 ms, over and over: the workers queue on it
-//!   for the long stretches and run freely in between.
+//! - `lock`: each request takes a mutex (in `take_the_lock`) that a
+//!   `holder` thread keeps for 60 ms, releasing it for 40 ms, over and
+//!   over: the workers queue on it for the long stretches and run freely in
+//!   between.
 //! - `spin`: one request in 40 runs `stampede_distinctive_spin` on the CPU
 //!   for 20 ms before it answers; every request first spends 0.5 ms in
 //!   `ordinary_request_work`, so the server's frames (`serve`, the thread's
@@ -18,6 +19,11 @@
 //!   connection every 200 ms, each request answered after 20 ms: the
 //!   generator's connections wait in SYN retransmits (the kernel drops SYNs
 //!   while the accept queue is full), and too few are open for the rate.
+//! - `parked`: nothing injected on the request path, and eight `pool-N`
+//!   threads that wait on a condition variable (a futex) with a 20 ms
+//!   timeout, wake, find no work and wait again, as Go's idle Ms and a JVM
+//!   pool's idle threads park: they use a little CPU every second, so they
+//!   count as working threads, and spend nearly all their time on a futex.
 //! - `burner`: no server; spins on the CPU for 20 ms of every 100 ms (the
 //!   test runs it at a real-time priority on the load generator's core, so
 //!   the generator is starved of CPU).
@@ -27,7 +33,7 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 static REQUESTS: AtomicU64 = AtomicU64::new(0);
@@ -42,6 +48,13 @@ pub extern "C" fn stampede_distinctive_spin(ms: u64) -> u64 {
 #[no_mangle]
 pub extern "C" fn ordinary_request_work(us: u64) -> u64 {
     busy(Duration::from_micros(us))
+}
+
+/// The frame a worker waits in when the holder has the mutex: the off-CPU
+/// profile's waiter stack must name it (explain_frames.rs).
+#[inline(never)]
+fn take_the_lock(lock: &Mutex<u64>) {
+    *lock.lock().unwrap() += 1;
 }
 
 #[inline(always)]
@@ -75,7 +88,7 @@ fn serve(mut stream: TcpStream, mode: &str, lock: &Mutex<u64>) {
         buf.drain(..end);
         let n = REQUESTS.fetch_add(1, Ordering::Relaxed);
         match mode {
-            "lock" => *lock.lock().unwrap() += 1,
+            "lock" => take_the_lock(lock),
             "backlog" => std::thread::sleep(Duration::from_millis(20)),
             "spin" => {
                 ordinary_request_work(500);
@@ -89,6 +102,17 @@ fn serve(mut stream: TcpStream, mode: &str, lock: &Mutex<u64>) {
         if stream.write_all(response).is_err() {
             return;
         }
+    }
+}
+
+/// An idle pool thread: waits for work that never comes on a condition
+/// variable (a futex wait), waking every 20 ms to look.
+fn park_idle() {
+    let work = (Mutex::new(false), Condvar::new());
+    let mut ready = work.0.lock().unwrap();
+    loop {
+        ready = work.1.wait_timeout(ready, Duration::from_millis(20)).unwrap().0;
+        std::hint::black_box(&*ready);
     }
 }
 
@@ -128,6 +152,11 @@ fn main() {
                 std::thread::sleep(Duration::from_millis(40));
             })
             .unwrap();
+    }
+    if mode == "parked" {
+        for i in 0..8 {
+            std::thread::Builder::new().name(format!("pool-{i}")).spawn(park_idle).unwrap();
+        }
     }
     std::thread::spawn(|| {
         std::thread::sleep(Duration::from_secs(120));

@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 use stampede_explain::explanation::Tier;
 use stampede_explain::{explain, sources, Explanation, Margins, Shares};
-use stampede_schema::explain::Cause;
+use stampede_schema::explain::{Cause, FrameShift};
 
 use super::escape::esc;
 use super::tables::{self, Cell};
@@ -138,10 +138,23 @@ fn run_block(out: &mut String, run: &Run, ex: &Explanation) {
             ))
         );
     }
-    if !ex.frames.is_empty() {
-        out.push_str("<h3>Frames over-represented in the slow windows</h3>");
-        let rows: Vec<(String, Vec<Cell>)> = ex
-            .frames
+    let shifts: [(&str, &[FrameShift], &str, &str); 2] = [
+        (
+            "Frames over-represented in the slow windows",
+            &ex.frames,
+            "explain-frames",
+            "on-CPU samples in the slow windows",
+        ),
+        (
+            "Waiter frames over-represented in the slow windows (off the CPU)",
+            &ex.waiters,
+            "explain-waiters",
+            "time blocked in the slow windows",
+        ),
+    ];
+    for (heading, frames, class, what) in shifts.into_iter().filter(|s| !s.1.is_empty()) {
+        let _ = write!(out, "<h3>{}</h3>", esc(heading));
+        let rows: Vec<(String, Vec<Cell>)> = frames
             .iter()
             .map(|f| {
                 (
@@ -154,12 +167,7 @@ fn run_block(out: &mut String, run: &Run, ex: &Explanation) {
                 )
             })
             .collect();
-        tables::table(
-            out,
-            "explain-frames",
-            &["on-CPU samples in the slow windows", "over the run (by chance)", "frame"],
-            &rows,
-        );
+        tables::table(out, class, &[what, "over the run (by chance)", "frame"], &rows);
     }
 
     match &ex.latency {
