@@ -142,13 +142,12 @@ fn run_tfb(config: &std::path::Path, args: &Args) -> anyhow::Result<i32> {
     let mut reports = Vec::new();
     let mut text = String::new();
     for test in &tests {
-        let options =
-            stampede_check::Options {
-                timeout: args.timeout,
-                database: args.database.clone(),
-                http3: None,
-                urls: test.urls.clone(),
-            };
+        let options = stampede_check::Options {
+            timeout: args.timeout,
+            database: args.database.clone(),
+            http3: None,
+            urls: test.urls.clone(),
+        };
         for contract in test.contracts() {
             let url = test.base_url(args.url.as_deref());
             let report = stampede_check::check_contract(&url, &contract, &options)
