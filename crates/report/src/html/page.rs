@@ -203,7 +203,7 @@ fn run_section(out: &mut String, run: &Run, index: usize, dir: Option<&std::path
                 line.push_str(&format!(" · {}", event.label));
             }
             if event.duration_ms > 0.0 {
-                line.push_str(&format!(" · {} ms", event.duration_ms));
+                line.push_str(&format!(" · {} ms", crate::format::sig(event.duration_ms)));
             }
             let _ = write!(out, "<li>{}</li>", esc(&line));
         }
