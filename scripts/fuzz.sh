@@ -29,16 +29,18 @@ cd fuzz
 # -s none: no AddressSanitizer. The code under fuzzing (response.rs,
 # h2_session.rs, h2_block.rs and the HPACK decoder) is safe Rust, where ASan
 # has nothing to find that a panic would not show, and its instrumentation of
-# every Rust crate made this build one of the longest
-# step of CI. Coverage guidance (SanitizerCoverage) stays on.
-cargo +nightly fuzz build -O -s none
+# every Rust crate made this build one of the longest steps of CI. Coverage
+# guidance (SanitizerCoverage) stays on. Build and run take the same flags,
+# or the run would rebuild.
+flags=(-O -s none)
+cargo +nightly fuzz build "${flags[@]}"
 for target in "${targets[@]}"; do
     mkdir -p "corpus/$target"
     echo "fuzz.sh: $target for ${per}s"
     # -max_total_time bounds the run; -timeout flags one input slower than 10 s
     # (the HTTP/2 target's own bound is 1 s of paused clock, so real seconds
     # mean a hang); -rss_limit_mb keeps a leak from taking the machine.
-    cargo +nightly fuzz run -O -s none "$target" "corpus/$target" "seeds/$target" -- \
+    cargo +nightly fuzz run "${flags[@]}" "$target" "corpus/$target" "seeds/$target" -- \
         -max_total_time="$per" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
 done
 echo "fuzz.sh: no crash in ${seconds}s"
