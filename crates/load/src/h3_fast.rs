@@ -12,7 +12,14 @@
 //!
 //! When requests go is the HTTP/2 engine's `Schedule`: in open loop the
 //! timer wakes the thread at most once per granularity (`Pacer::wake`) and
-//! every request due by then is sent in that wake-up.
+//! every request due by then is sent in that wake-up. Responses end at the
+//! kernel's receive time of their last datagram (`h3_udp`), so between two
+//! wake-ups of the schedule at most [`SLEEP_THROUGH`] apart the thread
+//! sleeps through responses and reads them at the next one, as the HTTP/2
+//! loop does: one wake-up per scheduled send instead of one for the send
+//! and one for each datagram that answers it. It waits on the socket
+//! instead while due requests wait for a stream, a connection is being
+//! opened, or a send waits for room in the socket buffer.
 //!
 //! Behaviour matches the HTTP/2 engine's where the protocols allow: in open
 //! loop due requests queue for the first free stream and latency runs from
@@ -21,8 +28,7 @@
 //! server says it never processed it (H3_REQUEST_REJECTED); a lost
 //! connection costs its streams and is reopened. QUIC streams do not block
 //! one another, so a timed-out request is cancelled on its own stream and
-//! the connection keeps serving the others. Responses end when the loop
-//! reads them: UDP receive timestamps are not taken.
+//! the connection keeps serving the others.
 
 use crate::config::LoadConfig;
 use crate::h2_session::Slot;
@@ -31,6 +37,7 @@ use crate::h3_frame::Response;
 use crate::h3_udp::{Datagram, Udp};
 use crate::mix::Picker;
 use crate::recorder::Recorder;
+use crate::rx_time::Clocks;
 use crate::schedule::Schedule;
 use crate::share::{Output, Share};
 use loona_hpack::huffman::HuffmanDecoder;
@@ -44,6 +51,13 @@ use std::time::{Duration, Instant};
 const SOCKET: Token = Token(0);
 const TIMER: Token = Token(1);
 const BACKOFF: Duration = Duration::from_millis(100);
+/// The longest the open loop sleeps with responses unread. The server's
+/// datagrams are acknowledged when read, and QUIC lets a peer wait up to
+/// its max_ack_delay (25 ms by default) for that before it suspects a loss;
+/// at 2 ms the acknowledgements stay far inside it. Wake-ups further apart
+/// than this (rates below 500 requests a second per thread) are few enough
+/// that waking for responses as well costs nothing worth saving.
+const SLEEP_THROUGH: Duration = Duration::from_millis(2);
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -95,6 +109,10 @@ pub struct Engine<'a> {
     send_buf: Vec<u8>,
     stopping: bool,
     next_tick: Instant,
+    /// The clocks read at this wake-up, to place receive times on `Instant`.
+    clocks: Clocks,
+    /// The previous wake-up: no datagram read now arrived before it.
+    floor: Instant,
 }
 
 impl<'a> Engine<'a> {
@@ -128,6 +146,7 @@ impl<'a> Engine<'a> {
             conns,
             rec,
             next_tick: share.start,
+            floor: share.start,
             picker: cfg.mix.clone().map(|mix| Picker::new(mix, share.index)),
             share,
             bodies,
@@ -137,6 +156,7 @@ impl<'a> Engine<'a> {
             datagrams: Vec::new(),
             send_buf: Vec::with_capacity(64 * 1024),
             stopping: false,
+            clocks: Clocks::read(),
         })
     }
 
@@ -157,27 +177,37 @@ impl<'a> Engine<'a> {
                     deadline = deadline.min(t);
                 }
             }
-            self.sched.arm_timer();
-            if let Err(e) = self.poll.poll(&mut events, Some(deadline.saturating_duration_since(Instant::now()))) {
-                if e.kind() != io::ErrorKind::Interrupted {
-                    break;
-                }
-            }
-            let mut now = Instant::now();
-            for ev in events.iter() {
-                match ev.token() {
-                    TIMER => self.sched.timer_fired(),
-                    _ => {
-                        if ev.is_writable() {
-                            self.udp.unblock();
+            let now = Instant::now();
+            let mut read = true;
+            match self.sleep_until(deadline) {
+                Some(wake) => std::thread::sleep(wake.saturating_duration_since(now)),
+                None => {
+                    self.sched.arm_timer();
+                    if let Err(e) = self.poll.poll(&mut events, Some(deadline.saturating_duration_since(now))) {
+                        if e.kind() != io::ErrorKind::Interrupted {
+                            break;
                         }
-                        if ev.is_readable() {
-                            self.receive(now);
+                    }
+                    read = false;
+                    for ev in events.iter() {
+                        match ev.token() {
+                            TIMER => self.sched.timer_fired(),
+                            _ => {
+                                if ev.is_writable() {
+                                    self.udp.unblock();
+                                }
+                                read |= ev.is_readable();
+                            }
                         }
                     }
                 }
             }
-            now = Instant::now();
+            self.clocks = Clocks::read();
+            if read {
+                self.receive();
+            }
+            let now = self.clocks.now();
+            self.floor = now;
             if self.sched.open_loop() {
                 self.sched.take_due(now);
             }
@@ -192,6 +222,16 @@ impl<'a> Engine<'a> {
         self.count_lost_packets();
         self.close_all();
         Output::at_end(self.rec, self.sched.starved, &self.share, self.sched.max_lag_ns, start, busy_from)
+    }
+
+    /// Open loop: when to wake if the thread may sleep through responses
+    /// (see the module's note), or `None` to wait on the socket.
+    fn sleep_until(&self, deadline: Instant) -> Option<Instant> {
+        let wake = self.sched.wake()?.min(deadline);
+        let calm = self.sched.due.is_empty()
+            && !self.udp.is_blocked()
+            && self.conns.iter().all(|c| c.state != State::Connecting);
+        (calm && wake.saturating_duration_since(Instant::now()) <= SLEEP_THROUGH).then_some(wake)
     }
 
     /// Opens (or reopens) connection `i`.

@@ -23,28 +23,41 @@ enum Ended {
 }
 
 impl Engine<'_> {
-    /// Reads datagrams until the socket is empty and hands each to its connection.
-    pub(super) fn receive(&mut self, now: Instant) {
+    /// Reads datagrams until the socket is empty and hands each to its
+    /// connection, whose events are taken at once: a response ends at the
+    /// kernel's receive time of the datagram that completed it.
+    pub(super) fn receive(&mut self) {
+        let now = self.clocks.now();
         let mut datagrams = std::mem::take(&mut self.datagrams);
         loop {
-            match self.udp.recv(&mut datagrams) {
-                Ok(bytes) => {
+            let more = match self.udp.recv(&mut datagrams) {
+                Ok((bytes, more)) => {
                     if self.rec.measuring(now) {
                         self.rec.bytes_read += bytes as u64;
                     }
+                    more
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => break,
-            }
+            };
             for d in datagrams.drain(..) {
+                let at = self.clocks.place(d.received, self.floor);
                 let mut response = std::mem::take(&mut self.send_buf);
                 response.clear();
                 match self.endpoint.handle(now, d.from, d.to_ip, d.ecn, d.data, &mut response) {
-                    Some(DatagramEvent::ConnectionEvent(h, event)) => {
-                        if let Some(q) = self.connection(h) {
-                            q.handle_event(event);
+                    Some(DatagramEvent::ConnectionEvent(h, event)) => match self.by_handle.get(&h).copied() {
+                        Some(i) => {
+                            if let Some((_, q)) = self.conns[i].quic.as_mut() {
+                                q.handle_event(event);
+                            }
+                            self.events(i, at);
                         }
-                    }
+                        None => {
+                            if let Some((_, q)) = self.closing.iter_mut().find(|(c, _)| *c == h) {
+                                q.handle_event(event);
+                            }
+                        }
+                    },
                     Some(DatagramEvent::Response(t)) => {
                         self.udp.send(t.destination, &response[..t.size], t.segment_size);
                     }
@@ -52,15 +65,11 @@ impl Engine<'_> {
                 }
                 self.send_buf = response;
             }
+            if !more {
+                break;
+            }
         }
         self.datagrams = datagrams;
-    }
-
-    fn connection(&mut self, h: quinn_proto::ConnectionHandle) -> Option<&mut quinn_proto::Connection> {
-        match self.by_handle.get(&h) {
-            Some(&i) => self.conns[i].quic.as_mut().map(|(_, q)| q),
-            None => self.closing.iter_mut().find(|(c, _)| *c == h).map(|(_, q)| q),
-        }
     }
 
     /// Runs every connection's timers and events, fills its free streams,
@@ -102,26 +111,34 @@ impl Engine<'_> {
                 q.handle_event(e);
             }
         }
+        self.events(i, now);
+        if self.conns[i].quic.is_none() {
+            return;
+        }
+        self.fill(i);
+        self.transmit(Some(i), 0);
+    }
+
+    /// Takes connection `i`'s events: its handshake done, streams with
+    /// data, the connection lost. `at` is when what caused them arrived.
+    fn events(&mut self, i: usize, at: Instant) {
         loop {
             let Some((_, q)) = self.conns[i].quic.as_mut() else { return };
             let Some(event) = q.poll() else { break };
             match event {
-                Event::Connected => self.established(i, Instant::now()),
-                Event::ConnectionLost { reason } => return self.lost(i, reason, now),
-                Event::Stream(StreamEvent::Readable { id }) => self.readable(i, id, now),
+                Event::Connected => self.established(i, at),
+                Event::ConnectionLost { reason } => return self.lost(i, reason, at),
+                Event::Stream(StreamEvent::Readable { id }) => self.readable(i, id, at),
                 Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) => {
                     let ids: Vec<StreamId> = std::iter::from_fn(|| q.streams().accept(Dir::Uni)).collect();
                     for id in ids {
-                        self.readable(i, id, now);
+                        self.readable(i, id, at);
                     }
                 }
                 Event::Stream(StreamEvent::Writable { id }) => self.writable(i, id),
-                Event::Stream(StreamEvent::Available { dir: Dir::Bi }) => {}
                 _ => {}
             }
         }
-        self.fill(i);
-        self.transmit(Some(i), 0);
     }
 
     /// Sends what connection `i` (or closing connection `k`) has to send.
@@ -145,7 +162,8 @@ impl Engine<'_> {
         }
     }
 
-    /// Stream `id` of connection `i` has data, an end, or a reset.
+    /// Stream `id` of connection `i` has data, an end, or a reset, which
+    /// arrived at `now`.
     fn readable(&mut self, i: usize, id: StreamId, now: Instant) {
         let c = &mut self.conns[i];
         let Some((_, q)) = c.quic.as_mut() else { return };
@@ -193,7 +211,8 @@ impl Engine<'_> {
         let slot = r.slot;
         match how {
             Ended::Response(status) => {
-                let end = Instant::now();
+                // Not before the send: a receive time placed earlier is a clock step.
+                let end = now.max(slot.start);
                 let from = Origin { connection: i as u32, ready: slot.ready, connecting: false };
                 let latency = self.rec.response(slot.intended, slot.start, end, status, from);
                 if let (Some(latency), Some(t)) = (latency, slot.target) {

@@ -76,25 +76,37 @@ pub fn recv(fd: std::os::fd::RawFd, buf: &mut [u8]) -> std::io::Result<(usize, O
 /// The receive time in a `recvmsg` control area, as nanoseconds of
 /// CLOCK_REALTIME; `None` when it holds none.
 pub fn of_control(control: &[u8]) -> Option<i128> {
-    // cmsghdr on 64-bit Linux: len (usize), level (i32), type (i32), then
-    // the data, 8-byte aligned; written out because the control area is a
-    // slice of the kernel's buffer, not a msghdr `CMSG_FIRSTHDR` could walk.
+    control_messages(control).find_map(|(level, kind, data)| {
+        if level != libc::SOL_SOCKET || kind != libc::SCM_TIMESTAMPNS || data.len() < 16 {
+            return None;
+        }
+        let sec = i64::from_ne_bytes(data[0..8].try_into().ok()?);
+        let nsec = i64::from_ne_bytes(data[8..16].try_into().ok()?);
+        (sec > 0).then_some(sec as i128 * 1_000_000_000 + nsec as i128)
+    })
+}
+
+/// The control messages of a `recvmsg` control area: level, type and data
+/// of each. cmsghdr on 64-bit Linux: len (usize), level (i32), type (i32),
+/// then the data, 8-byte aligned; walked by hand because the control area
+/// may be a slice of the kernel's buffer (io_uring's), not a msghdr
+/// `CMSG_FIRSTHDR` could walk. A malformed length ends the walk.
+pub fn control_messages(control: &[u8]) -> impl Iterator<Item = (i32, i32, &[u8])> {
     let mut off = 0;
-    while off + 16 <= control.len() {
+    std::iter::from_fn(move || {
+        if off + 16 > control.len() {
+            return None;
+        }
         let len = usize::from_ne_bytes(control[off..off + 8].try_into().ok()?);
         let level = i32::from_ne_bytes(control[off + 8..off + 12].try_into().ok()?);
         let kind = i32::from_ne_bytes(control[off + 12..off + 16].try_into().ok()?);
         if len < 16 || off + len > control.len() {
             return None;
         }
-        if level == libc::SOL_SOCKET && kind == libc::SCM_TIMESTAMPNS && len >= 32 {
-            let sec = i64::from_ne_bytes(control[off + 16..off + 24].try_into().ok()?);
-            let nsec = i64::from_ne_bytes(control[off + 24..off + 32].try_into().ok()?);
-            return (sec > 0).then_some(sec as i128 * 1_000_000_000 + nsec as i128);
-        }
+        let data = &control[off + 16..off + len];
         off += (len + 7) & !7;
-    }
-    None
+        Some((level, kind, data))
+    })
 }
 
 /// CLOCK_REALTIME and `Instant` read together, to place receive times on `Instant`.
