@@ -48,7 +48,7 @@ const RULES: &[(ResponseCheck, &str, &str, Judge)] = &[
         "every body is framed by Content-Length or Transfer-Encoding: chunked",
         framing,
     ),
-    (ResponseCheck::HttpVersion, "http-version", "every response is HTTP/1.1", http_version),
+    (ResponseCheck::HttpVersion, "http-version", "every response is HTTP/1.1 or newer (not HTTP/1.0)", http_version),
 ];
 
 /// Judges every response in `exchanges` by each of the contract's
