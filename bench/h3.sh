@@ -22,6 +22,11 @@
 #   OHA=~/.cargo/bin/oha   oha with HTTP/3 (default: that path, else oha on PATH)
 #   H2LOAD=/path/h2load    h2load built with ngtcp2 + nghttp3 (default: none)
 #   RATE=2000              h3-rate's offered requests per second
+#   SPLIT=1                then one more h3-10 and h3-rate run of each tool under
+#                          `perf record -e cpu-clock -g -C 1`, the core's busy
+#                          samples split by bench/breakdown.py (QUIC crypto,
+#                          quinn-proto, allocator, the rest of user space, the
+#                          kernel's UDP/IP path, system calls, scheduling)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -74,3 +79,19 @@ echo "apps/rust (HTTP3=1, current-thread tokio) on CPU 0; each generator on CPU 
 echo "4 connections x 10 streams; h3-rate offers $RATE req/s; tools: ${TOOLS[*]}"
 interleave "${TOOLS[0]}" h3-10 h3-rate
 python3 bench/rounds.py "${TOOLS[0]}" <"$RECORDS"
+
+if [ "${SPLIT:-0}" = 1 ]; then
+  echo
+  echo "Where each generator's core goes (perf cpu-clock at 4000 Hz on CPU 1, one ${D}s run each):"
+  for group in h3-10 h3-rate; do
+    for tool in "${TOOLS[@]}"; do
+      check_quiet
+      taskset -c 0 perf record -q -e cpu-clock -F 4000 -g -C 1 -o "$WORK/split.data" -- sleep $((D + 1)) 2>/dev/null &
+      perf_pid=$!
+      sleep 0.3
+      RECORDS=$WORK/split.records run_tool "$tool" "$group" 0
+      wait "$perf_pid" || true
+      perf script -i "$WORK/split.data" -F comm,pid,ip,sym,dso 2>/dev/null | python3 bench/breakdown.py "$group $tool"
+    done
+  done
+fi
