@@ -10,7 +10,7 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use support::app::{announce, check_app, load_manifest, manifest_paths, Manifest, Server};
+use support::app::{announce, check_app, check_app_as, load_manifest, manifest_paths, Manifest, Server, Variant};
 use support::process::group_members;
 
 /// The apps this file has a test for; a new app folder must be added here.
@@ -23,6 +23,14 @@ const CONTRACTS: &[&str] = &["stampede", "sequence"];
 #[test]
 fn app_go() {
     check_app("go", CONTRACTS);
+}
+
+/// Issue 33: with its knobs http2 and http3 on, apps/go passes every
+/// contract over HTTP/1.1 and, with `stampede check --http3 -k`, over HTTP/3
+/// on the same port number (quic-go and its self-signed certificate).
+#[test]
+fn app_go_with_http2_and_http3_on() {
+    check_app_as("go", CONTRACTS, &Variant { knobs: &[("http2", "on"), ("http3", "on")], http3: true });
 }
 
 #[test]
@@ -96,7 +104,7 @@ fn fake_manifest(run: &str) -> Manifest {
 fn stop_fake(name: &str, run: &str, sleeps: usize) -> Result<Duration, String> {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
     let log = tmp.join(format!("{name}.log"));
-    let mut server = Server::start(&fake_manifest(run), tmp, 0, &log);
+    let mut server = Server::start(&fake_manifest(run), tmp, 0, &log, &[]);
     let start = Instant::now();
     let sleeping = |pgid| group_members(pgid).iter().filter(|m| m.ends_with(" sleep")).count();
     while sleeping(server.pgid()) < sleeps {

@@ -29,7 +29,7 @@ fn exchange(addr: SocketAddr, timeout: Duration) -> Result<(), String> {
     frame::client_start(&mut out);
     frame::ping(&mut out, 0, PAYLOAD);
     tcp.set_write_timeout(Some(timeout)).and_then(|_| tcp.write_all(&out)).map_err(|_| late())?;
-    let mut buf = Vec::new();
+    let mut answer = Answer::default();
     let mut chunk = [0u8; 16 * 1024];
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -46,20 +46,75 @@ fn exchange(addr: SocketAddr, timeout: Duration) -> Result<(), String> {
             }
             Err(_) => return Err("no HTTP/2 handshake".into()),
         };
-        buf.extend_from_slice(&chunk[..n]);
+        if answer.feed(&chunk[..n])? {
+            return Ok(());
+        }
+    }
+}
+
+/// What the server sent so far, frame by frame, however its writes were
+/// split across reads (Go's net/http writes its SETTINGS, the SETTINGS ACK,
+/// a WINDOW_UPDATE and the PING ACK one by one).
+#[derive(Default)]
+struct Answer {
+    buf: Vec<u8>,
+    frames: usize,
+}
+
+impl Answer {
+    /// Adds the bytes of one read: true once the PING's ACK came, an error
+    /// when the server's first frame is not its SETTINGS preface.
+    fn feed(&mut self, bytes: &[u8]) -> Result<bool, String> {
+        self.buf.extend_from_slice(bytes);
         let mut used = 0;
-        let mut first = true;
-        while let Some((f, len)) = frame::parse(&buf[used..]).map_err(|_| "no HTTP/2 handshake".to_string())? {
-            // The server's preface is a SETTINGS frame.
-            if first && used == 0 && f.kind != frame::SETTINGS {
+        while let Some((f, len)) = frame::parse(&self.buf[used..]).map_err(|_| "no HTTP/2 handshake".to_string())? {
+            if self.frames == 0 && f.kind != frame::SETTINGS {
                 return Err("no HTTP/2 handshake".into());
             }
-            first = false;
+            self.frames += 1;
             if f.kind == frame::PING && f.flags & frame::ACK != 0 && f.payload == PAYLOAD {
-                return Ok(());
+                return Ok(true);
             }
             used += len;
         }
-        buf.drain(..used);
+        self.buf.drain(..used);
+        Ok(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Go's h2c answer to the preflight: SETTINGS, SETTINGS ACK,
+    /// WINDOW_UPDATE, PING ACK.
+    fn go_answer() -> Vec<u8> {
+        let mut out = Vec::new();
+        frame::settings(&mut out, &[(frame::SETTINGS_MAX_FRAME_SIZE, 1 << 20)]);
+        frame::settings_ack(&mut out);
+        frame::window_update(&mut out, 0, 983_041);
+        frame::ping(&mut out, frame::ACK, PAYLOAD);
+        out
+    }
+
+    #[test]
+    fn go_net_http_handshake_split_across_reads_is_http2() {
+        // Broke: the first frame of every read had to be SETTINGS, so Go's
+        // WINDOW_UPDATE arriving first in a second read failed the preflight.
+        let bytes = go_answer();
+        for split in 1..bytes.len() {
+            let mut answer = Answer::default();
+            assert_eq!(answer.feed(&bytes[..split]), Ok(false), "split at {split}");
+            assert_eq!(answer.feed(&bytes[split..]), Ok(true), "split at {split}");
+        }
+    }
+
+    #[test]
+    fn a_first_frame_other_than_settings_is_no_handshake() {
+        let mut out = Vec::new();
+        frame::ping(&mut out, frame::ACK, PAYLOAD);
+        assert_eq!(Answer::default().feed(&out), Err("no HTTP/2 handshake".into()));
+        let http1 = b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n";
+        assert_eq!(Answer::default().feed(http1), Err("no HTTP/2 handshake".into()));
     }
 }

@@ -2,7 +2,8 @@
 //! the manifest section of apps/CONTRACT.md) and their lifecycle: build, start
 //! on a free port, wait until ready, run the real `stampede check` against it
 //! (once per contract the app must pass), then SIGTERM the process group and
-//! make sure nothing of it is left.
+//! make sure nothing of it is left. A [`Variant`] starts the app with some
+//! knobs off their defaults and may ask the contracts over HTTP/3 as well.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -150,6 +151,16 @@ pub fn announce(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
+/// How an app is started and asked, beyond its manifest's defaults.
+#[derive(Default)]
+pub struct Variant<'a> {
+    /// `(knob, value)` pairs replacing the manifest's default values.
+    pub knobs: &'a [(&'a str, &'a str)],
+    /// Ask every contract over HTTP/3 too (`stampede check --http3 -k`
+    /// on the same port number), after asking it over HTTP/1.1.
+    pub http3: bool,
+}
+
 /// App tests build and run servers: on two cores, one at a time.
 static ONE_APP_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -157,6 +168,11 @@ static ONE_APP_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// `contracts`; panics with the evidence on any contract violation, announces
 /// a skip when the app or a tool is missing.
 pub fn check_app(name: &str, contracts: &[&str]) {
+    check_app_as(name, contracts, &Variant::default());
+}
+
+/// [`check_app`] with the app started and asked as `variant` says.
+pub fn check_app_as(name: &str, contracts: &[&str], variant: &Variant) {
     let _turn = ONE_APP_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let dir = apps_root().join(name);
     let manifest_path = dir.join("app.toml");
@@ -190,8 +206,9 @@ pub fn check_app(name: &str, contracts: &[&str]) {
     );
 
     let port = net::free_port();
-    let log_path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("app-{name}.log"));
-    let mut server = Server::start(&manifest, &dir, port, &log_path);
+    let knobs: Vec<String> = variant.knobs.iter().map(|(knob, value)| format!("-{knob}-{value}")).collect();
+    let log_path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("app-{name}{}.log", knobs.concat()));
+    let mut server = Server::start(&manifest, &dir, port, &log_path, variant.knobs);
     let ready = net::wait_for_status(port, "/plaintext", 200, READY_DEADLINE, || server.exited().is_some());
     let Some(ready_after) = ready else {
         let how = match server.exited() {
@@ -202,26 +219,37 @@ pub fn check_app(name: &str, contracts: &[&str]) {
     };
 
     let stampede = env!("CARGO_BIN_EXE_stampede");
-    let url = format!("http://127.0.0.1:{port}");
+    let h1 = format!("http://127.0.0.1:{port}");
+    let h3 = format!("https://127.0.0.1:{port}");
+    let mut asks = vec![(vec![], h1)];
+    if variant.http3 {
+        asks.push((vec!["--http3", "-k"], h3));
+    }
     let mut summaries = Vec::new();
     for contract in contracts {
-        let check = process::run_with_deadline(
-            Command::new(stampede).args(["check", "--contract", contract, &url]).env("NO_COLOR", "1"),
-            CHECK_DEADLINE,
-        )
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(
-            check.code(),
-            Some(0),
-            "{name}: `stampede check --contract {contract} {url}` found contract violations\n{}",
-            check.output()
-        );
-        summaries.push(format!("{contract}: {}", check.stdout.lines().last().unwrap_or("checked")));
+        for (flags, url) in &asks {
+            let mut args = vec!["check"];
+            args.extend(flags);
+            args.extend(["--contract", contract, url]);
+            let check =
+                process::run_with_deadline(Command::new(stampede).args(&args).env("NO_COLOR", "1"), CHECK_DEADLINE)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(
+                check.code(),
+                Some(0),
+                "{name}: `stampede {}` found contract violations\n{}",
+                args.join(" "),
+                check.output()
+            );
+            let over = flags.first().map_or(String::new(), |flag| format!(" {flag}"));
+            summaries.push(format!("{contract}{over}: {}", check.stdout.lines().last().unwrap_or("checked")));
+        }
     }
 
     let stopped_after = server.stop().unwrap_or_else(|e| panic!("{name}: {e}\n{}", server.log()));
     announce(&format!(
-        "PASS {name}: built in {:.1} s, ready in {:.2} s, check {}, stopped in {:.2} s",
+        "PASS {name}{}: built in {:.1} s, ready in {:.2} s, check {}, stopped in {:.2} s",
+        knobs.concat(),
         build_time.as_secs_f64(),
         ready_after.as_secs_f64(),
         summaries.join("; "),
@@ -244,11 +272,20 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn start(manifest: &Manifest, dir: &Path, port: u16, log_path: &Path) -> Server {
+    /// Starts `manifest`'s `run` with every knob at its default but those
+    /// `knobs` names (`(knob, value)` pairs).
+    pub fn start(manifest: &Manifest, dir: &Path, port: u16, log_path: &Path, knobs: &[(&str, &str)]) -> Server {
         let mut command_line = manifest.run.clone();
         let mut command = Command::new("sh");
-        for knob in manifest.knobs.values() {
-            let value = &knob.values[&knob.default];
+        for (name, _) in knobs {
+            assert!(manifest.knobs.contains_key(*name), "{}: no knob {name:?} in its app.toml", manifest.name);
+        }
+        for (name, knob) in &manifest.knobs {
+            let chosen = knobs.iter().find(|(knob, _)| knob == name).map_or(knob.default.as_str(), |(_, value)| value);
+            let value = knob
+                .values
+                .get(chosen)
+                .unwrap_or_else(|| panic!("{}: knob {name} has no value {chosen:?}", manifest.name));
             command.envs(&value.env);
             if let Some(args) = &value.args {
                 command_line = format!("{command_line} {args}");
