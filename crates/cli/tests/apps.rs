@@ -33,6 +33,13 @@ fn app_go_with_http2_and_http3_on() {
     check_app_as("go", CONTRACTS, &Variant { knobs: &[("http2", "on"), ("http3", "on")], http3: true });
 }
 
+/// The Rust app's knobs on (hyper-util's h2c beside HTTP/1.1, an h3 + quinn
+/// listener): the same contracts over HTTP/1.1 and over HTTP/3.
+#[test]
+fn app_rust_with_http2_and_http3_on() {
+    check_app_as("rust", CONTRACTS, &Variant { knobs: &[("http2", "on"), ("http3", "on")], http3: true });
+}
+
 #[test]
 fn app_node() {
     check_app("node", CONTRACTS);
