@@ -134,6 +134,10 @@ fn tfb_config_db_urls_of_another_shape_pass_with_no_upper_clamp_warning() {
     // 500 rows for N = 501 is TechEmpower's clamp: no warning (it was one).
     assert_eq!(warned(&report), Vec::<String>::new(), "{report}");
     assert!(report.contains("PASS  queries-clamp-501") && report.contains("PASS  updates-counted"), "{report}");
+    // Each line names the request sent, not the contract's path.
+    assert!(report.contains("GET /queries?q=20 answers 20 row(s)"), "{report}");
+    assert!(report.contains("512 GET /update?q=20 over 512 connections"), "{report}");
+    assert!(!report.contains("?queries="), "a line names the contract's path:\n{report}");
     let (code, fixed) = check(&base, &url);
     assert_eq!(code, 1, "at the contract's own paths the server answers otherwise:\n{fixed}");
     assert!(failed(&fixed).contains(&"queries-20".to_string()), "{fixed}");
