@@ -282,8 +282,13 @@ fn first_difference(want: &Value, got: &Value, path: &mut String, lenience: &mut
             }
             Some(format!("at {}: unexpected key {extra:?}", here(path)))
         }
+        // Only a string that differs, and only in case, is the departure:
+        // an exact one is no warning (fasthttp's exact "Hello, World!" was
+        // warned as message-case before this guard).
         (Value::String(w), Value::String(g))
-            if w.eq_ignore_ascii_case(g) && lenience.allow(Leniency::MessageCase, || format!("{g:?} for {w:?}")) =>
+            if w != g
+                && w.eq_ignore_ascii_case(g)
+                && lenience.allow(Leniency::MessageCase, || format!("{g:?} for {w:?}")) =>
         {
             None
         }
@@ -336,6 +341,17 @@ mod tests {
         let mut lenient = Lenience::new(&[Leniency::MessageCase, Leniency::ExtraBytes]);
         assert_eq!(exact_body(b"Hello, World!", b"Hello, world!\n", &mut lenient), Ok(()));
         assert!(exact_body(b"Hello, World!", b"Hello, Word!", &mut lenient).is_err());
+    }
+
+    #[test]
+    fn an_exact_message_is_no_message_case_warning() {
+        let want: Value = serde_json::from_str(r#"{"message":"Hello, World!"}"#).unwrap();
+        let mut lenient = Lenience::new(&[Leniency::MessageCase, Leniency::KeyCase, Leniency::ExtraKeys]);
+        assert_eq!(first_difference(&want, &want.clone(), &mut String::new(), &mut lenient), None);
+        assert_eq!(lenient.warning(), None, "Go fasthttp's exact answer was warned as message-case");
+        let mut lenient = Lenience::new(&[Leniency::MessageCase, Leniency::ExtraBytes]);
+        assert_eq!(exact_body(b"Hello, World!", b"Hello, World!", &mut lenient), Ok(()));
+        assert_eq!(lenient.warning(), None);
     }
 
     #[test]

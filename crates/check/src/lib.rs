@@ -46,8 +46,8 @@ pub use h3::Http3;
 pub use report::{Report, ResponseSummary, RuleResult, SCHEMA};
 pub use urls::{endpoint_of, UrlMap};
 
-use client::Client;
-use contract::ProbeCheck;
+use client::{Client, Exchange};
+use contract::{Probe, ProbeCheck};
 use judge::Case;
 use lenience::Lenience;
 use target::Target;
@@ -114,27 +114,30 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
         }
         let mut lenience = Lenience::new(&contract.warn);
         let verdict = case.judge(&exchange, &mut lenience);
-        results.push(crate::report::judged(&case.id, &case.description, verdict, &lenience, &exchange));
+        let description = options.urls.describe(&case.description, &rule.path);
+        results.push(crate::report::judged(&case.id, &description, verdict, &lenience, &exchange));
         log.push(exchange);
     }
     let mut probe_results = Vec::new();
     for probe in &contract.probes {
+        let judged = probe_results.len();
         if probe.check == ProbeCheck::Concurrent {
             let db = database.as_mut().expect("connected above for a contract with database checks");
             probe_results.extend(concurrent::judge(probe, &contract.warn, &target, options.timeout, db, &mut log));
-            continue;
+        } else {
+            probe_results.push(judge_probe(
+                probe,
+                contract,
+                &target,
+                &mut client,
+                database.as_mut(),
+                options,
+                &mut log,
+            ));
         }
-        probe_results.push(match probe.check {
-            ProbeCheck::KeepAlive => probes::keep_alive(probe.id(), &target, &probe.path, options.timeout, &mut log),
-            ProbeCheck::DateTicks => probes::date_ticks(probe.id(), &mut client, &probe.path, &mut log),
-            ProbeCheck::SleepConcurrent => {
-                probes::sleep_concurrent(probe.id(), &target, &probe.path, options.timeout, &mut log)
-            }
-            _ => {
-                let db = database.as_mut().expect("connected above for a contract with database checks");
-                db_probes::judge(probe, &contract.warn, &mut client, db, &mut log)
-            }
-        });
+        for result in &mut probe_results[judged..] {
+            result.description = options.urls.describe(&result.description, &probe.path);
+        }
     }
     results.extend(headers::rules(contract, &log));
     results.extend(probe_results);
@@ -142,6 +145,28 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
     report.lenient = contract.warn.iter().map(|l| l.name().to_string()).collect();
     report.lenient_note = contract.warn_note.clone();
     Ok(report)
+}
+
+/// One probe other than the concurrent phase, judged on its own connection
+/// or the check's.
+fn judge_probe(
+    probe: &Probe,
+    contract: &Contract,
+    target: &Target,
+    client: &mut Client,
+    database: Option<&mut database::Database>,
+    options: &Options,
+    log: &mut Vec<Exchange>,
+) -> RuleResult {
+    match probe.check {
+        ProbeCheck::KeepAlive => probes::keep_alive(probe.id(), target, &probe.path, options.timeout, log),
+        ProbeCheck::DateTicks => probes::date_ticks(probe.id(), client, &probe.path, log),
+        ProbeCheck::SleepConcurrent => probes::sleep_concurrent(probe.id(), target, &probe.path, options.timeout, log),
+        _ => {
+            let db = database.expect("connected above for a contract with database checks");
+            db_probes::judge(probe, &contract.warn, client, db, log)
+        }
+    }
 }
 
 /// `5s`, `1.5s` or `250ms`: short, for messages.

@@ -118,6 +118,32 @@ impl UrlMap {
         }
     }
 
+    /// A rule's description naming the request it sends: each `GET <path>`
+    /// of `path` (the whole path, not a longer one) becomes `GET <its own
+    /// URL>`, so `queries-20` reads `GET /queries?q=20 answers 20 row(s)…`
+    /// where the server's URL is `/queries?q=`, not the contract's path.
+    pub fn describe(&self, description: &str, path: &str) -> String {
+        let own = self.rewrite(path);
+        if own == path {
+            return description.to_string();
+        }
+        let from = format!("GET {path}");
+        let mut out = String::with_capacity(description.len());
+        let mut rest = description;
+        while let Some(at) = rest.find(&from) {
+            let end = at + from.len();
+            let whole = rest[end..].chars().next().is_none_or(|c| c.is_whitespace() || matches!(c, ')' | ',' | ':'));
+            out.push_str(&rest[..at]);
+            out.push_str(if whole { "GET " } else { &from });
+            if whole {
+                out.push_str(&own);
+            }
+            rest = &rest[end..];
+        }
+        out.push_str(rest);
+        out
+    }
+
     /// `contract` with only the rules and probes whose endpoint is mapped:
     /// what a server that declares only some endpoints (a TechEmpower test
     /// entry with `db_url` alone) can be checked on.
@@ -180,6 +206,18 @@ mod tests {
         let n = map(&["queries=/db?n=", "updates=/x?a=1&n="]);
         assert_eq!(n.rewrite("/queries?queries=2"), "/db?n=2");
         assert_eq!(n.rewrite("/updates"), "/x?a=1&n=");
+    }
+
+    #[test]
+    fn descriptions_name_the_request_sent() {
+        let q = map(&["queries=/queries?q=", "db=/dbs"]);
+        let said = q.describe("GET /queries?queries=20 answers 20 row(s) of world", "/queries?queries=20");
+        assert_eq!(said, "GET /queries?q=20 answers 20 row(s) of world");
+        assert_eq!(q.describe("GET /queries answers 1 row(s)", "/queries"), "GET /queries?q= answers 1 row(s)");
+        assert_eq!(q.describe("Date changes (GET /db)", "/db"), "Date changes (GET /dbs)");
+        let longer = "GET /queries?queries=2 answers, unlike GET /queries alone";
+        assert_eq!(q.describe(longer, "/queries"), "GET /queries?queries=2 answers, unlike GET /queries?q= alone");
+        assert_eq!(q.describe("GET /fortunes is a page", "/fortunes"), "GET /fortunes is a page");
     }
 
     #[test]

@@ -5,7 +5,10 @@
 //! update not written, N not clamped, a number the row does not hold; and,
 //! through the database's own counts under 512 concurrent requests, a server
 //! that caches rows, one that reads /queries in one statement, one that
-//! updates one row of N, and one that fails only under concurrency.
+//! updates one row of N, and one that fails only under concurrency; one that
+//! writes swapped UPDATE parameters (as TechEmpower's uvicorn does) is named
+//! so; and a TechEmpower-style config with database URLs of another shape
+//! (`/dbs`, `/queries?q=`, `/update?q=`) passes with no warning.
 
 use crate::support_db;
 
@@ -47,6 +50,7 @@ fn each_database_rule_fails_against_the_server_that_breaks_it() {
     let url = db.url().to_string();
     let (code, report) = check(&serve(&url, Fault::None), &url);
     assert_eq!(code, 0, "a right server fails:\n{report}");
+    assert_eq!(warned(&report), Vec::<String>::new(), "a right server is warned:\n{report}");
     // TechEmpower's quoted tables are seeded too, for servers that use them.
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     let count = |client: &mut postgres::Client, table: &str| -> i64 {
@@ -78,6 +82,13 @@ fn each_database_rule_fails_against_the_server_that_breaks_it() {
         assert_eq!(code, 1, "{fault:?}:\n{report}");
         assert_eq!(failed(&report), rules, "{fault:?}:\n{report}");
     }
+    // TechEmpower's verifier passes this one (rows did change); the answer
+    // is not what the database holds, and the reason says why.
+    let (code, report) = check(&serve(&url, Fault::SwappedUpdate), &url);
+    assert_eq!(code, 1, "{report}");
+    let updates = ["updates-20", "updates-clamp-0", "updates-clamp-501", "updates-not-a-number", "updates-empty"];
+    assert_eq!(failed(&report), updates, "{report}");
+    assert!(report.contains("the UPDATE's id and randomNumber parameters are swapped"), "{report}");
     // TechEmpower's verifier only warns about an unclamped 501 case, and
     // lower-cases keys: both pass `db` with a warning that names them.
     let (_, report) = check(&serve(&url, Fault::NoClamp), &url);
@@ -88,6 +99,48 @@ fn each_database_rule_fails_against_the_server_that_breaks_it() {
     assert!(warned(&report).contains(&"db-row".to_string()), "{report}");
     assert!(report.contains("key \"randomnumber\" for \"randomNumber\" (key-case)"), "{report}");
     assert!(report.contains("warnings, not failures, under this contract (as TechEmpower's verifier"), "{report}");
+    drop(db);
+    let _ = std::fs::remove_dir_all(logs);
+}
+
+/// A TechEmpower-style config for a server whose database URLs have shapes
+/// of their own (Go gin's `/dbs`, axum's `?q=`, go-std's `/update`).
+fn own_urls_config(base: &str, dir: &std::path::Path) -> std::path::PathBuf {
+    let port = base.rsplit(':').next().unwrap();
+    let config = format!(
+        r#"{{"framework": "own", "tests": [{{"pg": {{"db_url": "/dbs", "query_url": "/queries?q=",
+  "update_url": "/update?q=", "fortune_url": "/fortunes", "port": {port}, "database": "Postgres"}}}}]}}"#
+    );
+    let path = dir.join("benchmark_config.json");
+    std::fs::write(&path, config).unwrap();
+    path
+}
+
+#[test]
+fn tfb_config_db_urls_of_another_shape_pass_with_no_upper_clamp_warning() {
+    let (db, logs) = cluster("tfb-urls");
+    let url = db.url().to_string();
+    let base = serve(&url, Fault::OwnUrls);
+    let config = own_urls_config(&base, &logs);
+    let out = Command::new(env!("CARGO_BIN_EXE_stampede"))
+        .args(["check", "--tfb-config", config.to_str().unwrap(), "--test", "pg", "--database", &url])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert!(report.contains("contract db (version"), "{report}");
+    assert!(report.contains("at db=/dbs fortunes=/fortunes queries=/queries?q= updates=/update?q=\n"), "{report}");
+    // 500 rows for N = 501 is TechEmpower's clamp: no warning (it was one).
+    assert_eq!(warned(&report), Vec::<String>::new(), "{report}");
+    assert!(report.contains("PASS  queries-clamp-501") && report.contains("PASS  updates-counted"), "{report}");
+    // Each line names the request sent, not the contract's path.
+    assert!(report.contains("GET /queries?q=20 answers 20 row(s)"), "{report}");
+    assert!(report.contains("512 GET /update?q=20 over 512 connections"), "{report}");
+    assert!(!report.contains("?queries="), "a line names the contract's path:\n{report}");
+    let (code, fixed) = check(&base, &url);
+    assert_eq!(code, 1, "at the contract's own paths the server answers otherwise:\n{fixed}");
+    assert!(failed(&fixed).contains(&"queries-20".to_string()), "{fixed}");
     drop(db);
     let _ = std::fs::remove_dir_all(logs);
 }

@@ -50,6 +50,14 @@ pub enum Fault {
     OneRowUpdated,
     /// /fortunes is only the table, as `text/html` with no charset.
     BarePage,
+    /// /updates writes each row's id into the row its new number names
+    /// (`SET randomnumber = id WHERE id = number`), as TechEmpower's Python
+    /// uvicorn implementation does.
+    SwappedUpdate,
+    /// Serves /db, /queries and /updates only at TechEmpower-style URLs of
+    /// its own, `/dbs`, `/queries?q=N` and `/update?q=N`; the contract's
+    /// paths answer text (and `queries=` counts for nothing).
+    OwnUrls,
     /// Answers 503 while more than [`OVERLOAD_IN_FLIGHT`] requests are in
     /// flight: right one at a time, wrong under concurrency.
     Overload,
@@ -157,7 +165,8 @@ fn connection(stream: TcpStream, shared: &Shared) {
 }
 
 fn queries(target: &str, fault: Fault) -> i64 {
-    let n = target.split_once("queries=").and_then(|(_, n)| n.parse::<i64>().ok());
+    let parameter = if fault == Fault::OwnUrls { "?q=" } else { "queries=" };
+    let n = target.split_once(parameter).and_then(|(_, n)| n.parse::<i64>().ok());
     match (fault, n) {
         (Fault::NoClamp, Some(n)) => n,
         (_, Some(n)) => n.clamp(1, 500),
@@ -183,7 +192,12 @@ fn json_rows(rows: &[(i32, i32)], fault: Fault) -> String {
 
 fn answer(target: &str, db: &mut postgres::Client, shared: &Shared) -> (&'static str, String) {
     let fault = shared.fault;
-    let path = target.split('?').next().unwrap_or("/");
+    let path = match (fault, target.split('?').next().unwrap_or("/")) {
+        (Fault::OwnUrls, "/dbs") => "/db",
+        (Fault::OwnUrls, "/update") => "/updates",
+        (Fault::OwnUrls, "/db" | "/updates") => "/",
+        (_, path) => path,
+    };
     match path {
         "/db" if fault == Fault::CachedRows => {
             let cache = shared.cache.get_or_init(|| {
@@ -218,8 +232,9 @@ fn answer(target: &str, db: &mut postgres::Client, shared: &Shared) -> (&'static
             let written = if fault == Fault::OneRowUpdated { 1 } else { rows.len() };
             for row in rows.iter_mut().take(written) {
                 row.1 = row.1 % 10_000 + 1;
+                let (id, number) = if fault == Fault::SwappedUpdate { (row.1, row.0) } else { *row };
                 if fault != Fault::NoPersist {
-                    db.execute("UPDATE world SET randomnumber = $2 WHERE id = $1", &[&row.0, &row.1]).unwrap();
+                    db.execute("UPDATE world SET randomnumber = $2 WHERE id = $1", &[&id, &number]).unwrap();
                 }
             }
             ("application/json", json_rows(&rows, fault))
