@@ -9,9 +9,7 @@
 //! by-chance level; and its bursts on the CPU must explain most slow
 //! requests one by one (cause `function`). Needs perf: skipped with a printed reason without it.
 
-mod support_causes;
-
-use support_causes::{build_server, run_and_explain, Scratch};
+use crate::support_causes::{build_server, run_and_explain, Scratch};
 
 const SPIN: &str = "stampede_distinctive_spin";
 
@@ -29,6 +27,7 @@ fn perf_works() -> bool {
 
 #[test]
 fn a_function_that_runs_in_the_slow_requests_is_their_top_frame() {
+    let _machine = crate::machine();
     if !perf_works() {
         return;
     }
@@ -72,6 +71,7 @@ fn a_function_that_runs_in_the_slow_requests_is_their_top_frame() {
 /// to no CPU: its run keeps a profile for the off-CPU side.
 #[test]
 fn a_lock_waiter_stack_in_the_slow_requests_names_the_function_that_takes_the_lock() {
+    let _machine = crate::machine();
     if !perf_works() {
         return;
     }
