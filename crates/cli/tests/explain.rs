@@ -6,16 +6,11 @@
 //! away from the stops). The tests take the machine in turn (one lock), keep
 //! load to a few seconds on 127.0.0.1, and stop every process they start.
 
-mod support_explain;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::Duration;
 
-use support_explain::{free_port, missing, mono_ns, scratch, stampede, wait_ready, Stamped};
-
-static MACHINE: Mutex<()> = Mutex::new(());
+use crate::support_explain::{free_port, missing, mono_ns, scratch, stampede, wait_ready, Stamped};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -95,6 +90,7 @@ fn run_go(dir: &Path, bin: &Path, env: &[(&str, &str)], path: &str, rate: u32) -
 
 #[test]
 fn the_captured_go_fixture_is_explained_in_both_forms() {
+    let _machine = crate::machine();
     let (load, log) = (fixture("go-load-gogc25.json"), fixture("go-gctrace-gogc25.log"));
     let run = explain_json(&["--load", &load, "--events", &log, "--runtime", "go"]);
     assert_eq!(run["app"], "go");
@@ -142,6 +138,7 @@ fn the_captured_go_fixture_is_explained_in_both_forms() {
 
 #[test]
 fn bad_input_is_one_line_naming_the_flag_or_file_and_exit_2() {
+    let _machine = crate::machine();
     let load = fixture("go-load-gogc25.json");
     let cases: [(&[&str], &str); 5] = [
         (&["explain", "--load", "/nonexistent.json"], "/nonexistent.json"),
@@ -175,10 +172,10 @@ fn bad_input_is_one_line_naming_the_flag_or_file_and_exit_2() {
 
 #[test]
 fn go_small_heap_target_tail_is_gc_and_plaintext_without_gc_is_not() {
+    let _machine = crate::machine();
     if missing("go") {
         return;
     }
-    let _machine = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
     let dir = scratch("go");
     let bin = go_server(&dir);
 
@@ -216,10 +213,10 @@ fn go_small_heap_target_tail_is_gc_and_plaintext_without_gc_is_not() {
 
 #[test]
 fn sigstop_windows_are_found_and_nothing_where_none_was_injected() {
+    let _machine = crate::machine();
     if missing("go") {
         return;
     }
-    let _machine = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
     let dir = scratch("sigstop");
     let bin = go_server(&dir);
     let port = free_port();
@@ -268,6 +265,7 @@ fn sigstop_windows_are_found_and_nothing_where_none_was_injected() {
 
 #[test]
 fn jvm_serial_small_heap_tail_is_gc_and_epsilon_plaintext_is_not() {
+    let _machine = crate::machine();
     let jar = repo().join("apps/java/target/app.jar");
     if missing("java") {
         return;
@@ -276,7 +274,6 @@ fn jvm_serial_small_heap_tail_is_gc_and_epsilon_plaintext_is_not() {
         eprintln!("SKIP: {} not built (cd apps/java && mvn -q -B -DskipTests package)", jar.display());
         return;
     }
-    let _machine = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
     let dir = scratch("jvm");
     let run_jvm = |opts: &[&str], path: &str, rate: u32| {
         let port = free_port();
@@ -316,6 +313,7 @@ fn jvm_serial_small_heap_tail_is_gc_and_epsilon_plaintext_is_not() {
 
 #[test]
 fn a_results_file_is_explained_per_run_from_events_and_probe_samples() {
+    let _machine = crate::machine();
     // A hand-built run with one cause of each kind at known times (see the
     // fixture): a 20 ms GC pause at 0.5 s, a saturated sample at 1.0–1.1 s on
     // the one pinned server core, a run-queue spike at 2.0–2.1 s, and a slow

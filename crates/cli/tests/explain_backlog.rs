@@ -7,12 +7,11 @@
 //! setup (the server's accept queue), not to the generator, and a connect
 //! error that follows must be called the server's.
 
-mod support_causes;
-
-use support_causes::{build_server, run_and_explain, Scratch};
+use crate::support_causes::{build_server, run_and_explain, Scratch};
 
 #[test]
 fn late_sends_behind_a_full_accept_queue_are_connection_setup_not_the_generator() {
+    let _machine = crate::machine();
     let s = Scratch::new("explain-backlog");
     let Some(bin) = build_server(&s.dir) else { return };
     let e = run_and_explain(&s, &bin, "backlog", "rate = 200\nconnections = 32\nslow_log = 100", &[]);

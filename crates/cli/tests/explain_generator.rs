@@ -7,11 +7,9 @@
 //! for a connection. Needs `chrt` and `taskset` and the right to use a
 //! real-time priority: skipped with a printed reason otherwise.
 
-mod support_causes;
-
 use std::process::{Child, Command, Stdio};
 
-use support_causes::{build_server, run_and_explain, Scratch};
+use crate::support_causes::{build_server, run_and_explain, Scratch};
 
 /// The burner, killed (by its pid) when the test ends.
 struct Burner(Child);
@@ -33,6 +31,7 @@ fn rt_works() -> bool {
 
 #[test]
 fn a_generator_starved_of_cpu_is_named_as_the_generator() {
+    let _machine = crate::machine();
     if !rt_works() {
         return;
     }

@@ -7,12 +7,11 @@
 //! stretch often, but not always: docs/explain.md, "Lock"), with the working
 //! threads' futex level higher in the slow windows than over the run.
 
-mod support_causes;
-
-use support_causes::{build_server, run_and_explain, Scratch};
+use crate::support_causes::{build_server, run_and_explain, Scratch};
 
 #[test]
 fn a_mutex_held_for_long_stretches_is_named_lock_contention() {
+    let _machine = crate::machine();
     let s = Scratch::new("explain-lock");
     let Some(bin) = build_server(&s.dir) else { return };
     // Closed loop: four connections always have a request in flight, so each
@@ -42,6 +41,7 @@ fn a_mutex_held_for_long_stretches_is_named_lock_contention() {
 /// with the working threads' futex share, first in the short answer.
 #[test]
 fn a_lock_every_request_waits_on_is_the_dominant_cause_with_its_futex_share() {
+    let _machine = crate::machine();
     let s = Scratch::new("explain-lock-dominant");
     let Some(bin) = build_server(&s.dir) else { return };
     let e = run_and_explain(

@@ -7,12 +7,11 @@
 //! wait on one), a pause or a GC (none exists), or blocked I/O standing out
 //! from its chance level.
 
-mod support_causes;
-
-use support_causes::{build_server, run_and_explain, Scratch};
+use crate::support_causes::{build_server, run_and_explain, Scratch};
 
 #[test]
 fn a_plain_fast_server_gets_no_server_side_cause_above_chance() {
+    let _machine = crate::machine();
     let s = Scratch::new("explain-quiet");
     let Some(bin) = build_server(&s.dir) else { return };
     let e = run_and_explain(&s, &bin, "plain", "rate = 200\nconnections = 8\nslow_log = 100", &[]);
@@ -50,6 +49,7 @@ fn a_plain_fast_server_gets_no_server_side_cause_above_chance() {
 /// It broke when every working thread's futex time counted as contention.
 #[test]
 fn idle_threads_parked_on_futexes_are_not_lock_contention() {
+    let _machine = crate::machine();
     let s = Scratch::new("explain-parked");
     let Some(bin) = build_server(&s.dir) else { return };
     let e = run_and_explain(&s, &bin, "parked", "rate = 200\nconnections = 8\nslow_log = 100", &[]);

@@ -3,14 +3,10 @@
 //! generator deliberately short of CPU. These tests run one at a time: they
 //! measure timing, and a neighbouring test's load would be their noise.
 
-mod common;
-
-use common::{load_json, load_json_on, pin_to_cpu, stampede_on, Mode, TestServer};
+use crate::common::{load_json, load_json_on, pin_to_cpu, stampede_on, Mode, TestServer};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-
-static SERIAL: Mutex<()> = Mutex::new(());
 
 /// The true latency percentile for requests arriving uniformly at a server
 /// that stalls `stall` of every `period`: a request arriving `phi` into a
@@ -23,7 +19,7 @@ fn hiccup_percentile(p: f64, stall_ms: f64, period_ms: f64) -> f64 {
 
 #[test]
 fn open_loop_sees_the_stall_closed_loop_hides_it() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _machine = crate::machine();
     let (stall, period) = (Duration::from_millis(100), Duration::from_secs(1));
     let srv = TestServer::start(Mode::Hiccup { stall, period });
     let url = srv.url("/");
@@ -69,7 +65,7 @@ fn open_loop_sees_the_stall_closed_loop_hides_it() {
 
 #[test]
 fn modest_rate_on_a_fast_server_is_not_called_saturated() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _machine = crate::machine();
     let srv = TestServer::start(Mode::Ok);
     // A lenient --max-lag: this guards against false alarms from the logic,
     // not against a busy CI machine's scheduler.
@@ -86,7 +82,7 @@ fn modest_rate_on_a_fast_server_is_not_called_saturated() {
 
 #[test]
 fn generator_short_of_cpu_says_it_is_saturated() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _machine = crate::machine();
     // The server gets CPU 0 to itself; the generator shares CPU 1 with three
     // busy threads, so it gets about a quarter of a core and cannot keep to
     // a rate far above what it can send. It must say so.

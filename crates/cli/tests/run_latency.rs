@@ -6,10 +6,8 @@
 //! column where the closed loop hides it. Small contract servers
 //! (support_run/contract_server.py); runs of a few seconds each.
 
-mod support_run;
-
+use crate::support_run::{self, assert_nothing_left, text, Scratch};
 use serde_json::Value;
-use support_run::{assert_nothing_left, text, Scratch};
 
 fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
@@ -34,6 +32,7 @@ fn report(s: &Scratch, results: &std::path::Path, format: &str) -> String {
 
 #[test]
 fn a_shootout_like_run_labels_open_loop_latency_and_keeps_slow_requests_for_explain() {
+    let _machine = crate::machine();
     let s = Scratch::new("latency");
     let alpha = s.app("alpha", "");
     let beta = s.app("beta", "");
@@ -114,6 +113,7 @@ latency = {{ fraction = 0.5 }}
 
 #[test]
 fn open_loop_latency_shows_a_100ms_stall_the_closed_loop_hides() {
+    let _machine = crate::machine();
     let s = Scratch::new("stall");
     let app = s.app("stall", "STALL_MS=100 PERIOD_MS=1000");
     // 4 connections: a closed loop has at most 4 requests a second caught in

@@ -5,12 +5,10 @@
 //! results.json. Issue 20: SIGTERM was recorded as "Ctrl-C" and the
 //! interrupted run counted as finished.
 
-mod support_run;
-
 use std::process::Command;
 use std::time::Duration;
 
-use support_run::{assert_nothing_left, text, wait_for, wait_output, Scratch};
+use crate::support_run::{assert_nothing_left, text, wait_for, wait_output, Scratch};
 
 /// Starts a 3-run scenario, sends `signal` during the second run, and checks
 /// the closing line, the records and the exit status.
@@ -46,10 +44,12 @@ fn interrupt_mid_run(test: &str, signal: &str, code: i32) {
 
 #[test]
 fn sigterm_is_named_as_sigterm_not_ctrl_c() {
+    let _machine = crate::machine();
     interrupt_mid_run("sigterm", "SIGTERM", 143);
 }
 
 #[test]
 fn sigint_does_not_count_the_interrupted_run_as_finished() {
+    let _machine = crate::machine();
     interrupt_mid_run("sigint2", "SIGINT", 130);
 }

@@ -8,13 +8,11 @@
 //! `stampede run` stops the server and the test checks nothing is left.
 #![allow(dead_code)]
 
-#[path = "../support_run/mod.rs"]
-mod support_run;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use crate::support_run;
 use serde_json::Value;
 pub use support_run::{text, Scratch};
 

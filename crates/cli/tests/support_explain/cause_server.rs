@@ -1,5 +1,5 @@
 //! A test server with one known cause of slow requests, for `stampede
-//! explain`'s end-to-end tests (crates/cli/tests/explain_causes.rs). The test
+//! explain`'s end-to-end tests (crates/cli/tests/explain_*.rs). The test
 //! compiles this one file with `rustc` (standard library only, frame pointers
 //! and symbols on, so perf names its functions) and starts it through a
 //! scenario's app manifest. Usage: `cause_server MODE` with `PORT` set; every
