@@ -179,7 +179,7 @@ impl<'a> Engine<'a> {
             }
             let now = Instant::now();
             let mut read = true;
-            match self.sleep_until(deadline) {
+            match self.sleep_until(deadline, now) {
                 Some(wake) => std::thread::sleep(wake.saturating_duration_since(now)),
                 None => {
                     self.sched.arm_timer();
@@ -226,12 +226,12 @@ impl<'a> Engine<'a> {
 
     /// Open loop: when to wake if the thread may sleep through responses
     /// (see the module's note), or `None` to wait on the socket.
-    fn sleep_until(&self, deadline: Instant) -> Option<Instant> {
+    fn sleep_until(&self, deadline: Instant, now: Instant) -> Option<Instant> {
         let wake = self.sched.wake()?.min(deadline);
         let calm = self.sched.due.is_empty()
             && !self.udp.is_blocked()
             && self.conns.iter().all(|c| c.state != State::Connecting);
-        (calm && wake.saturating_duration_since(Instant::now()) <= SLEEP_THROUGH).then_some(wake)
+        (calm && wake.saturating_duration_since(now) <= SLEEP_THROUGH).then_some(wake)
     }
 
     /// Opens (or reopens) connection `i`.

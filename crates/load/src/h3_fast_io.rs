@@ -44,7 +44,8 @@ impl Engine<'_> {
                 let at = self.clocks.place(d.received, self.floor);
                 let mut response = std::mem::take(&mut self.send_buf);
                 response.clear();
-                match self.endpoint.handle(now, d.from, d.to_ip, d.ecn, d.data, &mut response) {
+                // No destination address or ECN: the client has one address and sends without ECN.
+                match self.endpoint.handle(now, d.from, None, None, d.data, &mut response) {
                     Some(DatagramEvent::ConnectionEvent(h, event)) => match self.by_handle.get(&h).copied() {
                         Some(i) => {
                             if let Some((_, q)) = self.conns[i].quic.as_mut() {
@@ -211,8 +212,9 @@ impl Engine<'_> {
         let slot = r.slot;
         match how {
             Ended::Response(status) => {
-                // Not before the send: a receive time placed earlier is a clock step.
-                let end = now.max(slot.start);
+                // A receive time before the send cannot be right (rx_time:
+                // a clock step): the loop's own reading is used then.
+                let end = if now < slot.start { self.clocks.now() } else { now };
                 let from = Origin { connection: i as u32, ready: slot.ready, connecting: false };
                 let latency = self.rec.response(slot.intended, slot.start, end, status, from);
                 if let (Some(latency), Some(t)) = (latency, slot.target) {

@@ -21,7 +21,7 @@ use bytes::BytesMut;
 use mio::net::UdpSocket;
 use quinn_udp::{Transmit, UdpSocketState};
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::os::fd::AsRawFd;
 
 /// One GRO receive holds up to 64 segments of one datagram size.
@@ -47,8 +47,6 @@ pub struct Udp {
 /// One received datagram.
 pub struct Datagram {
     pub from: SocketAddr,
-    pub to_ip: Option<IpAddr>,
-    pub ecn: Option<quinn_proto::EcnCodepoint>,
     pub data: BytesMut,
     /// When the kernel received it (CLOCK_REALTIME ns), if it said.
     pub received: Option<i128>,
@@ -150,7 +148,7 @@ impl Udp {
             let mut all = BytesMut::from(&self.bufs[k][..len]);
             while !all.is_empty() {
                 let data = all.split_to(stride.min(all.len()));
-                out.push(Datagram { from, to_ip: None, ecn: None, data, received });
+                out.push(Datagram { from, data, received });
             }
         }
         Ok((total, n == BATCH))
