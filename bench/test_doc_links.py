@@ -1,6 +1,6 @@
 """Every relative link in the README, ARCHITECTURE.md, bench/README.md, docs/
 and apps/ resolves: the file exists and, for `page.md#anchor`, the page has
-that heading (GitHub's anchor rule). The docs are a map; a dead link in one
+that heading (GitHub's anchor rule); and docs/README.md lists every page. The docs are a map; a dead link in one
 is a wrong turn. Lives under bench/ because `make test` runs its unittests.
 
     python3 -m unittest discover -s bench -p 'test_*.py'
@@ -70,6 +70,14 @@ class DocLinks(unittest.TestCase):
         self.assertGreater(len(found), 10, "the docs were not found")
         bad = [(os.path.relpath(p, ROOT), t, why) for p in found for t, why in broken_links(p)]
         self.assertEqual(bad, [])
+
+    def test_the_docs_index_lists_every_page(self):
+        docs = os.path.join(ROOT, "docs")
+        index = os.path.join(docs, "README.md")
+        linked = {os.path.normpath(os.path.join(docs, t.partition("#")[0]))
+                  for line in prose(index) for t in LINK.findall(line)}
+        pages_in_docs = {p for p in pages() if p.startswith(docs + os.sep) and p != index}
+        self.assertEqual(sorted(os.path.relpath(p, ROOT) for p in pages_in_docs - linked), [])
 
     def test_a_missing_file_and_a_missing_heading_are_reported(self):
         with tempfile.TemporaryDirectory() as d:
