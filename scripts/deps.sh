@@ -29,6 +29,9 @@ need ip iproute2
 # PATH; stampede finds them there) and psql.
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing+=(postgresql)
 need psql postgresql-client
+# The Go gRPC app generates its code from contracts/grpc/bench.proto at build
+# time (apps/grpc/go/generate.go); protoc is the one piece not from Go's proxy.
+need protoc protobuf-compiler
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "deps: installing ${missing[*]}" >&2
@@ -44,6 +47,15 @@ if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import asyncpg, jinja2' 2
 fi
 if command -v npm >/dev/null 2>&1 && [ ! -d "$apps/node/node_modules/pg" ]; then
   (cd "$apps/node" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)
+fi
+# The gRPC apps' unit tests (make grpc-app-unit-tests): grpcio and
+# grpcio-tools on python3 itself, @grpc/grpc-js in node_modules.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import grpc, grpc_tools' 2>/dev/null; then
+  echo "deps: installing grpcio, grpcio-tools (pip)" >&2
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r "$apps/grpc/python/requirements.txt"
+fi
+if command -v npm >/dev/null 2>&1 && [ ! -d "$apps/grpc/node/node_modules/@grpc/grpc-js" ]; then
+  (cd "$apps/grpc/node" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)
 fi
 # The OpenMetrics export is read back by the format's reference parser.
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import prometheus_client' 2>/dev/null; then
