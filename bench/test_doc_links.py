@@ -56,10 +56,15 @@ def broken_links(path):
     return out
 
 
-def pages():
-    found = [os.path.join(ROOT, p) for p in ("README.md", "ARCHITECTURE.md", "bench/README.md")]
+THIRD_PARTY = {"node_modules", ".venv", "target"}
+
+
+def pages(root=ROOT):
+    found = [os.path.join(root, p) for p in ("README.md", "ARCHITECTURE.md", "bench/README.md")]
     for top in ("docs", "apps"):
-        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+        for dirpath, dirs, files in os.walk(os.path.join(root, top)):
+            # The apps' installed dependencies and build output are not our docs.
+            dirs[:] = [d for d in dirs if d not in THIRD_PARTY]
             found += [os.path.join(dirpath, f) for f in files if f.endswith(".md")]
     return [p for p in found if os.path.exists(p)]
 
@@ -87,6 +92,16 @@ class DocLinks(unittest.TestCase):
                         "[ok](#where-a-generators-core-goes) [ok](a.md#http2) `[code](nowhere.md)`\n"
                         "[gone](b.md) [no](#not-a-heading) [web](https://example.invalid/x)\n")
             self.assertEqual(broken_links(page), [("b.md", "no such file"), ("#not-a-heading", "no such heading")])
+
+    def test_installed_dependencies_are_not_our_docs(self):
+        # Broke when scripts/deps.sh began installing apps/grpc/node's
+        # node_modules: protobufjs's README links to files it does not ship.
+        with tempfile.TemporaryDirectory() as d:
+            for folder in ("apps/a", "apps/a/node_modules/x", "apps/b/.venv/y", "apps/c/target/z"):
+                os.makedirs(os.path.join(d, folder))
+                with open(os.path.join(d, folder, "README.md"), "w", encoding="utf-8") as f:
+                    f.write("[gone](nowhere.md)\n")
+            self.assertEqual([os.path.relpath(p, d) for p in pages(d)], [os.path.join("apps", "a", "README.md")])
 
 
 if __name__ == "__main__":
