@@ -6,7 +6,7 @@
 CARGO ?= cargo
 STAMPEDE := target/release/stampede
 
-.PHONY: shootout test deps build lint fuzz app-unit-tests bench-tests
+.PHONY: shootout test deps build lint fuzz app-unit-tests grpc-app-unit-tests bench-tests
 
 shootout: deps build
 	$(STAMPEDE) run scenarios/shootout.toml
@@ -42,3 +42,14 @@ app-unit-tests:
 	cd apps/python && python3 -m unittest -q
 	cd apps/rust && $(CARGO) test --release -q
 	cd apps/java && mvn -q -B test
+
+# The gRPC reference apps' own unit tests (apps/grpc/README.md): the answer
+# computed from the request, the stream count, an unknown method, a deadline.
+# Apart from app-unit-tests and `make test`: from a fresh clone, building
+# tonic and grpc-java's test classpath takes minutes more than the rest.
+grpc-app-unit-tests: deps
+	cd apps/grpc/go && go generate && go test ./...
+	node --test apps/grpc/node/
+	cd apps/grpc/python && python3 -m grpc_tools.protoc -I ../../../contracts/grpc --python_out=. --grpc_python_out=. bench.proto && python3 -m unittest -q
+	cd apps/grpc/rust && CARGO_TARGET_DIR=target $(CARGO) test --release -q
+	cd apps/grpc/java && mvn -q -B test
