@@ -1,8 +1,8 @@
 // Stampede's Node.js reference server: node:http (and pg for the database), doing the
 // work in apps/CONTRACT.md so its numbers can be compared with other runtimes.
-// This file holds the process model: one process, or a node:cluster primary
-// with THREADS workers, and clean shutdown on SIGTERM. Routes are in
-// routes.js, the work in work.js.
+// This file holds the server's lifecycle: listening and clean shutdown on
+// SIGTERM; process.js the process model (one process, or a node:cluster
+// primary with THREADS workers). Routes are in routes.js, the work in work.js.
 //
 // How to run:   PORT=9009 THREADS=2 node server.js
 // Environment:  PORT (default 9009); THREADS unset, empty or 1 runs one
@@ -11,8 +11,8 @@
 //               the workers), see database.js.
 'use strict';
 
-const cluster = require('node:cluster');
 const http = require('node:http');
+const { failWith, positiveInteger: positive, run } = require('./process');
 const { handle } = require('./routes');
 
 const HOST = '0.0.0.0';
@@ -20,18 +20,8 @@ const HOST = '0.0.0.0';
 // 5 s SIGTERM deadline; this is the last resort after closing connections.
 const FORCED_EXIT_MS = 4000;
 
-function fail(message) {
-  console.error(`node: error: ${message}`);
-  process.exit(2);
-}
-
-function positiveInteger(name, text, fallback) {
-  if (text === undefined || text === '') return fallback;
-  if (!/^[0-9]+$/.test(text) || Number(text) < 1) {
-    fail(`${name}=${JSON.stringify(text)} is not a positive integer; unset it or give e.g. ${name}=${fallback}`);
-  }
-  return Number(text);
-}
+const fail = failWith('node');
+const positiveInteger = (name, text, fallback) => positive(fail, name, text, fallback);
 
 const port = positiveInteger('PORT', process.env.PORT, 9009);
 const threads = positiveInteger('THREADS', process.env.THREADS, 1);
@@ -56,37 +46,4 @@ function serve() {
   });
 }
 
-// The cluster primary only forks and supervises; workers accept in turn
-// (node:cluster's default round-robin on Linux). A worker that dies while
-// we are not shutting down takes the others with it and the primary exits
-// 1: a benchmark with a silently missing worker would measure the wrong
-// server. On SIGTERM the primary forwards it and exits once all are gone.
-function supervise() {
-  const alive = new Set();
-  let stopping = false;
-  let exitCode = 0;
-  const stop = (code) => {
-    if (stopping) return;
-    stopping = true;
-    exitCode = code;
-    for (const worker of alive) worker.process.kill('SIGTERM');
-    if (alive.size === 0) process.exit(exitCode);
-  };
-  cluster.on('exit', (worker, status, signal) => {
-    alive.delete(worker);
-    if (!stopping) {
-      console.error(`node: worker ${worker.process.pid} died (${signal || `exit ${status}`}); stopping`);
-      stop(1);
-    } else if (alive.size === 0) {
-      process.exit(exitCode);
-    }
-  });
-  process.on('SIGTERM', () => stop(0));
-  for (let i = 0; i < threads; i++) alive.add(cluster.fork());
-}
-
-if (threads > 1 && cluster.isPrimary) {
-  supervise();
-} else {
-  serve();
-}
+run('node', threads, serve);
