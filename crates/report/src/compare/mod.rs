@@ -7,7 +7,7 @@
 //! not a bootstrap of seconds). A change counts as significant when that
 //! interval excludes zero. Each figure counts only from the iterations where
 //! it is valid: closed-loop figures from runs whose measured load is valid,
-//! latency from runs whose latency phase is too (`Run::figure_is_valid`).
+//! latency from runs whose latency phase is too (`Metric::is_valid_in`).
 //! `--fail-if` rules ([`threshold`]) turn a significant regression into exit
 //! code 1.
 
