@@ -13,6 +13,7 @@ use crate::latency;
 use crate::schema::{Results, Run};
 use crate::stats::median;
 use crate::table::{Cell, Column, Row, Table};
+use stampede_schema::summary::p99_spread;
 pub use stampede_schema::summary::SummaryRow;
 use stampede_schema::ErrorCategory;
 
@@ -68,9 +69,20 @@ impl<'a> ConfigRuns<'a> {
         self.runs.iter().copied().filter(|r| r.is_valid())
     }
 
-    /// The values of one metric over the valid iterations.
+    /// The iterations whose measured load counts, though their latency phase may not.
+    pub fn load_valid(&self) -> impl Iterator<Item = &'a Run> + '_ {
+        self.runs.iter().copied().filter(|r| r.load_is_valid())
+    }
+
+    /// The values of one metric over the iterations where it is valid
+    /// ([`Metric::is_valid_in`]).
     pub fn values(&self, metric: Metric) -> Vec<f64> {
-        self.values_of(|run| metric.of(run))
+        self.runs
+            .iter()
+            .filter(|r| metric.is_valid_in(r))
+            .filter_map(|r| metric.of(r))
+            .filter(|v| v.is_finite())
+            .collect()
     }
 
     /// The finite values `of` gives over the valid iterations.
@@ -156,6 +168,31 @@ impl Metric {
         }
     }
 
+    /// Whether the figure comes from the latency phase (the open loop when
+    /// the profile has one), not from the measured load.
+    pub fn is_latency(self) -> bool {
+        matches!(self, Metric::P50 | Metric::P99)
+    }
+
+    /// Whether this figure of `run` counts: latency figures need the whole
+    /// run valid, the others only its measured load (`Run::load_is_valid`).
+    pub fn is_valid_in(self, run: &Run) -> bool {
+        if self.is_latency() {
+            run.is_valid()
+        } else {
+            run.load_is_valid()
+        }
+    }
+
+    /// What a verdict needs more of: "valid iterations", or "iterations with a valid latency phase".
+    pub fn valid_iterations_words(self) -> &'static str {
+        if self.is_latency() {
+            "iterations with a valid latency phase"
+        } else {
+            "valid iterations"
+        }
+    }
+
     /// Whether a larger value is an improvement.
     pub fn higher_is_better(self) -> bool {
         matches!(self, Metric::Rps | Metric::RpsPerCore | Metric::RpsPerCoreWithDb)
@@ -216,18 +253,23 @@ pub fn summarize_runs(runs: &[Run]) -> Vec<SummaryRow> {
                 let min = values.iter().copied().reduce(f64::min)?;
                 Some((min, values.iter().copied().fold(min, f64::max)))
             };
+            let p99_range = range(Metric::P99);
+            let (p99_spread, p99_reproducible) = p99_spread(p99_range, group.values(Metric::P99).len());
             SummaryRow {
                 app: group.key.app.clone(),
                 knobs: group.key.knobs.clone(),
                 profile: group.key.profile.clone(),
                 runs: group.runs.len(),
                 valid_runs: group.valid().count(),
+                load_valid_runs: group.load_valid().count(),
                 rps: med(Metric::Rps),
                 rps_range: range(Metric::Rps),
                 rps_per_core: med(Metric::RpsPerCore),
                 p50_ms: med(Metric::P50),
                 p99_ms: med(Metric::P99),
-                p99_ms_range: range(Metric::P99),
+                p99_ms_range: p99_range,
+                p99_spread,
+                p99_reproducible,
                 p999_ms: median(&group.values_of(|r| Some(r.latency_load()?.latency_us.p999 / 1000.0))),
                 latency_offered_rps: median(&group.values_of(latency::offered_rps)),
                 latency_fraction: median(&group.values_of(latency::fraction)),
@@ -258,6 +300,28 @@ fn spread(median: Option<f64>, range: Option<(f64, f64)>) -> Cell {
     let mut cell = Cell::figure(median);
     if let Some((min, max)) = range.filter(|(min, max)| min < max) {
         cell.text = format!("{} ({}–{})", cell.text, crate::format::sig(min), crate::format::sig(max));
+    }
+    cell
+}
+
+/// A row's p99 with its spread, and a warning when the iterations disagree
+/// beyond [`stampede_schema::summary::P99_REPRODUCIBLE_FACTOR`]: `58 (34–81, not reproducible)`.
+fn p99_cell(row: &SummaryRow) -> Cell {
+    let mut cell = spread(row.p99_ms, row.p99_ms_range);
+    if row.p99_reproducible == Some(false) {
+        cell.text = match cell.text.strip_suffix(')') {
+            Some(open) => format!("{open}, not reproducible)"),
+            None => format!("{} (not reproducible)", cell.text),
+        };
+    }
+    cell
+}
+
+/// `2`, or `0 (closed loop 2)` when some runs are invalid only in their latency phase.
+fn valid_runs_cell(row: &SummaryRow) -> Cell {
+    let mut cell = Cell::count(row.valid_runs as u64);
+    if row.load_valid_runs > row.valid_runs {
+        cell.text = format!("{} (closed loop {})", row.valid_runs, row.load_valid_runs);
     }
     cell
 }
@@ -310,14 +374,14 @@ pub fn table(rows: &[SummaryRow]) -> Table {
                 Cell::text(ConfigKey::of_row(row).knobs_label()),
                 Cell::text(row.profile.clone()),
                 Cell::count(row.runs as u64),
-                Cell::count(row.valid_runs as u64),
+                valid_runs_cell(row),
                 spread(row.rps, row.rps_range),
                 Cell::figure(row.rps_per_core),
             ];
             if latency.open {
                 cells.push(Cell::figure(row.latency_offered_rps));
             }
-            cells.extend([Cell::figure(row.p50_ms), spread(row.p99_ms, row.p99_ms_range)]);
+            cells.extend([Cell::figure(row.p50_ms), p99_cell(row)]);
             if latency.open {
                 cells.extend([Cell::figure(row.p999_ms), Cell::figure(row.schedule_lag_p99_ms)]);
             }
@@ -330,7 +394,7 @@ pub fn table(rows: &[SummaryRow]) -> Table {
                 cells.extend([Cell::figure(row.db_cpu_cores), Cell::figure(row.rps_per_core_with_db)]);
             }
             cells.extend(ErrorCategory::ALL.map(|c| Cell::count(row.errors(c))));
-            Row { cells, invalid: row.valid_runs == 0 }
+            Row { cells, invalid: row.load_valid_runs == 0 }
         })
         .collect();
     Table { columns, rows }
@@ -379,5 +443,61 @@ mod tests {
         let keys: Vec<&str> = table.columns.iter().map(|c| c.key).collect();
         assert_eq!(keys[keys.len() - 2..], ["bad_responses", "socket_errors"]);
         assert!(table.rows.iter().all(|r| r.cells.len() == table.columns.len()));
+    }
+
+    #[test]
+    fn a_run_invalid_only_in_its_latency_phase_keeps_its_closed_loop_figures() {
+        let text = r#"{"schema":"stampede.run/1","runs":[
+          {"app":"go","profile":"p","iteration":1,"valid":false,"load_valid":true,"invalid_reason":"latency phase: late",
+           "load":{"rps":1000.0},"latency":{"rps":700.0,"latency_us":{"p99":9000}},"server":{"cpu_cores_avg":0.5}},
+          {"app":"go","profile":"p","iteration":2,"valid":false,"load_valid":true,"invalid_reason":"latency phase: late",
+           "load":{"rps":1200.0},"latency":{"rps":800.0,"latency_us":{"p99":9000}},"server":{"cpu_cores_avg":0.5}},
+          {"app":"node","profile":"p","iteration":1,"valid":false,"invalid_reason":"crashed","load":{"rps":50.0},
+           "server":{"cpu_cores_avg":0.5}}]}"#;
+        let rows = summarize(&crate::schema::parse(text).unwrap());
+        assert_eq!((rows[0].valid_runs, rows[0].load_valid_runs), (0, 2));
+        assert_eq!(
+            (rows[0].rps, rows[0].rps_per_core, rows[0].server_cpu_cores),
+            (Some(1100.0), Some(2200.0), Some(0.5))
+        );
+        assert_eq!((rows[0].p99_ms, rows[0].p50_ms), (None, None), "the latency figures are not valid");
+        assert_eq!(rows[0].invalid_reasons, ["iteration 1: latency phase: late", "iteration 2: latency phase: late"]);
+        let table = table(&rows);
+        let cell = |row, title: &str| table.cell(row, title).unwrap().text.clone();
+        assert_eq!(cell(0, "valid runs"), "0 (closed loop 2)");
+        assert_eq!(cell(0, "requests/s (min–max)"), "1,100 (1,000–1,200)");
+        assert_eq!(cell(0, "p99 latency (ms) (min–max)"), "–");
+        assert!(!table.rows[0].invalid, "a row with valid closed-loop figures is not greyed out");
+        // No valid run at all: every figure is a dash, never a zero.
+        assert_eq!((rows[1].valid_runs, rows[1].load_valid_runs), (0, 0));
+        assert!(table.rows[1].invalid);
+        for title in ["requests/s (min–max)", Metric::RpsPerCore.title(), Metric::Cpu.title(), Metric::Rss.title()] {
+            assert_eq!(cell(1, title), "–", "{title}");
+        }
+        assert_eq!(cell(1, "valid runs"), "0");
+    }
+
+    #[test]
+    fn a_p99_that_varies_more_than_twofold_between_starts_is_marked_not_reproducible() {
+        let doc = |p99s: &[f64]| {
+            let runs: Vec<String> = p99s
+                .iter()
+                .enumerate()
+                .map(|(i, p99)| {
+                    format!(r#"{{"app":"go","profile":"p","iteration":{i},"load":{{"rps":100.0,"latency_us":{{"p99":{p99}}}}}}}"#)
+                })
+                .collect();
+            crate::schema::parse(&format!(r#"{{"schema":"stampede.run/1","runs":[{}]}}"#, runs.join(","))).unwrap()
+        };
+        let wild = summarize(&doc(&[34_000.0, 81_000.0]));
+        assert_eq!(wild[0].p99_reproducible, Some(false));
+        assert!((wild[0].p99_spread.unwrap() - 81.0 / 34.0).abs() < 1e-9);
+        let text = table(&wild).cell(0, "p99 latency (ms) (min–max)").unwrap().text.clone();
+        assert_eq!(text, "57.5 (34–81, not reproducible)");
+        let steady = summarize(&doc(&[10_000.0, 12_000.0, 11_000.0]));
+        assert_eq!(steady[0].p99_reproducible, Some(true));
+        assert_eq!(table(&steady).cell(0, "p99 latency (ms) (min–max)").unwrap().text, "11 (10–12)");
+        let one = summarize(&doc(&[10_000.0]));
+        assert_eq!((one[0].p99_spread, one[0].p99_reproducible), (None, None), "one start says nothing of its spread");
     }
 }

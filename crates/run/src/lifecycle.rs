@@ -325,6 +325,9 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         Err(LoadError::Interrupted) => record.invalidate(crate::interrupt::reason()),
         Err(err) => record.invalidate(format!("load: {err}")),
     }
+    // Whether the measured load stands on its own: what the latency phase
+    // finds below spoils only the latency figures (`load_valid`).
+    let load_valid = record.valid;
     match latency {
         Some(latency_phase::Outcome::Measured(doc)) => {
             // The latency phase follows the measured one: its samples are the later ones.
@@ -346,11 +349,20 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         }
         None => {}
     }
+    record.load_valid = load_validity(load_valid, &record, finished.crashed.is_some());
     if let Some(status) = finished.crashed {
         record.invalidate(format!("{} crashed during load ({status}): {}", spec.app.name, finished.tail));
     }
     record.invalid_by_server = fault::all_the_servers(record.invalid_reason.as_deref(), &server_reasons);
     Outcome { record, interrupted: was_interrupted, contract: verdict, host_lost: None }
+}
+
+/// A run's `load_valid`: `Some(true)` when the run is invalid but was still
+/// valid once its measured load had been judged (only its latency phase
+/// failed, and the server did not crash), so its closed-loop figures count;
+/// `None` otherwise (it reads as `valid`).
+fn load_validity(valid_after_load: bool, record: &RunRecord, crashed: bool) -> Option<bool> {
+    (valid_after_load && !record.valid && !crashed).then_some(true)
 }
 
 /// `profile` with every path it loads (`path`, `urls`, `mix`) rewritten
@@ -408,6 +420,18 @@ mod tests {
         let urls = stampede_check::UrlMap::parse_pairs(&["queries=/queries/"]).unwrap();
         assert_eq!(at_own_urls(&profile, &urls).path.as_deref(), Some("/queries/20"));
         assert_eq!(at_own_urls(&profile, &Default::default()).path.as_deref(), Some("/queries?queries=20"));
+    }
+
+    #[test]
+    fn only_a_latency_phase_failure_leaves_the_closed_loop_valid() {
+        let mut r = RunRecord { load: Some(fake_load(1000.0, 0)), ..RunRecord::default() };
+        assert_eq!(load_validity(true, &r, false), None, "a valid run needs no flag");
+        r.invalidate("latency phase: load generator late");
+        assert_eq!(load_validity(true, &r, false), Some(true));
+        r.load_valid = Some(true);
+        assert!(r.load_is_valid() && !r.is_valid());
+        assert_eq!(load_validity(true, &r, true), None, "a crash spoils every figure");
+        assert_eq!(load_validity(false, &r, false), None, "the measured load was invalid itself");
     }
 
     #[test]

@@ -50,7 +50,12 @@ pub fn run_tables(run: &RunRecord, runtime_version: &str, cores: usize) -> Strin
         (_, false) => run.verdicts.iter().map(verdict_cell).collect::<Vec<_>>().join("; "),
     };
     load.add_row(vec!["Contract".to_string(), contract]);
-    let valid = if run.valid { "yes".into() } else { format!("no: {}", run.invalid_reason.as_deref().unwrap_or("")) };
+    let reason = run.invalid_reason.as_deref().unwrap_or("");
+    let valid = match (run.valid, run.load_is_valid()) {
+        (true, _) => "yes".to_owned(),
+        (false, true) => format!("closed loop only ({reason})"),
+        (false, false) => format!("no: {reason}"),
+    };
     load.add_row(vec!["Valid".to_string(), valid]);
     let mut text = format!("{app}\n\n{load}\n");
     // The open-loop phase the run's latency comes from, when the profile has one.
@@ -146,5 +151,15 @@ mod tests {
         ] {
             assert!(text.contains(needle), "missing {needle:?} in\n{text}");
         }
+    }
+
+    #[test]
+    fn a_run_invalid_in_its_latency_phase_only_says_its_closed_loop_stands() {
+        let mut r = run(1500.0, false);
+        r.invalid_reason = Some("latency phase: late".into());
+        r.load_valid = Some(true);
+        let text = run_tables(&r, "go1.22", 2);
+        assert!(text.contains("closed loop only (latency phase: late)"), "{text}");
+        assert!(!run_tables(&run(1500.0, false), "go1.22", 2).contains("closed loop only"));
     }
 }

@@ -151,6 +151,12 @@ pub struct RunRecord {
     /// accept queue overflowing (docs/results.md). Absent reads as false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub invalid_by_server: bool,
+    /// Whether the measured `load`'s figures (requests/s, requests/s per
+    /// core, CPU, RSS) count when the run is invalid: true when every reason
+    /// was its latency phase's, which spoils only the latency figures.
+    /// Absent reads as `valid` ([`RunRecord::load_is_valid`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_valid: Option<bool>,
     /// The contract the app claims (manifest `contract`), `none` when it
     /// claims none and so was not checked.
     #[serde(deserialize_with = "lenient::or_default")]
@@ -216,6 +222,7 @@ impl Default for RunRecord {
             valid: true,
             invalid_reason: None,
             invalid_by_server: false,
+            load_valid: None,
             contract: String::new(),
             verdicts: Vec::new(),
             build_time_ms: 0.0,
@@ -310,6 +317,12 @@ impl RunRecord {
     /// Whether the run counts: not marked invalid, and it has a measured load.
     pub fn is_valid(&self) -> bool {
         self.valid && self.load.is_some()
+    }
+
+    /// Whether the measured load's figures count: the run is valid, or only
+    /// its latency phase was not (`load_valid`).
+    pub fn load_is_valid(&self) -> bool {
+        self.load.is_some() && self.load_valid.unwrap_or(self.valid)
     }
 
     /// Marks the run invalid, keeping the first reason and adding later ones.

@@ -14,6 +14,24 @@ use crate::ErrorCategory;
 
 pub const SUMMARY_SCHEMA: &str = "stampede.summary/1";
 
+/// A row's p99 is not reproducible when its highest p99 over iterations is
+/// more than this many times its lowest. Two starts of one reference app
+/// whose tails agree stay within ~1.5x; a tail decided by one GC pause or one
+/// descheduling in a short phase differs 2.4-8x (issue 39's shootout: go
+/// /json 34-81 ms, rust /json 0.8-2.6 ms, python /json 2.8-22 ms).
+pub const P99_REPRODUCIBLE_FACTOR: f64 = 2.0;
+
+/// `(p99_spread, p99_reproducible)` of a row's p99 range over iterations.
+pub fn p99_spread(range: Option<(f64, f64)>, iterations: usize) -> (Option<f64>, Option<bool>) {
+    match range {
+        Some((min, max)) if iterations >= 2 && min > 0.0 => {
+            let spread = max / min;
+            (Some(spread), Some(spread <= P99_REPRODUCIBLE_FACTOR))
+        }
+        _ => (None, None),
+    }
+}
+
 /// The whole summary document.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -35,7 +53,12 @@ pub struct SummaryRow {
     pub profile: String,
     /// Iterations of the configuration, valid or not.
     pub runs: usize,
+    /// Iterations valid in full: the latency figures come from these.
     pub valid_runs: usize,
+    /// Iterations whose measured load is valid (`RunRecord::load_is_valid`),
+    /// at least `valid_runs`: the requests/s, per-core, CPU and RSS figures
+    /// come from these, so a run invalid only in its latency phase keeps them.
+    pub load_valid_runs: usize,
     /// Medians over the valid iterations; `None` when none was valid. The
     /// requests/s and per-core figures come from the measured load (closed
     /// loop unless its profile gives a rate); the latency percentiles from
@@ -51,6 +74,13 @@ pub struct SummaryRow {
     /// The lowest and highest p99 of the valid iterations (tables only).
     #[serde(skip)]
     pub p99_ms_range: Option<(f64, f64)>,
+    /// The highest p99 of the valid iterations over the lowest (≥ 1); `None`
+    /// with fewer than two.
+    pub p99_spread: Option<f64>,
+    /// False when `p99_spread` is above [`P99_REPRODUCIBLE_FACTOR`]: the
+    /// iterations disagree too much for their median to stand for the
+    /// server; `None` with fewer than two valid iterations.
+    pub p99_reproducible: Option<bool>,
     pub p999_ms: Option<f64>,
     /// With an open-loop latency: the rate offered (requests/s), the share
     /// of the closed loop's requests/s it was (a profile's

@@ -1,15 +1,15 @@
 //! `stampede compare`: says which differences between two results files are
-//! real. Pairs runs by app, knobs and profile, compares medians of iterations
-//! (or, with fewer than 5 a side, requests/s and p99 over the runs' seconds)
-//! with a seeded bootstrap confidence interval, and exits 1 when a
-//! `--fail-if` rule is broken, for CI. The statistics live in
+//! real. Pairs runs by app, knobs and profile, compares each metric's
+//! per-iteration figures (one per server start) with a confidence interval
+//! that holds the noise between starts, and exits 1 when a `--fail-if` rule
+//! is broken, for CI. The statistics live in
 //! `stampede_report::compare`.
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use stampede_profile::{flame, Folded};
-use stampede_report::compare::{self, Bootstrap, FailIf, DEFAULT_SEED};
+use stampede_report::compare::{self, FailIf};
 use stampede_report::summary::ConfigKey;
 use stampede_report::Results;
 
@@ -20,10 +20,10 @@ const EXAMPLES: &str = "Examples:
   stampede compare base.json candidate.json --fail-if 'rps<-5%,p99>+10%' --json
 Metrics: rps, rps_per_core, p50, p99, cpu (server cores), rss (server max RSS).
 A rule fails when the change is significant and its whole 95% confidence
-interval is beyond the threshold. With 5 or more valid iterations a side the
-iterations are compared; with fewer (the main job runs 2), requests/s and p99
-are compared over the runs' per-second samples, which hold the noise within
-runs but not between server starts (docs/compare.md).";
+interval is beyond the threshold. Each iteration is one server start and gives
+one figure per metric; the interval holds the noise between starts (Welch's t
+on the figures' logarithms), so a verdict needs 2 iterations a side where the
+figure is valid, and more iterations give narrower intervals (docs/compare.md).";
 
 #[derive(clap::Args)]
 #[command(after_help = EXAMPLES)]
@@ -36,7 +36,7 @@ pub struct Args {
     #[arg(value_name = "CANDIDATE")]
     pub candidate: PathBuf,
 
-    /// Print the comparison as JSON (stampede.compare/1) instead of a table
+    /// Print the comparison as JSON (stampede.compare/2) instead of a table
     #[arg(long)]
     pub json: bool,
 
@@ -44,15 +44,6 @@ pub struct Args {
     /// METRIC>+N%, e.g. 'rps<-5%' or 'p99>10%'; repeat or separate with commas
     #[arg(long = "fail-if", value_name = "RULE")]
     pub fail_if: Vec<String>,
-
-    /// Seed of the bootstrap's random generator; the same seed gives the same intervals
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_SEED)]
-    pub seed: u64,
-
-    /// Bootstrap resamples, 1000 to 1000000 (fewer make the 95% interval unstable;
-    /// more only cost memory and time)
-    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1000..=1_000_000))]
-    pub resamples: u64,
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
@@ -62,8 +53,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     }
     let base = stampede_report::schema::read(&args.base)?;
     let candidate = stampede_report::schema::read(&args.candidate)?;
-    let boot = Bootstrap { resamples: args.resamples as usize, seed: args.seed, ..Bootstrap::default() };
-    let comparison = compare::compare(&base, &candidate, &boot, &rules);
+    let comparison = compare::compare(&base, &candidate, &rules);
     if comparison.pairs.is_empty() {
         bail!(
             "no run in {} has the same app, knobs and profile as a run in {}; compare results of the same scenario",

@@ -1,45 +1,34 @@
 //! `stampede compare`: pairs the runs of two results files by app, knobs and
 //! load profile, and for each metric says whether the candidate differs from
-//! the base by more than the noise. With enough iterations (5 a side) the
-//! iterations are the unit: the change is the ratio of medians. With fewer,
-//! requests/s and p99 fall back on the seconds every run keeps
-//! ([`seconds`]), so the main job's two iterations still give a verdict. The
-//! 95 % confidence interval comes from a seeded percentile bootstrap
-//! ([`bootstrap`]); a change counts as significant when that interval
-//! excludes zero. `--fail-if` rules ([`threshold`]) turn a significant
-//! regression into exit code 1.
+//! the base by more than the noise between server starts. Every iteration is
+//! a server start and gives one figure per metric (the figure the summary
+//! shows for it); the 95 % confidence interval of the change is Welch's t
+//! interval on the logarithms of those figures ([`starts`], which says why
+//! not a bootstrap of seconds). A change counts as significant when that
+//! interval excludes zero. Each figure counts only from the iterations where
+//! it is valid: closed-loop figures from runs whose measured load is valid,
+//! latency from runs whose latency phase is too (`Metric::is_valid_in`).
+//! `--fail-if` rules ([`threshold`]) turn a significant regression into exit
+//! code 1.
 
-pub mod bootstrap;
 mod render;
-pub mod seconds;
+pub mod starts;
 pub mod threshold;
+
+#[cfg(test)]
+mod calibration;
 
 use serde::Serialize;
 
-pub use self::bootstrap::{Bootstrap, Interval, DEFAULT_SEED};
 pub use self::render::{human, json};
+pub use self::starts::{Interval, MIN_STARTS};
 pub use self::threshold::FailIf;
 use crate::schema::Results;
 use crate::stats::median;
 use crate::summary::{group, ConfigKey, ConfigRuns, Metric};
 
-/// Fewer valid iterations than this on either side give no verdict by iterations.
-pub const MIN_ITERATIONS: usize = 3;
-
-/// With this many valid iterations on both sides the iterations are the
-/// unit even when per-second samples exist: they also hold the variation
-/// between server starts, which seconds of one start cannot show.
-pub const PREFERRED_ITERATIONS: usize = 5;
-
-/// What a metric's verdict was drawn from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Method {
-    /// Medians of valid iterations, iterations resampled.
-    Iterations,
-    /// The seconds of the valid iterations pooled, resampled in moving blocks.
-    Seconds,
-}
+/// The confidence of every interval.
+pub const CONFIDENCE: f64 = 0.95;
 
 /// What the comparison concluded for one metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -56,27 +45,25 @@ pub enum Verdict {
 pub struct MetricChange {
     #[serde(serialize_with = "metric_name")]
     pub metric: Metric,
-    /// Medians over valid iterations, as the summary shows them.
+    /// Medians over the iterations where the figure is valid, as the summary shows them.
     pub base_median: Option<f64>,
     pub candidate_median: Option<f64>,
-    /// `None` when there were too few samples for a verdict.
-    pub method: Option<Method>,
-    /// The figures `change` and `interval` are about: the medians (method
-    /// iterations) or the statistic over the pooled seconds (method seconds).
+    /// Geometric means of the same figures: what `change` and `interval` are about.
     pub base_value: Option<f64>,
     pub candidate_value: Option<f64>,
-    /// Iterations or seconds behind each value.
+    /// Iterations (server starts) behind each side's figures.
     pub base_samples: usize,
     pub candidate_samples: usize,
-    /// Method seconds: the length of the moving blocks.
-    pub block_s: Option<usize>,
+    /// Welch–Satterthwaite degrees of freedom of the interval.
+    pub df: Option<f64>,
     /// `candidate_value / base_value − 1`.
     pub change: Option<f64>,
     pub interval: Option<Interval>,
     pub significant: bool,
     pub verdict: Verdict,
     /// The verdict in words for this metric: "faster", "slower", "less",
-    /// "more", "no significant change" or "too few iterations".
+    /// "more", "no significant change", or what was too few
+    /// ("too few valid iterations: base 1, candidate 2 (2 needed)").
     pub verdict_text: String,
 }
 
@@ -108,11 +95,7 @@ pub struct Comparison {
     pub schema: &'static str,
     pub method: &'static str,
     pub confidence: f64,
-    pub resamples: usize,
-    pub seed: u64,
     pub min_iterations: usize,
-    pub preferred_iterations: usize,
-    pub min_seconds: usize,
     pub pairs: Vec<Pair>,
     pub base_only: Vec<String>,
     pub candidate_only: Vec<String>,
@@ -120,74 +103,20 @@ pub struct Comparison {
     pub failed: bool,
 }
 
-pub const COMPARE_SCHEMA: &str = "stampede.compare/1";
+pub const COMPARE_SCHEMA: &str = "stampede.compare/2";
 
-/// The `method` of the whole comparison; each metric says which side of it it took.
-pub const METHOD: &str = "percentile bootstrap of the ratio: of medians over iterations, or of \
-                          per-second statistics over moving blocks of seconds when a side has \
-                          fewer than preferred_iterations";
+/// The `method` of the whole comparison.
+pub const METHOD: &str = "Welch's t interval of the ratio of geometric means of per-iteration figures: each \
+                          iteration is one server start, so the interval holds the noise between starts";
 
-/// Compares one metric of a configuration present in both files: by
-/// iterations when both sides have [`PREFERRED_ITERATIONS`], else by seconds
-/// when the metric has them ([`seconds::of`]), else by iterations (a verdict
-/// from [`MIN_ITERATIONS`]).
-pub fn compare_configs(
-    metric: Metric,
-    base: &ConfigRuns<'_>,
-    candidate: &ConfigRuns<'_>,
-    boot: &Bootstrap,
-) -> MetricChange {
-    let (b, c) = (base.values(metric), candidate.values(metric));
-    if b.len().min(c.len()) < PREFERRED_ITERATIONS {
-        if let (Some(bs), Some(cs)) = (seconds::of(metric, base), seconds::of(metric, candidate)) {
-            return compare_seconds(metric, (median(&b), median(&c)), &bs, &cs, boot);
-        }
-    }
-    compare_metric(metric, &b, &c, boot)
-}
-
-/// Compares one metric's pooled seconds (`medians`: the iterations' medians, shown beside).
-pub fn compare_seconds(
-    metric: Metric,
-    medians: (Option<f64>, Option<f64>),
-    base: &[Vec<seconds::Second>],
-    candidate: &[Vec<seconds::Second>],
-    boot: &Bootstrap,
-) -> MetricChange {
-    let block = seconds::block_len(base).min(seconds::block_len(candidate));
-    let (base_value, candidate_value) =
-        (seconds::statistic(base.iter().flatten()), seconds::statistic(candidate.iter().flatten()));
-    let interval = boot.block_change_interval(base, candidate, block);
-    judge(
-        metric,
-        MetricChange {
-            metric,
-            base_median: medians.0,
-            candidate_median: medians.1,
-            method: interval.map(|_| Method::Seconds),
-            base_value,
-            candidate_value,
-            base_samples: seconds::count(base),
-            candidate_samples: seconds::count(candidate),
-            block_s: Some(block),
-            change: ratio(base_value, candidate_value),
-            interval,
-            significant: false,
-            verdict: Verdict::TooFewIterations,
-            verdict_text: String::new(),
-        },
-    )
-}
-
-fn ratio(base: Option<f64>, candidate: Option<f64>) -> Option<f64> {
-    match (base, candidate) {
-        (Some(b), Some(c)) if b != 0.0 => Some(c / b - 1.0),
-        _ => None,
-    }
+/// Compares one metric of a configuration present in both files, over the
+/// iterations where that figure is valid.
+pub fn compare_configs(metric: Metric, base: &ConfigRuns<'_>, candidate: &ConfigRuns<'_>) -> MetricChange {
+    compare_metric(metric, &base.values(metric), &candidate.values(metric))
 }
 
 /// Compares every configuration the two files share.
-pub fn compare(base: &Results, candidate: &Results, boot: &Bootstrap, rules: &[FailIf]) -> Comparison {
+pub fn compare(base: &Results, candidate: &Results, rules: &[FailIf]) -> Comparison {
     let base_groups = group(base);
     let cand_groups = group(candidate);
     let mut pairs = Vec::new();
@@ -197,7 +126,7 @@ pub fn compare(base: &Results, candidate: &Results, boot: &Bootstrap, rules: &[F
             base_only.push(b.key.label());
             continue;
         };
-        let metrics = Metric::COMPARED.iter().map(|&metric| compare_configs(metric, b, c, boot)).collect();
+        let metrics = Metric::COMPARED.iter().map(|&metric| compare_configs(metric, b, c)).collect();
         pairs.push(Pair {
             key: b.key.clone(),
             label: b.key.label(),
@@ -223,12 +152,8 @@ pub fn compare(base: &Results, candidate: &Results, boot: &Bootstrap, rules: &[F
     Comparison {
         schema: COMPARE_SCHEMA,
         method: METHOD,
-        confidence: boot.confidence,
-        resamples: boot.resamples,
-        seed: boot.seed,
-        min_iterations: MIN_ITERATIONS,
-        preferred_iterations: PREFERRED_ITERATIONS,
-        min_seconds: seconds::MIN_SECONDS,
+        confidence: CONFIDENCE,
+        min_iterations: MIN_STARTS,
         pairs,
         base_only,
         candidate_only,
@@ -237,58 +162,47 @@ pub fn compare(base: &Results, candidate: &Results, boot: &Bootstrap, rules: &[F
     }
 }
 
-/// Compares one metric's iterations.
-pub fn compare_metric(metric: Metric, base: &[f64], candidate: &[f64], boot: &Bootstrap) -> MetricChange {
-    let base_median = median(base);
-    let candidate_median = median(candidate);
-    let enough = base.len() >= MIN_ITERATIONS && candidate.len() >= MIN_ITERATIONS;
-    let interval = if enough { boot.change_interval(base, candidate) } else { None };
-    judge(
-        metric,
-        MetricChange {
-            metric,
-            base_median,
-            candidate_median,
-            method: interval.map(|_| Method::Iterations),
-            base_value: base_median,
-            candidate_value: candidate_median,
-            base_samples: base.len(),
-            candidate_samples: candidate.len(),
-            block_s: None,
-            change: ratio(base_median, candidate_median),
-            interval,
-            significant: false,
-            verdict: Verdict::TooFewIterations,
-            verdict_text: String::new(),
-        },
-    )
-}
-
-/// Fills in significance and the verdict from the interval.
-fn judge(metric: Metric, change: MetricChange) -> MetricChange {
-    let interval = change.interval;
+/// Compares one metric's per-iteration figures.
+pub fn compare_metric(metric: Metric, base: &[f64], candidate: &[f64]) -> MetricChange {
+    let found = starts::change(base, candidate, CONFIDENCE);
+    let counted = |values: &[f64]| values.iter().filter(|v| v.is_finite() && **v > 0.0).count();
+    let (base_samples, candidate_samples) = (counted(base), counted(candidate));
+    let interval = found.map(|f| f.interval);
     let significant = interval.is_some_and(|ci| ci.excludes_zero());
     let verdict = match interval {
         None => Verdict::TooFewIterations,
         Some(_) if !significant => Verdict::NoSignificantChange,
-        Some(ci) => {
-            let increased = ci.low > 0.0;
-            if increased == metric.higher_is_better() {
-                Verdict::Better
-            } else {
-                Verdict::Worse
-            }
-        }
+        Some(ci) if (ci.low > 0.0) == metric.higher_is_better() => Verdict::Better,
+        Some(_) => Verdict::Worse,
     };
     let (better, worse) = metric.verdict_words();
     let verdict_text = match verdict {
-        Verdict::Better => better,
-        Verdict::Worse => worse,
-        Verdict::NoSignificantChange => "no significant change",
-        Verdict::TooFewIterations => "too few iterations",
+        Verdict::Better => better.to_owned(),
+        Verdict::Worse => worse.to_owned(),
+        Verdict::NoSignificantChange => "no significant change".to_owned(),
+        Verdict::TooFewIterations => format!(
+            "too few {}: base {base_samples}, candidate {candidate_samples} ({MIN_STARTS} needed)",
+            metric.valid_iterations_words()
+        ),
+    };
+    MetricChange {
+        metric,
+        base_median: median(base),
+        candidate_median: median(candidate),
+        base_value: found.map(|f| f.base),
+        candidate_value: found.map(|f| f.candidate),
+        base_samples,
+        candidate_samples,
+        df: found.map(|f| f.df),
+        change: found.map(|f| f.change).or_else(|| match (median(base), median(candidate)) {
+            (Some(b), Some(c)) if b != 0.0 => Some(c / b - 1.0),
+            _ => None,
+        }),
+        interval,
+        significant,
+        verdict,
+        verdict_text,
     }
-    .to_owned();
-    MetricChange { significant, verdict, verdict_text, ..change }
 }
 
 #[cfg(test)]
@@ -297,22 +211,31 @@ mod tests {
 
     #[test]
     fn direction_of_better_depends_on_the_metric() {
-        let boot = Bootstrap::default();
         let base = [10.0, 10.1, 9.9, 10.05, 9.95];
         let higher: Vec<f64> = base.iter().map(|v| v * 1.3).collect();
-        let rps = compare_metric(Metric::Rps, &base, &higher, &boot);
+        let rps = compare_metric(Metric::Rps, &base, &higher);
         assert_eq!((rps.verdict, rps.verdict_text.as_str()), (Verdict::Better, "faster"));
-        let p99 = compare_metric(Metric::P99, &base, &higher, &boot);
+        let p99 = compare_metric(Metric::P99, &base, &higher);
         assert_eq!((p99.verdict, p99.verdict_text.as_str()), (Verdict::Worse, "slower"));
-        let rss = compare_metric(Metric::Rss, &base, &higher, &boot);
+        let rss = compare_metric(Metric::Rss, &base, &higher);
         assert_eq!(rss.verdict_text, "more");
     }
 
     #[test]
-    fn two_iterations_give_no_verdict() {
-        let change = compare_metric(Metric::Rps, &[1.0, 1.0], &[2.0, 2.0], &Bootstrap::default());
+    fn one_iteration_gives_no_verdict_and_says_what_is_too_few() {
+        let change = compare_metric(Metric::Rps, &[1.0], &[2.0, 2.0]);
         assert_eq!(change.verdict, Verdict::TooFewIterations);
         assert!(!change.significant);
         assert!((change.change.unwrap() - 1.0).abs() < 1e-12);
+        assert_eq!(change.verdict_text, "too few valid iterations: base 1, candidate 2 (2 needed)");
+        let p99 = compare_metric(Metric::P99, &[], &[2.0, 2.0]);
+        assert_eq!(p99.verdict_text, "too few iterations with a valid latency phase: base 0, candidate 2 (2 needed)");
+    }
+
+    #[test]
+    fn two_iterations_a_side_give_a_verdict() {
+        let change = compare_metric(Metric::RpsPerCore, &[1000.0, 1010.0], &[800.0, 805.0]);
+        assert_eq!(change.verdict, Verdict::Worse);
+        assert_eq!((change.base_samples, change.candidate_samples), (2, 2));
     }
 }

@@ -1,9 +1,9 @@
 //! How a comparison is shown: an aligned table for people, or JSON
-//! (`stampede.compare/1`, documented in docs/compare.md) for machines.
+//! (`stampede.compare/2`, documented in docs/compare.md) for machines.
 
 use std::fmt::Write;
 
-use super::{Comparison, Method, MetricChange};
+use super::{Comparison, MetricChange};
 use crate::format::{pct, sig};
 
 /// The comparison as JSON.
@@ -29,7 +29,7 @@ pub fn human(comparison: &Comparison) -> String {
         );
         let _ = writeln!(
             out,
-            "  {:<28} {:>12} {:>12} {:>9}  {:<20} {:<26} verdict",
+            "  {:<28} {:>12} {:>12} {:>9}  {:<20} {:<14} verdict",
             "metric",
             "base",
             "candidate",
@@ -43,10 +43,10 @@ pub fn human(comparison: &Comparison) -> String {
                 m.interval.map(|ci| format!("[{}, {}]", pct(ci.low), pct(ci.high))).unwrap_or_else(|| "–".to_owned());
             let _ = writeln!(
                 out,
-                "  {:<28} {:>12} {:>12} {:>9}  {:<20} {:<26} {}",
+                "  {:<28} {:>12} {:>12} {:>9}  {:<20} {:<14} {}",
                 m.metric.title(),
-                value(m.base_value),
-                value(m.candidate_value),
+                value(m.base_value.or(m.base_median)),
+                value(m.candidate_value.or(m.candidate_median)),
                 change,
                 ci,
                 source(m),
@@ -70,23 +70,18 @@ pub fn human(comparison: &Comparison) -> String {
     }
     let _ = writeln!(
         out,
-        "{confidence}% confidence interval of the change by percentile bootstrap ({} resamples, seed {}).\n\
-         From iterations: medians of valid iterations, resampled (a verdict needs {} a side).\n\
-         From seconds (fewer than {} iterations a side): the valid iterations' seconds pooled and resampled in\n\
-         moving blocks; requests/s over those seconds, p99 the request-weighted mean of per-second p99s.\n\
-         It holds the noise within runs, not the variation between server starts (docs/compare.md).",
-        comparison.resamples, comparison.seed, comparison.min_iterations, comparison.preferred_iterations
+        "{confidence}% confidence interval of the change between server starts: each iteration is one start and\n\
+         gives one figure; Welch's t interval on their logarithms (a verdict needs {} iterations a side where\n\
+         the figure is valid). It holds the noise between starts as well as within them (docs/compare.md).",
+        comparison.min_iterations
     );
     out
 }
 
-/// What a metric's values and interval were drawn from: `5+5 iterations`, `8+8 seconds, 2 s blocks`.
+/// What a metric's interval was drawn from: `3+3 starts`.
 fn source(m: &MetricChange) -> String {
-    match (m.method, m.block_s) {
-        (Some(Method::Seconds), Some(block)) => {
-            format!("{}+{} seconds, {block} s blocks", m.base_samples, m.candidate_samples)
-        }
-        (Some(Method::Iterations), _) => format!("{}+{} iterations", m.base_samples, m.candidate_samples),
-        _ => "–".to_owned(),
+    match m.interval {
+        Some(_) => format!("{}+{} starts", m.base_samples, m.candidate_samples),
+        None => "–".to_owned(),
     }
 }

@@ -33,7 +33,7 @@ pub fn render(groups: &[ConfigRuns<'_>], palette: &Palette) -> String {
 
     for (row, group) in groups.iter().enumerate() {
         let y = TOP + ROW_H * row as f64 + ROW_H / 2.0;
-        let valid = group.valid().count();
+        let valid = group.load_valid().count();
         let mut label = group.key.app_knobs();
         if !group.key.profile.is_empty() {
             label.push_str(&format!(" · {}", group.key.profile));
@@ -88,7 +88,8 @@ pub fn render(groups: &[ConfigRuns<'_>], palette: &Palette) -> String {
                 ROW_H - 10.0,
                 esc(&tip)
             );
-            for (i, (run, value)) in group.valid().filter_map(|r| metric.of(r).map(|v| (r, v))).enumerate() {
+            let counted = group.runs.iter().copied().filter(|r| metric.is_valid_in(r));
+            for (i, (run, value)) in counted.filter_map(|r| metric.of(r).map(|v| (r, v))).enumerate() {
                 let tip = format!(
                     "{} iteration {}: {} {}",
                     group.key.label(),
