@@ -322,7 +322,13 @@ impl LoadConfig {
 
     /// The request as it goes on the wire, encoded once for the whole run.
     pub fn encode_request(&self) -> Vec<u8> {
-        crate::request::encode(&self.method, &self.target.path, &self.target.host_header, &self.headers, &self.body)
+        crate::http1::request::encode(
+            &self.method,
+            &self.target.path,
+            &self.target.host_header,
+            &self.headers,
+            &self.body,
+        )
     }
 
     /// `--pipeline N`: the request repeated N times, encoded once, so a batch

@@ -4,20 +4,20 @@
 //! recorded into one result.
 
 use crate::config::{Engine, LoadConfig, Stop};
+use crate::core::recorder::{Recorder, Slow};
+use crate::core::rusage;
+use crate::core::share::{Output, Share};
+use crate::core::timeline::Timeline;
 use crate::error::LoadError;
-use crate::h2_fast::Engine as H2Engine;
+use crate::http1::epoll::Worker;
+use crate::http1::uring::UringWorker;
+use crate::http2::event_loop::Engine as H2Engine;
 use crate::progress::{self, Watcher};
-use crate::recorder::{Recorder, Slow};
 use crate::result::{
     encode_histogram, spectrum, Http2Stats, Http3Stats, LoadResult, Loadgen, MixStats, OpenLoop, Percentiles,
     SlowRequest, TargetResult, TlsStats, Tool, SCHEMA,
 };
-use crate::rusage;
-use crate::share::{Output, Share};
-use crate::timeline::Timeline;
 use crate::tls::{TlsOptions, TlsShared, TlsStream};
-use crate::uring_worker::UringWorker;
-use crate::worker::Worker;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -63,9 +63,9 @@ pub fn run_watched(cfg: &LoadConfig, watcher: Option<Watcher>) -> Result<LoadRes
     let mut protocol = Protocol { http2, http3: false, alpn: negotiated, tls: tls.is_some(), engine: "epoll" };
     if http2 {
         if !protocol.tls {
-            crate::h2_preflight::preflight(cfg.target.addr, &cfg.target.url, timeout)?;
+            crate::http2::preflight::preflight(cfg.target.addr, &cfg.target.url, timeout)?;
         }
-        let shared = crate::h2_fast::Shared::new(cfg);
+        let shared = crate::http2::event_loop::Shared::new(cfg);
         return match &tls {
             Some(tls) => run_threads(cfg, protocol, watcher, |share, rec| {
                 Ok(H2Engine::<TlsStream>::new(cfg, &shared, tls, share, rec)?.run())
@@ -92,10 +92,12 @@ pub fn run_watched(cfg: &LoadConfig, watcher: Option<Watcher>) -> Result<LoadRes
 
 /// `--http3`: one handshake before the run, then the QUIC loops.
 fn run_http3(cfg: &LoadConfig, watcher: Option<Watcher>, timeout: Duration) -> Result<LoadResult, LoadError> {
-    let shared = crate::h3_client::Shared::new(cfg)?;
+    let shared = crate::http3::client::Shared::new(cfg)?;
     shared.preflight(cfg.target.addr, &cfg.target.url, timeout)?;
     let protocol = Protocol { http2: false, http3: true, alpn: Some("h3".into()), tls: true, engine: "epoll" };
-    run_threads(cfg, protocol, watcher, |share, rec| Ok(crate::h3_fast::Engine::new(cfg, &shared, share, rec)?.run()))
+    run_threads(cfg, protocol, watcher, |share, rec| {
+        Ok(crate::http3::event_loop::Engine::new(cfg, &shared, share, rec)?.run())
+    })
 }
 
 /// Whether cleartext HTTP/1.1 runs on io_uring: asked for, or `auto` and
@@ -103,8 +105,8 @@ fn run_http3(cfg: &LoadConfig, watcher: Option<Watcher>, timeout: Duration) -> R
 fn use_uring(engine: Engine) -> Result<bool, LoadError> {
     match engine {
         Engine::Epoll => Ok(false),
-        Engine::Auto => Ok(crate::uring_bufs::available().is_ok()),
-        Engine::IoUring => crate::uring_bufs::available()
+        Engine::Auto => Ok(crate::http1::uring_bufs::available().is_ok()),
+        Engine::IoUring => crate::http1::uring_bufs::available()
             .map(|_| true)
             .map_err(|e| LoadError::Config(format!("--engine io-uring: {e}; use --engine epoll"))),
     }
@@ -264,7 +266,7 @@ fn assemble(
         let achieved_rate = rec.sent as f64 / wall;
         let lag_p99_us = rec.lag.value_at_quantile(0.99) as f64 / 1000.0;
         let max_lag_us = max_lag_ns as f64 / 1000.0;
-        let granularity_us = crate::pacer::granularity(target_rate / cfg.threads as f64).as_secs_f64() * 1e6;
+        let granularity_us = crate::core::pacer::granularity(target_rate / cfg.threads as f64).as_secs_f64() * 1e6;
         let lag = Lag { p99_us: lag_p99_us, granularity_us };
         let reason = saturation(cfg, target_rate, achieved_rate, lag, all_busy_s / wall, generator_busy);
         OpenLoop {

@@ -31,15 +31,15 @@
 //! the connection keeps serving the others.
 
 use crate::config::LoadConfig;
-use crate::h2_session::Slot;
-use crate::h3_client::Shared;
-use crate::h3_frame::Response;
-use crate::h3_udp::{Datagram, Udp};
+use crate::core::recorder::Recorder;
+use crate::core::rx_time::Clocks;
+use crate::core::schedule::Schedule;
+use crate::core::share::{Output, Share};
+use crate::http2::session::Slot;
+use crate::http3::client::Shared;
+use crate::http3::frame::Response;
+use crate::http3::udp::{Datagram, Udp};
 use crate::mix::Picker;
-use crate::recorder::Recorder;
-use crate::rx_time::Clocks;
-use crate::schedule::Schedule;
-use crate::share::{Output, Share};
 use loona_hpack::huffman::HuffmanDecoder;
 use mio::{Events, Interest, Poll, Token};
 use quinn_proto::{Connection, ConnectionHandle, Endpoint, EndpointConfig, StreamId};
@@ -163,7 +163,7 @@ impl<'a> Engine<'a> {
     pub fn run(mut self) -> Output {
         let mut events = Events::with_capacity(64);
         let start = Instant::now();
-        let busy_from = crate::rusage::thread_busy_ns();
+        let busy_from = crate::core::rusage::thread_busy_ns();
         for i in 0..self.conns.len() {
             self.open(i, start, true);
         }
@@ -251,7 +251,7 @@ impl<'a> Engine<'a> {
                 self.by_handle.insert(h, i);
             }
             Err(_) => {
-                self.rec.error(crate::recorder::ErrorKind::Connect, now, None);
+                self.rec.error(crate::core::recorder::ErrorKind::Connect, now, None);
             }
         }
     }
@@ -274,7 +274,7 @@ impl<'a> Engine<'a> {
         c.free = vec![now; self.cfg.streams];
         if let Some((_, q)) = c.quic.as_mut() {
             if let Some(id) = q.streams().open(quinn_proto::Dir::Uni) {
-                let _ = q.send_stream(id).write(&crate::h3_frame::CONTROL_STREAM);
+                let _ = q.send_stream(id).write(&crate::http3::frame::CONTROL_STREAM);
             }
         }
         self.fill(i);
@@ -305,8 +305,8 @@ impl<'a> Engine<'a> {
                     let spec = &mix.templates[t].spec;
                     let path = mix.templates[t].path_of(k);
                     let (https, authority) = (self.shared.https, &self.shared.authority);
-                    crate::h3_qpack::encode(&mut self.block, &spec.method, https, authority, &path, &spec.headers);
-                    crate::h3_frame::request(&mut self.frames, &self.block, &self.bodies[1 + t]);
+                    crate::http3::qpack::encode(&mut self.block, &spec.method, https, authority, &path, &spec.headers);
+                    crate::http3::frame::request(&mut self.frames, &self.block, &self.bodies[1 + t]);
                     &self.frames
                 }
                 _ => &self.shared.request,
@@ -325,5 +325,4 @@ impl<'a> Engine<'a> {
     }
 }
 
-#[path = "h3_fast_io.rs"]
 mod io_side;

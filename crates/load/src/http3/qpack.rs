@@ -13,8 +13,8 @@
 //! needs no state, no encoder or decoder stream, and a block that refers to
 //! a dynamic table is the server's protocol error.
 
-use crate::h2_block::{dropped, integer};
-use crate::h2_hpack::integer as read_integer;
+use crate::http2::block::{dropped, integer};
+use crate::http2::hpack::integer as read_integer;
 use loona_hpack::huffman::HuffmanDecoder;
 
 /// Static-table indexes (RFC 9204 Appendix A).

@@ -9,14 +9,14 @@
 //! implements the few `Cycle` hooks, and the provided methods do the rest.
 
 use crate::config::LoadConfig;
-use crate::conn::{Conn, State};
+use crate::core::pacer::Pacer;
+use crate::core::recorder::{ErrorKind, Origin, Recorder};
+use crate::core::share::{Output, Share, Starved};
+use crate::core::transport::Transport;
+use crate::http1::conn::{Conn, State};
+use crate::http1::response::Done;
 use crate::mix::Picker;
-use crate::pacer::Pacer;
-use crate::recorder::{ErrorKind, Origin, Recorder};
-use crate::response::Done;
-use crate::share::{Output, Share, Starved};
 use crate::stages::{Ramp, Stages};
-use crate::transport::Transport;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 

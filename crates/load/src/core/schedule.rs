@@ -10,10 +10,10 @@
 //! and takes every request due by then in one go ([`Schedule::take_due`]).
 
 use crate::config::LoadConfig;
-use crate::h2_session::Slot;
-use crate::pacer::{Pacer, Timer};
-use crate::recorder::{ErrorKind, Recorder};
-use crate::share::{Share, Starved};
+use crate::core::pacer::{Pacer, Timer};
+use crate::core::recorder::{ErrorKind, Recorder};
+use crate::core::share::{Share, Starved};
+use crate::http2::session::Slot;
 use mio::{Registry, Token};
 use std::collections::VecDeque;
 use std::io;

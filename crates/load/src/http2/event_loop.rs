@@ -36,14 +36,14 @@
 //! connection once the other streams are answered.
 
 use crate::config::LoadConfig;
-use crate::h2_block::{self, Prepared};
-use crate::h2_session::{Ended, Session, Slot};
+use crate::core::recorder::{ErrorKind, Recorder};
+use crate::core::rx_time::{self, Clocks, GATHER_US};
+use crate::core::schedule::Schedule;
+use crate::core::share::{Output, Share};
+use crate::core::transport::Transport;
+use crate::http2::block::{self as h2_block, Prepared};
+use crate::http2::session::{Ended, Session, Slot};
 use crate::mix::Picker;
-use crate::recorder::{ErrorKind, Recorder};
-use crate::rx_time::{self, Clocks, GATHER_US};
-use crate::schedule::Schedule;
-use crate::share::{Output, Share};
-use crate::transport::Transport;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 use std::io;
@@ -169,7 +169,7 @@ impl<'a, T: Transport> Engine<'a, T> {
     pub fn run(mut self) -> Output {
         let mut events = Events::with_capacity(1024);
         let start = Instant::now();
-        let busy_from = crate::rusage::thread_busy_ns();
+        let busy_from = crate::core::rusage::thread_busy_ns();
         if self.gather > 0 {
             precise_sleeps();
         }
@@ -384,5 +384,4 @@ fn finish_connect(tcp: &TcpStream) -> io::Result<bool> {
     }
 }
 
-#[path = "h2_fast_io.rs"]
 mod io_side;

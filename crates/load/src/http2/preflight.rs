@@ -6,7 +6,7 @@
 //! same framing code as the runs (`h2_frame`).
 
 use crate::error::LoadError;
-use crate::h2_frame as frame;
+use crate::http2::frame;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};

@@ -26,12 +26,12 @@
 //! cycle's (`cycle.rs`), exactly as under epoll; only the way bytes move differs.
 
 use crate::config::LoadConfig;
-use crate::conn::State;
-use crate::cycle::{peer_gone, Core, Cycle};
-use crate::recorder::{ErrorKind, Recorder};
-use crate::rx_time::{self, Clocks, GATHER_US};
-use crate::share::{Output, Share};
-use crate::uring_bufs::{self, BufRing, GROUP};
+use crate::core::recorder::{ErrorKind, Recorder};
+use crate::core::rx_time::{self, Clocks, GATHER_US};
+use crate::core::share::{Output, Share};
+use crate::http1::conn::State;
+use crate::http1::cycle::{peer_gone, Core, Cycle};
+use crate::http1::uring_bufs::{self, BufRing, GROUP};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use mio::net::TcpStream;
 use std::io;
@@ -129,7 +129,7 @@ impl<'a> UringWorker<'a> {
         ring.submitter().register_files_sparse(most as u32)?;
         if share.rate.is_some() {
             // The ring's wait timeout is the open loop's timer.
-            crate::pacer::fine_timer_slack();
+            crate::core::pacer::fine_timer_slack();
         }
         // SAFETY: msghdr is plain data; all zeroes is an empty header.
         let mut msghdr: Box<libc::msghdr> = Box::new(unsafe { std::mem::zeroed() });
@@ -154,7 +154,7 @@ impl<'a> UringWorker<'a> {
 
     pub fn run(mut self) -> Output {
         let start = Instant::now();
-        let busy_from = crate::rusage::thread_busy_ns();
+        let busy_from = crate::core::rusage::thread_busy_ns();
         self.begin(start);
         loop {
             let now = Instant::now();

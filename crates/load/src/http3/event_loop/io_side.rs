@@ -5,9 +5,9 @@
 //! that each reads as one concern.
 
 use super::{Conn, Engine, State, BACKOFF};
-use crate::h3_frame::{REQUEST_CANCELLED, REQUEST_REJECTED};
-use crate::recorder::{ErrorKind, Origin};
-use crate::schedule::error_of;
+use crate::core::recorder::{ErrorKind, Origin};
+use crate::core::schedule::error_of;
+use crate::http3::frame::{REQUEST_CANCELLED, REQUEST_REJECTED};
 use quinn_proto::{ConnectionError, DatagramEvent, Dir, Event, ReadError, StreamEvent, StreamId, VarInt};
 use std::io;
 use std::sync::atomic::Ordering;
@@ -253,7 +253,7 @@ impl Engine<'_> {
         let kind = match &reason {
             ConnectionError::TimedOut if handshaking => ErrorKind::Connect,
             ConnectionError::TimedOut => ErrorKind::Timeout,
-            _ if handshaking && crate::h3_client::crypto_alert(&reason).is_some() => ErrorKind::Tls,
+            _ if handshaking && crate::http3::client::crypto_alert(&reason).is_some() => ErrorKind::Tls,
             ConnectionError::TransportError(_) | ConnectionError::VersionMismatch => ErrorKind::Parse,
             ConnectionError::CidsExhausted => ErrorKind::Connect,
             _ => ErrorKind::Read,

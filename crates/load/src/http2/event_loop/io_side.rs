@@ -5,10 +5,10 @@
 //! kept in its own file so that each reads as one concern.
 
 use super::{Conn, Engine, State, BACKOFF};
-use crate::h2_session::Ended;
-use crate::recorder::{ErrorKind, Origin};
-use crate::schedule::error_of;
-use crate::transport::Transport;
+use crate::core::recorder::{ErrorKind, Origin};
+use crate::core::schedule::error_of;
+use crate::core::transport::Transport;
+use crate::http2::session::Ended;
 use std::io;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! server's frames do to the streams in flight, read whole or byte by byte.
 
 use super::*;
-use crate::h2_frame::{self as frame, head};
+use crate::http2::frame::{self as frame, head};
 
 fn frame_bytes(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();

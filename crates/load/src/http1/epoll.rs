@@ -26,13 +26,13 @@
 //! for unless the URL is `https://`.
 
 use crate::config::LoadConfig;
-use crate::conn::State;
-use crate::cycle::{peer_gone, Core, Cycle};
-use crate::pacer::Timer;
-use crate::recorder::{ErrorKind, Recorder};
-use crate::rx_time::{self, Clocks};
-use crate::share::{Output, Share};
-use crate::transport::Transport;
+use crate::core::pacer::Timer;
+use crate::core::recorder::{ErrorKind, Recorder};
+use crate::core::rx_time::{self, Clocks};
+use crate::core::share::{Output, Share};
+use crate::core::transport::Transport;
+use crate::http1::conn::State;
+use crate::http1::cycle::{peer_gone, Core, Cycle};
 use mio::{Events, Poll, Token};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -84,7 +84,7 @@ impl<'a, T: Transport> Worker<'a, T> {
     pub fn run(mut self) -> Output {
         let mut events = Events::with_capacity(1024);
         let start = Instant::now();
-        let busy_from = crate::rusage::thread_busy_ns();
+        let busy_from = crate::core::rusage::thread_busy_ns();
         self.begin(start);
         loop {
             if let Err(e) = self.wait(&mut events) {
