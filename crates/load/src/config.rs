@@ -103,7 +103,7 @@ pub enum Stop {
     Requests(u64),
 }
 
-pub use stampede_schema::spec::{Arrival, Engine};
+pub use stampede_schema::spec::{Arrival, IoBackend};
 
 #[derive(Debug, Clone)]
 pub struct LoadConfig {
@@ -139,7 +139,7 @@ pub struct LoadConfig {
     /// `https://` only: trust and ALPN.
     pub tls: TlsOptions,
     /// Cleartext HTTP/1.1 only: the event loop (TLS and HTTP/2 have their own).
-    pub engine: Engine,
+    pub engine: IoBackend,
     /// Several targets or URL templates (`target` is then the first one's
     /// host, for connecting); `None` sends the one request of `target`.
     pub mix: Option<std::sync::Arc<crate::mix::Mix>>,
@@ -172,7 +172,7 @@ impl LoadConfig {
             http2: false,
             http3: false,
             streams: 1,
-            engine: Engine::Auto,
+            engine: IoBackend::Auto,
             tls: TlsOptions::default(),
             mix: None,
             hdr_log: None,

@@ -32,7 +32,7 @@ pub mod tls;
 pub use stampede_schema::units;
 
 pub use self::core::rusage::monotonic_ns;
-pub use config::{Arrival, Engine, LoadConfig, Stop};
+pub use config::{Arrival, IoBackend, LoadConfig, Stop};
 pub use error::LoadError;
 pub use http1::response;
 pub use result::LoadResult;

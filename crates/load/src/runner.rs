@@ -3,7 +3,7 @@
 //! own CPU over exactly the measured phase, and merges what the threads
 //! recorded into one result.
 
-use crate::config::{Engine, LoadConfig, Stop};
+use crate::config::{IoBackend, LoadConfig, Stop};
 use crate::core::recorder::{Recorder, Slow};
 use crate::core::rusage;
 use crate::core::share::{Output, Share};
@@ -11,7 +11,7 @@ use crate::core::timeline::Timeline;
 use crate::error::LoadError;
 use crate::http1::epoll::Worker;
 use crate::http1::uring::UringWorker;
-use crate::http2::event_loop::Engine as H2Engine;
+use crate::http2::event_loop::Http2Loop;
 use crate::progress::{self, Watcher};
 use crate::result::{
     encode_histogram, spectrum, Http2Stats, Http3Stats, LoadResult, Loadgen, MixStats, OpenLoop, Percentiles,
@@ -68,10 +68,10 @@ pub fn run_watched(cfg: &LoadConfig, watcher: Option<Watcher>) -> Result<LoadRes
         let shared = crate::http2::event_loop::Shared::new(cfg);
         return match &tls {
             Some(tls) => run_threads(cfg, protocol, watcher, |share, rec| {
-                Ok(H2Engine::<TlsStream>::new(cfg, &shared, tls, share, rec)?.run())
+                Ok(Http2Loop::<TlsStream>::new(cfg, &shared, tls, share, rec)?.run())
             }),
             None => run_threads(cfg, protocol, watcher, |share, rec| {
-                Ok(H2Engine::<mio::net::TcpStream>::new(cfg, &shared, &(), share, rec)?.run())
+                Ok(Http2Loop::<mio::net::TcpStream>::new(cfg, &shared, &(), share, rec)?.run())
             }),
         };
     }
@@ -96,17 +96,17 @@ fn run_http3(cfg: &LoadConfig, watcher: Option<Watcher>, timeout: Duration) -> R
     shared.preflight(cfg.target.addr, &cfg.target.url, timeout)?;
     let protocol = Protocol { http2: false, http3: true, alpn: Some("h3".into()), tls: true, engine: "epoll" };
     run_threads(cfg, protocol, watcher, |share, rec| {
-        Ok(crate::http3::event_loop::Engine::new(cfg, &shared, share, rec)?.run())
+        Ok(crate::http3::event_loop::Http3Loop::new(cfg, &shared, share, rec)?.run())
     })
 }
 
 /// Whether cleartext HTTP/1.1 runs on io_uring: asked for, or `auto` and
 /// the kernel (or the container's seccomp policy) allows it.
-fn use_uring(engine: Engine) -> Result<bool, LoadError> {
+fn use_uring(engine: IoBackend) -> Result<bool, LoadError> {
     match engine {
-        Engine::Epoll => Ok(false),
-        Engine::Auto => Ok(crate::http1::uring_bufs::available().is_ok()),
-        Engine::IoUring => crate::http1::uring_bufs::available()
+        IoBackend::Epoll => Ok(false),
+        IoBackend::Auto => Ok(crate::http1::uring_bufs::available().is_ok()),
+        IoBackend::IoUring => crate::http1::uring_bufs::available()
             .map(|_| true)
             .map_err(|e| LoadError::Config(format!("--engine io-uring: {e}; use --engine epoll"))),
     }

@@ -91,7 +91,7 @@ struct Conn<T> {
     free: Vec<Instant>,
 }
 
-pub struct Engine<'a, T: Transport> {
+pub struct Http2Loop<'a, T: Transport> {
     cfg: &'a LoadConfig,
     shared: &'a Shared,
     tls: &'a T::Shared,
@@ -117,14 +117,14 @@ pub struct Engine<'a, T: Transport> {
     answered: u64,
 }
 
-impl<'a, T: Transport> Engine<'a, T> {
+impl<'a, T: Transport> Http2Loop<'a, T> {
     pub fn new(
         cfg: &'a LoadConfig,
         shared: &'a Shared,
         tls: &'a T::Shared,
         share: Share,
         rec: Recorder,
-    ) -> io::Result<Engine<'a, T>> {
+    ) -> io::Result<Http2Loop<'a, T>> {
         let poll = Poll::new()?;
         let sched = Schedule::new(cfg, &share, poll.registry(), TIMER)?;
         let mut bodies = vec![shared.request.body.clone()];
@@ -144,7 +144,7 @@ impl<'a, T: Transport> Engine<'a, T> {
                 free: Vec::new(),
             })
             .collect();
-        Ok(Engine {
+        Ok(Http2Loop {
             cfg,
             shared,
             tls,

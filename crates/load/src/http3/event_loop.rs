@@ -85,7 +85,7 @@ struct Conn {
     free: Vec<Instant>,
 }
 
-pub struct Engine<'a> {
+pub struct Http3Loop<'a> {
     cfg: &'a LoadConfig,
     shared: &'a Shared,
     poll: Poll,
@@ -115,8 +115,8 @@ pub struct Engine<'a> {
     floor: Instant,
 }
 
-impl<'a> Engine<'a> {
-    pub fn new(cfg: &'a LoadConfig, shared: &'a Shared, share: Share, rec: Recorder) -> io::Result<Engine<'a>> {
+impl<'a> Http3Loop<'a> {
+    pub fn new(cfg: &'a LoadConfig, shared: &'a Shared, share: Share, rec: Recorder) -> io::Result<Http3Loop<'a>> {
         let poll = Poll::new()?;
         let mut udp = Udp::new(cfg.target.addr)?;
         poll.registry().register(&mut udp.socket, SOCKET, Interest::READABLE | Interest::WRITABLE)?;
@@ -134,7 +134,7 @@ impl<'a> Engine<'a> {
                 free: Vec::new(),
             })
             .collect();
-        Ok(Engine {
+        Ok(Http3Loop {
             cfg,
             shared,
             poll,

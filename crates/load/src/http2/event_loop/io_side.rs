@@ -4,7 +4,7 @@
 //! timeout costs. A child of `h2_fast` (it shares the loop's private state),
 //! kept in its own file so that each reads as one concern.
 
-use super::{Conn, Engine, State, BACKOFF};
+use super::{Conn, Http2Loop, State, BACKOFF};
 use crate::core::recorder::{ErrorKind, Origin};
 use crate::core::schedule::error_of;
 use crate::core::transport::Transport;
@@ -13,7 +13,7 @@ use std::io;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-impl<T: Transport> Engine<'_, T> {
+impl<T: Transport> Http2Loop<'_, T> {
     /// Writes what the session has queued (for TLS: encrypts and flushes).
     pub(super) fn write(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];

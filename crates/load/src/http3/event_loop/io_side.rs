@@ -4,7 +4,7 @@
 //! `h3_fast` (it shares the loop's private state), kept in its own file so
 //! that each reads as one concern.
 
-use super::{Conn, Engine, State, BACKOFF};
+use super::{Conn, Http3Loop, State, BACKOFF};
 use crate::core::recorder::{ErrorKind, Origin};
 use crate::core::schedule::error_of;
 use crate::http3::frame::{REQUEST_CANCELLED, REQUEST_REJECTED};
@@ -22,7 +22,7 @@ enum Ended {
     Reset(u64),
 }
 
-impl Engine<'_> {
+impl Http3Loop<'_> {
     /// Reads datagrams until the socket is empty and hands each to its
     /// connection, whose events are taken at once: a response ends at the
     /// kernel's receive time of the datagram that completed it.
