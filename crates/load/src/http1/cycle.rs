@@ -317,7 +317,7 @@ pub trait Cycle<'a> {
     /// Sends the request (or a batch of `--pipeline` of them), within `-n`.
     fn send(&mut self, i: usize, intended: Instant, start: Instant) {
         let core = self.core();
-        let mut batch = core.cfg.pipeline as u64;
+        let mut batch = core.cfg.protocol.pipeline() as u64;
         if let Some(q) = core.share.quota.as_mut() {
             if *q == 0 {
                 return;

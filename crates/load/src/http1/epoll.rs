@@ -70,7 +70,7 @@ impl<'a, T: Transport> Worker<'a, T> {
             None => None,
         };
         Ok(Worker {
-            core: Core::new(cfg, share, rec, batch.len() / cfg.pipeline.max(1)),
+            core: Core::new(cfg, share, rec, batch.len() / cfg.protocol.pipeline().max(1)),
             batch,
             shared,
             poll,

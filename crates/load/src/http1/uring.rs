@@ -137,7 +137,7 @@ impl<'a> UringWorker<'a> {
         let gather =
             (share.rate.is_none() && ring.params().is_feature_min_timeout()).then_some(gather_for(share.connections));
         Ok(UringWorker {
-            core: Core::new(cfg, share, rec, batch.len() / cfg.pipeline.max(1)),
+            core: Core::new(cfg, share, rec, batch.len() / cfg.protocol.pipeline().max(1)),
             batch,
             ring,
             bufs,

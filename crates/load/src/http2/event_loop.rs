@@ -132,7 +132,7 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
             bodies.extend(mix.templates.iter().map(|t| t.spec.body.clone()));
         }
         let share_index = share.index;
-        let capacity = share.connections * cfg.streams;
+        let capacity = share.connections * cfg.protocol.streams();
         let gather = if share.rate.is_none() && capacity >= 4 { capacity / 2 } else { 0 };
         let conns = (0..share.connections)
             .map(|_| Conn {
@@ -314,7 +314,7 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
         let c = &mut self.conns[i];
         c.session = Session::new();
         c.state = State::Open;
-        c.free = vec![now; self.cfg.streams];
+        c.free = vec![now; self.cfg.protocol.streams()];
         self.fill(i);
     }
 
@@ -332,7 +332,7 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
             return;
         }
         let mut start = None;
-        while self.conns[i].session.can_open(self.cfg.streams) {
+        while self.conns[i].session.can_open(self.cfg.protocol.streams()) {
             let Some(intended) = self.sched.next_request() else { break };
             let now = *start.get_or_insert_with(Instant::now);
             let could = match self.conns[i].free.is_empty() {

@@ -271,7 +271,7 @@ impl<'a> Http3Loop<'a> {
         self.rec.handshake(now, took, false);
         let c = &mut self.conns[i];
         c.state = State::Open;
-        c.free = vec![now; self.cfg.streams];
+        c.free = vec![now; self.cfg.protocol.streams()];
         if let Some((_, q)) = c.quic.as_mut() {
             if let Some(id) = q.streams().open(quinn_proto::Dir::Uni) {
                 let _ = q.send_stream(id).write(&crate::http3::frame::CONTROL_STREAM);
@@ -286,7 +286,7 @@ impl<'a> Http3Loop<'a> {
             return;
         }
         let mut start = None;
-        while self.conns[i].requests.len() < self.cfg.streams && self.sched.ready() {
+        while self.conns[i].requests.len() < self.cfg.protocol.streams() && self.sched.ready() {
             let Some((_, q)) = self.conns[i].quic.as_mut() else { return };
             let Some(id) = q.streams().open(quinn_proto::Dir::Bi) else { break };
             let intended = self.sched.next_request().expect("a request is ready");

@@ -120,7 +120,7 @@ impl<T: Transport> Http2Loop<'_, T> {
                 Ended::Unprocessed => self.sched.requeue(&mut self.rec, &slot),
             }
             let c = &mut self.conns[i];
-            if c.free.len() < self.cfg.streams {
+            if c.free.len() < self.cfg.protocol.streams() {
                 c.free.push(at);
             }
         }

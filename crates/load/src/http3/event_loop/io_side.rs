@@ -205,7 +205,7 @@ impl Http3Loop<'_> {
         if matches!(how, Ended::Malformed) {
             let _ = q.recv_stream(id).stop(VarInt::from_u32(0x101)); // H3_GENERAL_PROTOCOL_ERROR
         }
-        if c.free.len() < self.cfg.streams {
+        if c.free.len() < self.cfg.protocol.streams() {
             c.free.push(now);
         }
         self.sched.in_flight -= 1;
@@ -313,7 +313,7 @@ impl Http3Loop<'_> {
                 let _ = q.send_stream(r.id).reset(code);
                 let _ = q.recv_stream(r.id).stop(code);
             }
-            if c.free.len() < self.cfg.streams {
+            if c.free.len() < self.cfg.protocol.streams() {
                 c.free.push(now);
             }
             self.sched.in_flight -= 1;
