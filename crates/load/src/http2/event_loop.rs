@@ -36,6 +36,7 @@
 //! connection once the other streams are answered.
 
 use crate::config::LoadConfig;
+use crate::core::housekeeping::{Housekeeping, State};
 use crate::core::recorder::{ErrorKind, Recorder};
 use crate::core::rx_time::{self, Clocks, GATHER_US};
 use crate::core::schedule::Schedule;
@@ -68,15 +69,6 @@ impl Shared {
         h2_block::encode(&mut block, &cfg.method, t.tls, &t.host_header, &t.path, &cfg.headers);
         Shared { request: Prepared { block, body: cfg.body.clone() }, https: t.tls, authority: t.host_header.clone() }
     }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum State {
-    Connecting,
-    Handshaking,
-    Open,
-    /// Closed; reopened at the next tick from this instant on.
-    Backoff(Instant),
 }
 
 struct Conn<T> {

@@ -31,6 +31,7 @@
 //! the connection keeps serving the others.
 
 use crate::config::LoadConfig;
+use crate::core::housekeeping::{Housekeeping, State};
 use crate::core::recorder::Recorder;
 use crate::core::rx_time::Clocks;
 use crate::core::schedule::Schedule;
@@ -58,14 +59,6 @@ const BACKOFF: Duration = Duration::from_millis(100);
 /// than this (rates below 500 requests a second per thread) are few enough
 /// that waking for responses as well costs nothing worth saving.
 const SLEEP_THROUGH: Duration = Duration::from_millis(2);
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum State {
-    Connecting,
-    Open,
-    /// Closed; reopened at the next tick from this instant on.
-    Backoff(Instant),
-}
 
 /// A request in flight on its stream.
 struct Request {

@@ -4,13 +4,13 @@
 //! `h3_fast` (it shares the loop's private state), kept in its own file so
 //! that each reads as one concern.
 
-use super::{Conn, Http3Loop, State, BACKOFF};
+use super::{Http3Loop, BACKOFF};
+use crate::core::housekeeping::{Housekeeping, Parts, State};
 use crate::core::recorder::{ErrorKind, Origin};
 use crate::core::schedule::error_of;
 use crate::http3::frame::{REQUEST_CANCELLED, REQUEST_REJECTED};
 use quinn_proto::{ConnectionError, DatagramEvent, Dir, Event, ReadError, StreamEvent, StreamId, VarInt};
 use std::io;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// How a request stream ended.
@@ -274,27 +274,36 @@ impl Http3Loop<'_> {
         }
     }
 
-    /// Timeouts, reopening after a pause, and Ctrl-C.
-    pub(super) fn housekeeping(&mut self, now: Instant) {
-        let tick = (self.cfg.timeout / 4).clamp(Duration::from_millis(5), Duration::from_millis(100));
-        self.next_tick = now + tick;
-        if self.cfg.interrupt.load(Ordering::Relaxed) {
-            self.stopping = true;
-            return;
-        }
-        let timeout = self.cfg.timeout;
-        for i in 0..self.conns.len() {
-            let c: &Conn = &self.conns[i];
-            match c.state {
-                State::Open => self.expire(i, now, timeout),
-                State::Connecting if now.saturating_duration_since(c.since) > timeout => {
-                    self.rec.error(ErrorKind::Connect, now, None);
-                    self.open(i, now, false);
-                }
-                State::Backoff(at) if now >= at && !self.stopping && !self.sched.finished() => self.open(i, now, false),
-                _ => {}
+    /// Adds the packets QUIC declared lost on the connections still open.
+    pub(super) fn count_lost_packets(&mut self) {
+        for c in &self.conns {
+            if let Some((_, q)) = &c.quic {
+                self.rec.lost_packets += q.stats().path.lost_packets;
             }
         }
+    }
+
+    /// The run is over: every connection is closed (H3_NO_ERROR), so the
+    /// server frees it now rather than at its idle timeout.
+    pub(super) fn close_all(&mut self) {
+        let now = Instant::now();
+        for i in 0..self.conns.len() {
+            if let Some((_, q)) = self.conns[i].quic.as_mut() {
+                q.close(now, VarInt::from_u32(0x100), bytes::Bytes::new());
+                self.transmit(Some(i), 0);
+            }
+        }
+    }
+}
+
+impl Housekeeping for Http3Loop<'_> {
+    fn parts(&mut self) -> Parts<'_> {
+        let fields = (self.cfg, &mut self.sched, &mut self.rec);
+        Parts::new(fields, (&mut self.next_tick, &mut self.stopping), self.conns.len())
+    }
+
+    fn state(&self, i: usize) -> (State, Instant) {
+        (self.conns[i].state, self.conns[i].since)
     }
 
     /// Cancels connection `i`'s requests older than `timeout`, each on its
@@ -321,28 +330,7 @@ impl Http3Loop<'_> {
         }
     }
 
-    /// Adds the packets QUIC declared lost on the connections still open.
-    pub(super) fn count_lost_packets(&mut self) {
-        for c in &self.conns {
-            if let Some((_, q)) = &c.quic {
-                self.rec.lost_packets += q.stats().path.lost_packets;
-            }
-        }
-    }
-
-    /// The run is over: every connection is closed (H3_NO_ERROR), so the
-    /// server frees it now rather than at its idle timeout.
-    pub(super) fn close_all(&mut self) {
-        let now = Instant::now();
-        for i in 0..self.conns.len() {
-            if let Some((_, q)) = self.conns[i].quic.as_mut() {
-                q.close(now, VarInt::from_u32(0x100), bytes::Bytes::new());
-                self.transmit(Some(i), 0);
-            }
-        }
-    }
-
-    pub(super) fn done(&mut self, now: Instant) -> bool {
-        self.stopping || self.sched.done(&mut self.rec, now, self.cfg.timeout)
+    fn reconnect(&mut self, i: usize, now: Instant) {
+        self.open(i, now, false);
     }
 }
