@@ -1,7 +1,7 @@
 //! Entry points for the fuzz targets in `fuzz/` at the root of the
 //! repository, compiled only with the cargo feature `fuzzing`. The HTTP/1.1
 //! target needs nothing here (`response::ResponseParser` is public); the
-//! HTTP/2 one needs a connection's protocol state (`h2_session`, with the
+//! HTTP/2 one needs a connection's protocol state (`http2::session`, with the
 //! settings and the prepared request the runs use) fed the server's bytes
 //! the way the HTTP/2 loop feeds them: read by read, frames split anywhere.
 

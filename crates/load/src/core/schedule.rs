@@ -1,4 +1,4 @@
-//! When the stream engines (HTTP/2's `h2_fast`, HTTP/3's `h3_fast`) send:
+//! When the stream engines (HTTP/2's `http2::event_loop`, HTTP/3's `http3::event_loop`) send:
 //! the `-n` quota of the closed loop, and the open loop's pacer, due queue
 //! and timer, with what a request costs the record when it goes, when the
 //! server never processed it, and when the run ends with requests owed.

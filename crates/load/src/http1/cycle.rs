@@ -3,7 +3,7 @@
 //! error or a timeout does to a connection, and what each costs in the record.
 //!
 //! Two event loops move the bytes of HTTP/1.1: edge-triggered epoll
-//! (`worker.rs`, also under TLS) and io_uring (`uring_worker.rs`). They differ
+//! (`http1/epoll.rs`, also under TLS) and io_uring (`http1/uring.rs`). They differ
 //! in how a write starts and how a socket is opened and closed, never in what
 //! is counted, so the counting lives here once: a loop keeps a `Core` and
 //! implements the few `Cycle` hooks, and the provided methods do the rest.

@@ -11,7 +11,7 @@
 //! one write and reads their responses in order before writing the next N.
 //!
 //! What a response, an error or a timeout does to a connection is the
-//! shared cycle (`cycle.rs`); this file is how epoll moves the bytes.
+//! shared cycle (`http1/cycle.rs`); this file is how epoll moves the bytes.
 //!
 //! In open loop (`--rate`) the loop wakes at the schedule's times, not at
 //! every response: between wake-ups it sleeps without polling

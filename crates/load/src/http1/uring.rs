@@ -1,18 +1,18 @@
 //! One load-generator thread on io_uring, for cleartext HTTP/1.1: the
 //! default engine wherever the kernel allows it.
 //!
-//! The epoll loop (`worker.rs`) already spends only one `sendto` and one
+//! The epoll loop (`http1/epoll.rs`) already spends only one `sendto` and one
 //! `recvfrom` per request, but each is a system call of its own, and every
 //! response wakes the thread through epoll's callback. Here a request is one
 //! `Send` entry and its response one completion of a multishot receive that
 //! stays armed for the connection's life, filling buffers the kernel picks
-//! from a shared ring (`uring_bufs.rs`): the sends and receives of every
+//! from a shared ring (`http1/uring_bufs.rs`): the sends and receives of every
 //! connection that is ready in a batch cost one `io_uring_enter` together.
 //! On this project's 2-core VM (2026-11-25, `bench/loadgen.sh 4 5 32 256
 //! 1000`) it does 1.09x, 1.12x and 1.11x wrk's requests per core-second at
 //! 32, 256 and 1000 connections; the epoll loop 1.09x, 1.07x and 1.08x.
 //!
-//! Each read carries the kernel's receive time (`rx_time.rs`), so a
+//! Each read carries the kernel's receive time (`core/rx_time.rs`), so a
 //! response's latency ends when it arrived, not when this thread handled it.
 //! That makes it free to wake less often: in closed loop the wait asks for
 //! the responses of all connections but a few ([`gather_for`]) and settles
@@ -23,7 +23,7 @@
 //! Completion tags carry a generation per connection: a reconnect bumps it,
 //! so completions of the old socket (shut down, never leaked) are recognised
 //! and only their buffers are returned. What the run records is the shared
-//! cycle's (`cycle.rs`), exactly as under epoll; only the way bytes move differs.
+//! cycle's (`http1/cycle.rs`), exactly as under epoll; only the way bytes move differs.
 
 use crate::config::LoadConfig;
 use crate::core::recorder::{ErrorKind, Recorder};

@@ -4,9 +4,9 @@
 //! It replaces a tokio runtime driving the `h2` crate, whose HPACK encoder,
 //! framing and task machinery were most of the generator's CPU per request.
 //! Here a request is a prepared header block copied behind a 9-byte frame
-//! header (`h2_block`, `h2_frame`), every stream a connection can take is
+//! header (`http2::block`, `http2::frame`), every stream a connection can take is
 //! filled before one write, and the protocol state of a connection is a
-//! plain struct (`h2_session`). Sockets, TLS (rustls, ALPN `h2`) and the
+//! plain struct (`http2::session`). Sockets, TLS (rustls, ALPN `h2`) and the
 //! open loop's `Pacer` and `timerfd` are the HTTP/1.1 engine's own.
 //!
 //! Responses end at the kernel's receive time (`rx_time`), not when the

@@ -2,7 +2,7 @@
 //! streams, both sides' flow-control windows, the server's settings, the
 //! HPACK decoder, and the bytes waiting to be written.
 //!
-//! Kept apart from the event loop (`h2_fast`) so the loop reads as the load
+//! Kept apart from the event loop (`http2::event_loop`) so the loop reads as the load
 //! loop it is and this file as the protocol it is. Bytes go in through
 //! `receive`, which hands back the streams that ended; frames to send are
 //! appended to `out`, which the loop writes in one go. Windows this side

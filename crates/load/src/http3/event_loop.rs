@@ -1,5 +1,5 @@
 //! One HTTP/3 load-generator thread: a mio loop that owns one UDP socket
-//! (`h3_udp`), one `quinn-proto` endpoint, and its share of the run's QUIC
+//! (`http3::udp`), one `quinn-proto` endpoint, and its share of the run's QUIC
 //! connections, each running `--streams` concurrent request streams.
 //!
 //! `quinn-proto` is QUIC without I/O or a runtime: the loop hands it the
@@ -7,13 +7,13 @@
 //! the thread's one wait covers sockets, the open loop's timer and QUIC's
 //! own timers, as in the HTTP/1.1 and HTTP/2 loops (`quinn` proper, or the
 //! `h3` crate over it, would put a tokio runtime and its tasks in between).
-//! HTTP/3 framing and QPACK are this crate's (`h3_frame`, `h3_qpack`): the
+//! HTTP/3 framing and QPACK are this crate's (`http3::frame`, `http3::qpack`): the
 //! request's frames are prepared once and written to each new stream.
 //!
 //! When requests go is the HTTP/2 engine's `Schedule`: in open loop the
 //! timer wakes the thread at most once per granularity (`Pacer::wake`) and
 //! every request due by then is sent in that wake-up. Responses end at the
-//! kernel's receive time of their last datagram (`h3_udp`), so between two
+//! kernel's receive time of their last datagram (`http3::udp`), so between two
 //! wake-ups of the schedule at most [`SLEEP_THROUGH`] apart the thread
 //! sleeps through responses and reads them at the next one, as the HTTP/2
 //! loop does: one wake-up per scheduled send instead of one for the send

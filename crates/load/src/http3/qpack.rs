@@ -4,7 +4,7 @@
 //! QPACK, like HPACK, lets an encoder keep a dynamic table, fed through
 //! encoder and decoder streams, which makes a block depend on what the peer
 //! has acknowledged. This side uses none of it, as the HTTP/2 engine's
-//! `h2_block` does: pseudo-headers are static-table entries (or literals with
+//! `http2::block` does: pseudo-headers are static-table entries (or literals with
 //! a static name), every other header a literal, nothing Huffman-coded, and
 //! the prefix says "no dynamic table". A block is then the same bytes on
 //! every connection and stream, and sending a request is a copy. The client

@@ -1,7 +1,7 @@
 //! The HTTP/2 loop's byte moving and bookkeeping: writing a connection's
 //! frames, reading and handing bytes to its session, recording the streams
 //! that ended, and what a lost connection, a protocol error, a GOAWAY or a
-//! timeout costs. A child of `h2_fast` (it shares the loop's private state),
+//! timeout costs. A child of `http2::event_loop` (it shares the loop's private state),
 //! kept in its own file so that each reads as one concern.
 
 use super::{Http2Loop, BACKOFF};

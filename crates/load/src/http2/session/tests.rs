@@ -1,4 +1,4 @@
-//! Unit tests of one connection's protocol state (`h2_session`): what the
+//! Unit tests of one connection's protocol state (`http2::session`): what the
 //! server's frames do to the streams in flight, read whole or byte by byte.
 
 use super::*;

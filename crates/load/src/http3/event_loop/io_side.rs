@@ -1,7 +1,7 @@
 //! The HTTP/3 loop's QUIC side: datagrams in, each connection's events
 //! (handshake done, streams readable or reset, connection lost), datagrams
 //! out, and what a reset, a lost connection or a timeout costs. A child of
-//! `h3_fast` (it shares the loop's private state), kept in its own file so
+//! `http3::event_loop` (it shares the loop's private state), kept in its own file so
 //! that each reads as one concern.
 
 use super::{Http3Loop, BACKOFF};
