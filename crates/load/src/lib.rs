@@ -19,6 +19,7 @@ mod http1;
 mod http2;
 mod http3;
 pub mod interchange;
+pub mod limits;
 pub mod mix;
 pub mod progress;
 pub mod protocol;

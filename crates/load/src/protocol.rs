@@ -10,7 +10,8 @@
 //! will be a field of [`Protocol::Http2`] (what its streams carry), not a
 //! new set of flags.
 
-use crate::config::{check_alpn, in_range, limits};
+use crate::limits::{self, in_range};
+use crate::tls::check_alpn;
 pub use stampede_schema::spec::IoBackend;
 use stampede_schema::spec::LoadSpec;
 

@@ -323,6 +323,14 @@ impl Transport for TlsStream {
     }
 }
 
+/// `--alpn`: the protocols stampede speaks over TCP.
+pub(crate) fn check_alpn<S: AsRef<str>>(offer: &[S]) -> Result<(), String> {
+    match offer.iter().map(AsRef::as_ref).find(|p| !matches!(*p, "h2" | "http/1.1")) {
+        Some(p) => Err(format!("--alpn {p:?}: stampede speaks h2 and http/1.1")),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
