@@ -26,8 +26,8 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
 fi
 
 cd fuzz
-# -s none: no AddressSanitizer. The code under fuzzing (response.rs,
-# h2_session.rs, h2_block.rs and the HPACK decoder) is safe Rust, where ASan
+# -s none: no AddressSanitizer. The code under fuzzing (http1/response.rs,
+# http2/session.rs, http2/block.rs and the HPACK decoder) is safe Rust, where ASan
 # has nothing to find that a panic would not show, and its instrumentation of
 # every Rust crate made this build one of the longest steps of CI. Coverage
 # guidance (SanitizerCoverage) stays on. Build and run take the same flags,

@@ -10,60 +10,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The ranges `validate` holds a run to. Each is far beyond a sensible
-/// benchmark on one machine and well below where memory or arithmetic breaks.
-pub mod limits {
-    use std::time::Duration;
-
-    /// `--connections` and `--max-connections` (one socket each).
-    pub const MAX_CONNECTIONS: usize = 1_000_000;
-    /// `--threads` (one event loop each).
-    pub const MAX_THREADS: usize = 1024;
-    /// `--pipeline`: requests written back to back per connection.
-    pub const MAX_PIPELINE: usize = 1_000_000;
-    /// `--streams`: concurrent HTTP/2 streams per connection.
-    pub const MAX_STREAMS: usize = 10_000;
-    /// `--rate`, requests per second in total.
-    pub const MAX_RATE_PER_S: f64 = 10_000_000.0;
-    /// `--requests`.
-    pub const MAX_REQUESTS: u64 = 1_000_000_000_000;
-    /// `--slow-log`: slowest requests kept.
-    pub const MAX_SLOW_LOG: usize = 100_000;
-    /// `--body` / `--body-file`.
-    pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
-    /// One pipelined batch as encoded (`--pipeline` × the request).
-    pub const MAX_BATCH_BYTES: usize = 256 * 1024 * 1024;
-    /// `-H` headers.
-    pub const MAX_HEADERS: usize = 100;
-    /// `--duration`, `--warmup`, `--timeout`, `--max-lag` (365 days).
-    pub const MAX_DURATION: Duration = crate::units::MAX_DURATION;
-
-    /// Reads a file whole, refusing one larger than `cap` bytes: `/dev/zero`
-    /// or a wrong file is one line of error, not a process that grows until
-    /// the kernel kills it. The error says why, for the caller to prefix
-    /// with the flag or file.
-    pub fn read_capped(path: &std::path::Path, cap: usize) -> Result<Vec<u8>, String> {
-        use std::io::Read;
-        let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
-        let mut bytes = Vec::new();
-        file.take(cap as u64 + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read: {e}"))?;
-        if bytes.len() > cap {
-            return Err(format!("larger than the maximum of {} MiB", cap >> 20));
-        }
-        Ok(bytes)
-    }
-}
-
-/// `what` (a flag) is within `1..=max`.
-fn in_range(flag: &str, value: usize, max: usize) -> Result<(), String> {
-    if value == 0 {
-        return Err(format!("{flag} must be at least 1"));
-    }
-    if value > max {
-        return Err(format!("{flag} {value} is above the maximum of {max}"));
-    }
-    Ok(())
-}
+pub use crate::limits;
 
 /// `--method`: a non-empty HTTP token (RFC 9110 section 9).
 pub fn check_method(method: &str) -> Result<(), String> {
@@ -103,7 +50,8 @@ pub enum Stop {
     Requests(u64),
 }
 
-pub use stampede_schema::spec::{Arrival, Engine};
+pub use crate::protocol::{IoBackend, Protocol};
+pub use stampede_schema::spec::Arrival;
 
 #[derive(Debug, Clone)]
 pub struct LoadConfig {
@@ -128,18 +76,10 @@ pub struct LoadConfig {
     pub max_lag: Duration,
     /// Set (e.g. by Ctrl-C) to end the run early; results so far are kept.
     pub interrupt: Arc<AtomicBool>,
-    /// HTTP/1.1: requests written back to back per connection before reading.
-    pub pipeline: usize,
-    /// Speak HTTP/2 (prior knowledge on `http://`, ALPN `h2` on `https://`).
-    pub http2: bool,
-    /// Speak HTTP/3 over QUIC (UDP) to an `https://` URL.
-    pub http3: bool,
-    /// HTTP/2 and HTTP/3: concurrent streams per connection.
-    pub streams: usize,
+    /// What the connections speak, with the settings that apply to it.
+    pub protocol: Protocol,
     /// `https://` only: trust and ALPN.
     pub tls: TlsOptions,
-    /// Cleartext HTTP/1.1 only: the event loop (TLS and HTTP/2 have their own).
-    pub engine: Engine,
     /// Several targets or URL templates (`target` is then the first one's
     /// host, for connecting); `None` sends the one request of `target`.
     pub mix: Option<std::sync::Arc<crate::mix::Mix>>,
@@ -168,11 +108,7 @@ impl LoadConfig {
             slow_log: 0,
             max_lag: Duration::from_millis(1),
             interrupt: Arc::new(AtomicBool::new(false)),
-            pipeline: 1,
-            http2: false,
-            http3: false,
-            streams: 1,
-            engine: Engine::Auto,
+            protocol: Protocol::default(),
             tls: TlsOptions::default(),
             mix: None,
             hdr_log: None,
@@ -185,8 +121,8 @@ impl LoadConfig {
         in_range("--connections", self.connections, MAX_CONNECTIONS)?;
         in_range("--max-connections", self.max_connections, MAX_CONNECTIONS)?;
         in_range("--threads", self.threads, MAX_THREADS)?;
-        in_range("--pipeline", self.pipeline, MAX_PIPELINE)?;
-        in_range("--streams", self.streams, MAX_STREAMS)?;
+        in_range("--pipeline", self.protocol.pipeline(), MAX_PIPELINE)?;
+        in_range("--streams", self.protocol.streams(), MAX_STREAMS)?;
         if self.slow_log > MAX_SLOW_LOG {
             return Err(format!("--slow-log {} is above the maximum of {MAX_SLOW_LOG}", self.slow_log));
         }
@@ -224,11 +160,11 @@ impl LoadConfig {
         for (name, value) in &self.headers {
             check_header(name, value)?;
         }
-        let batch = self.encode_request().len().saturating_mul(self.pipeline);
+        let batch = self.encode_request().len().saturating_mul(self.protocol.pipeline());
         if batch > MAX_BATCH_BYTES {
             return Err(format!(
                 "--pipeline {} of a {}-byte request is {batch} bytes per batch, above the maximum of {MAX_BATCH_BYTES} (256 MiB): lower --pipeline or the body",
-                self.pipeline,
+                self.protocol.pipeline(),
                 self.encode_request().len()
             ));
         }
@@ -254,36 +190,27 @@ impl LoadConfig {
                 return Err("--rate must be a positive number of requests per second".into());
             }
         }
-        if self.pipeline > 1 && self.rate.is_some() {
+        if self.protocol.pipeline() > 1 && self.rate.is_some() {
             return Err(format!(
                 "--pipeline {} cannot be combined with --rate: in open loop every request has its own intended send \
                  time, and a batch written at once would hold the early ones until the last is due, a delay the \
                  generator adds to their latency. Use more --connections (or --max-connections) for concurrency",
-                self.pipeline
+                self.protocol.pipeline()
             ));
-        }
-        if self.pipeline > 1 && self.http2 {
-            return Err("--pipeline is for HTTP/1.1; HTTP/2 sends concurrent requests with --streams".into());
         }
         self.validate_http3()?;
         if let Some(stages) = &self.stages {
             use crate::stages::Ramp;
-            if stages.ramp == Ramp::Connections && (self.rate.is_some() || self.http2 || self.http3) {
+            if stages.ramp == Ramp::Connections
+                && (self.rate.is_some() || matches!(self.protocol, Protocol::Http2 { .. } | Protocol::Http3 { .. }))
+            {
                 return Err("--ramp connections is for a closed loop over HTTP/1.1: drop --rate or --http2".into());
             }
             if stages.ramp == Ramp::Rate && self.rate.is_none() {
                 return Err("--stages: a rate ramp needs the open loop (the stages' mean as its rate)".into());
             }
         }
-        if let Some(p) = self.tls.alpn.iter().find(|p| !matches!(p.as_str(), "h2" | "http/1.1")) {
-            return Err(format!("--alpn {p:?}: stampede speaks h2 and http/1.1"));
-        }
-        let h2_possible = self.http2 || self.http3 || self.tls.alpn.iter().any(|p| p == "h2");
-        if self.streams > 1 && !h2_possible {
-            return Err(
-                "--streams needs HTTP/2 or HTTP/3: add --http2 (or --alpn h2,http/1.1 on https://) or --http3".into()
-            );
-        }
+        crate::tls::check_alpn(&self.tls.alpn)?;
         if !self.target.tls && (self.tls.insecure || self.tls.ca.is_some() || !self.tls.alpn.is_empty()) {
             return Err(format!(
                 "--insecure, --ca and --alpn apply to https:// URLs; {} is cleartext",
@@ -293,16 +220,10 @@ impl LoadConfig {
         Ok(())
     }
 
-    /// `--http3`: an `https://` URL, none of the other protocols' flags.
+    /// `--http3`: an `https://` URL, no ALPN offer.
     fn validate_http3(&self) -> Result<(), String> {
-        if !self.http3 {
+        if !matches!(self.protocol, Protocol::Http3 { .. }) {
             return Ok(());
-        }
-        if self.http2 {
-            return Err("--http3 and --http2 cannot be combined: choose one protocol".into());
-        }
-        if self.pipeline > 1 {
-            return Err("--pipeline is for HTTP/1.1; HTTP/3 sends concurrent requests with --streams".into());
         }
         if !self.target.tls {
             return Err(format!(
@@ -322,13 +243,19 @@ impl LoadConfig {
 
     /// The request as it goes on the wire, encoded once for the whole run.
     pub fn encode_request(&self) -> Vec<u8> {
-        crate::request::encode(&self.method, &self.target.path, &self.target.host_header, &self.headers, &self.body)
+        crate::http1::request::encode(
+            &self.method,
+            &self.target.path,
+            &self.target.host_header,
+            &self.headers,
+            &self.body,
+        )
     }
 
     /// `--pipeline N`: the request repeated N times, encoded once, so a batch
     /// (or, under `-n`, the last partial batch) is one slice and one write.
     pub fn encode_batch(&self) -> Vec<u8> {
-        self.encode_request().repeat(self.pipeline)
+        self.encode_request().repeat(self.protocol.pipeline())
     }
 }
 
@@ -351,7 +278,7 @@ mod tests {
     #[test]
     fn pipelining_is_refused_in_open_loop_with_the_reason() {
         let mut c = LoadConfig::new(Target::parse("http://127.0.0.1:8080/").unwrap());
-        c.pipeline = 4;
+        c.protocol = Protocol::Http1 { pipeline: 4, io: IoBackend::Auto };
         assert_eq!(c.encode_batch(), c.encode_request().repeat(4));
         assert!(c.validate().is_ok());
         c.rate = Some(100.0);
@@ -367,16 +294,11 @@ mod tests {
             f(&mut c);
             c.validate().unwrap_err()
         };
-        assert!(refused(&|c| c.streams = 4).contains("--streams needs HTTP/2"));
         assert!(refused(&|c| c.tls.insecure = true).contains("apply to https://"));
-        assert!(refused(&|c| {
-            c.http2 = true;
-            c.pipeline = 2;
-        })
-        .contains("--pipeline is for HTTP/1.1"));
+        assert!(refused(&|c| c.protocol = Protocol::Http3 { streams: 1 }).contains("--http3 needs an https:// URL"));
         let mut tls = LoadConfig::new(Target::parse("https://127.0.0.1:8443/").unwrap());
         tls.tls.alpn = vec!["h2".into(), "http/1.1".into()];
-        tls.streams = 10;
+        tls.protocol = Protocol::ByAlpn { pipeline: 1, streams: 10, io: IoBackend::Auto };
         assert!(tls.validate().is_ok(), "streams with an h2 offer");
         tls.tls.alpn = vec!["spdy/3".into()];
         assert!(tls.validate().unwrap_err().contains("--alpn \"spdy/3\""));
@@ -390,7 +312,8 @@ mod tests {
             f(&mut c);
             c.validate().unwrap_err()
         };
-        assert!(refused(&|c| c.streams = 1 << 32).contains("--streams 4294967296 is above the maximum"));
+        assert!(refused(&|c| c.protocol = Protocol::Http2 { streams: 1 << 32 })
+            .contains("--streams 4294967296 is above the maximum"));
         assert!(refused(&|c| c.threads = 5000).contains("--threads"));
         assert!(refused(&|c| c.stop = Stop::Duration(Duration::from_secs(u64::MAX))).contains("--duration"));
         assert!(refused(&|c| c.warmup = Duration::MAX).contains("--warmup"));
@@ -401,7 +324,7 @@ mod tests {
         assert!(refused(&|c| c.headers = vec![("X-A".into(), "b\r\nX-Injected: 1".into())]).contains("CR, LF"));
         assert!(refused(&|c| c.headers = vec![("X A".into(), "b".into())]).contains("token"));
         assert!(refused(&|c| {
-            c.pipeline = 1_000_000;
+            c.protocol = Protocol::Http1 { pipeline: 1_000_000, io: IoBackend::Auto };
             c.body = vec![b'x'; 1000];
         })
         .contains("per batch"));

@@ -1,11 +1,11 @@
 //! Entry points for the fuzz targets in `fuzz/` at the root of the
 //! repository, compiled only with the cargo feature `fuzzing`. The HTTP/1.1
 //! target needs nothing here (`response::ResponseParser` is public); the
-//! HTTP/2 one needs a connection's protocol state (`h2_session`, with the
+//! HTTP/2 one needs a connection's protocol state (`http2::session`, with the
 //! settings and the prepared request the runs use) fed the server's bytes
 //! the way the HTTP/2 loop feeds them: read by read, frames split anywhere.
 
-use crate::h2_session::{Ended, Session, Slot};
+use crate::http2::session::{Ended, Session, Slot};
 use std::time::Instant;
 
 /// How one fuzzed exchange ended.
@@ -27,7 +27,7 @@ pub enum Exchange {
 pub fn h2_exchange(server_bytes: &[u8], read_len: usize) -> Exchange {
     let mut session = Session::new();
     let mut block = Vec::new();
-    crate::h2_block::encode(&mut block, "GET", false, "fuzz.invalid", "/", &[]);
+    crate::http2::block::encode(&mut block, "GET", false, "fuzz.invalid", "/", &[]);
     let bodies = vec![Vec::new()];
     let now = Instant::now();
     session.open(&block, &bodies, 0, Slot::new(now, now, None));

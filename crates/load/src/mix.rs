@@ -15,7 +15,7 @@
 //! starts again; `{rand:1..10000}` is a uniform random integer; `{a|b|c}` is
 //! a uniform random pick from the list.
 
-use crate::request;
+use crate::http1::request;
 use crate::target::Target;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

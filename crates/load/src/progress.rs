@@ -3,7 +3,7 @@
 //! second's rate and p99) is handed to the caller's watcher. The engine draws
 //! nothing itself; the binary decides whether and how to show it.
 
-use crate::timeline::Timeline;
+use crate::core::timeline::Timeline;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 

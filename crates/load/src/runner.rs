@@ -3,21 +3,22 @@
 //! own CPU over exactly the measured phase, and merges what the threads
 //! recorded into one result.
 
-use crate::config::{Engine, LoadConfig, Stop};
+use crate::config::{LoadConfig, Stop};
+use crate::core::recorder::{Recorder, Slow};
+use crate::core::rusage;
+use crate::core::share::{Output, Share};
+use crate::core::timeline::Timeline;
 use crate::error::LoadError;
-use crate::h2_fast::Engine as H2Engine;
+use crate::http1::epoll::Worker;
+use crate::http1::uring::UringWorker;
+use crate::http2::event_loop::Http2Loop;
 use crate::progress::{self, Watcher};
-use crate::recorder::{Recorder, Slow};
+use crate::protocol::{IoBackend, Protocol};
 use crate::result::{
     encode_histogram, spectrum, Http2Stats, Http3Stats, LoadResult, Loadgen, MixStats, OpenLoop, Percentiles,
     SlowRequest, TargetResult, TlsStats, Tool, SCHEMA,
 };
-use crate::rusage;
-use crate::share::{Output, Share};
-use crate::timeline::Timeline;
 use crate::tls::{TlsOptions, TlsShared, TlsStream};
-use crate::uring_worker::UringWorker;
-use crate::worker::Worker;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -33,78 +34,91 @@ pub fn run(cfg: &LoadConfig) -> Result<LoadResult, LoadError> {
 pub fn run_watched(cfg: &LoadConfig, watcher: Option<Watcher>) -> Result<LoadResult, LoadError> {
     cfg.validate().map_err(LoadError::Config)?;
     let timeout = cfg.timeout.min(Duration::from_secs(5));
-    if cfg.http3 {
+    if let Protocol::Http3 { .. } = cfg.protocol {
         return run_http3(cfg, watcher, timeout);
     }
-    let tls = match cfg.target.tls {
-        true => Some(TlsShared::new(&tls_options(cfg), &cfg.target.host, &cfg.target.url)?),
-        false => None,
-    };
-    let negotiated = match &tls {
-        Some(tls) => tls.preflight(cfg.target.addr, &cfg.target.url, timeout)?,
-        None => {
-            cfg.target.preflight(timeout)?;
-            None
+    let link = Link::preflight(cfg, timeout)?;
+    let mut spoken = Spoken { protocol: link.protocol, alpn: link.alpn, tls: link.tls.is_some(), engine: "epoll" };
+    match link.protocol {
+        Protocol::Http1 { io, .. } => {
+            let batch = cfg.encode_batch();
+            match &link.tls {
+                Some(tls) => run_threads(cfg, spoken, watcher, |share, rec| {
+                    Ok(Worker::<TlsStream>::new(cfg, &batch, tls, share, rec)?.run())
+                }),
+                None if use_uring(io)? => {
+                    spoken.engine = "io_uring";
+                    run_threads(cfg, spoken, watcher, |share, rec| Ok(UringWorker::new(cfg, &batch, share, rec)?.run()))
+                }
+                None => run_threads(cfg, spoken, watcher, |share, rec| {
+                    Ok(Worker::<mio::net::TcpStream>::new(cfg, &batch, &(), share, rec)?.run())
+                }),
+            }
         }
-    };
-    let http2 = cfg.http2 || negotiated.as_deref() == Some("h2");
-    if cfg.http2 && tls.is_some() && negotiated.as_deref() != Some("h2") {
-        return Err(LoadError::Config(format!(
-            "--http2: {} did not agree to h2 by ALPN; drop --http2 to load it over HTTP/1.1",
-            cfg.target.url
-        )));
-    }
-    if http2 && cfg.pipeline > 1 {
-        return Err(LoadError::Config(format!(
-            "--pipeline: {} chose h2 by ALPN, and pipelining is HTTP/1.1's; use --streams, or --alpn http/1.1",
-            cfg.target.url
-        )));
-    }
-    let mut protocol = Protocol { http2, http3: false, alpn: negotiated, tls: tls.is_some(), engine: "epoll" };
-    if http2 {
-        if !protocol.tls {
-            crate::h2_preflight::preflight(cfg.target.addr, &cfg.target.url, timeout)?;
+        Protocol::Http2 { .. } => {
+            if link.tls.is_none() {
+                crate::http2::preflight::preflight(cfg.target.addr, &cfg.target.url, timeout)?;
+            }
+            let shared = crate::http2::event_loop::Shared::new(cfg);
+            match &link.tls {
+                Some(tls) => run_threads(cfg, spoken, watcher, |share, rec| {
+                    Ok(Http2Loop::<TlsStream>::new(cfg, &shared, tls, share, rec)?.run())
+                }),
+                None => run_threads(cfg, spoken, watcher, |share, rec| {
+                    Ok(Http2Loop::<mio::net::TcpStream>::new(cfg, &shared, &(), share, rec)?.run())
+                }),
+            }
         }
-        let shared = crate::h2_fast::Shared::new(cfg);
-        return match &tls {
-            Some(tls) => run_threads(cfg, protocol, watcher, |share, rec| {
-                Ok(H2Engine::<TlsStream>::new(cfg, &shared, tls, share, rec)?.run())
-            }),
-            None => run_threads(cfg, protocol, watcher, |share, rec| {
-                Ok(H2Engine::<mio::net::TcpStream>::new(cfg, &shared, &(), share, rec)?.run())
-            }),
+        Protocol::Http3 { .. } | Protocol::ByAlpn { .. } => unreachable!("HTTP/3 runs above; ALPN chose for ByAlpn"),
+    }
+}
+
+/// A TCP run's connection as checked before the load: its TLS context,
+/// the server's ALPN answer, and the protocol that answer leaves.
+struct Link {
+    tls: Option<TlsShared>,
+    alpn: Option<String>,
+    protocol: Protocol,
+}
+
+impl Link {
+    /// Connects once (and on `https://` shakes hands, offering ALPN), so an
+    /// unreachable target or a refused protocol fails before the run.
+    fn preflight(cfg: &LoadConfig, timeout: Duration) -> Result<Link, LoadError> {
+        let tls = match cfg.target.tls {
+            true => Some(TlsShared::new(&tls_options(cfg), &cfg.target.host, &cfg.target.url)?),
+            false => None,
         };
-    }
-    let batch = cfg.encode_batch();
-    match &tls {
-        Some(tls) => run_threads(cfg, protocol, watcher, |share, rec| {
-            Ok(Worker::<TlsStream>::new(cfg, &batch, tls, share, rec)?.run())
-        }),
-        None if use_uring(cfg.engine)? => {
-            protocol.engine = "io_uring";
-            run_threads(cfg, protocol, watcher, |share, rec| Ok(UringWorker::new(cfg, &batch, share, rec)?.run()))
-        }
-        None => run_threads(cfg, protocol, watcher, |share, rec| {
-            Ok(Worker::<mio::net::TcpStream>::new(cfg, &batch, &(), share, rec)?.run())
-        }),
+        let alpn = match &tls {
+            Some(tls) => tls.preflight(cfg.target.addr, &cfg.target.url, timeout)?,
+            None => {
+                cfg.target.preflight(timeout)?;
+                None
+            }
+        };
+        let protocol =
+            cfg.protocol.chosen(alpn.as_deref(), tls.is_some(), &cfg.target.url).map_err(LoadError::Config)?;
+        Ok(Link { tls, alpn, protocol })
     }
 }
 
 /// `--http3`: one handshake before the run, then the QUIC loops.
 fn run_http3(cfg: &LoadConfig, watcher: Option<Watcher>, timeout: Duration) -> Result<LoadResult, LoadError> {
-    let shared = crate::h3_client::Shared::new(cfg)?;
+    let shared = crate::http3::client::Shared::new(cfg)?;
     shared.preflight(cfg.target.addr, &cfg.target.url, timeout)?;
-    let protocol = Protocol { http2: false, http3: true, alpn: Some("h3".into()), tls: true, engine: "epoll" };
-    run_threads(cfg, protocol, watcher, |share, rec| Ok(crate::h3_fast::Engine::new(cfg, &shared, share, rec)?.run()))
+    let spoken = Spoken { protocol: cfg.protocol, alpn: Some("h3".into()), tls: true, engine: "epoll" };
+    run_threads(cfg, spoken, watcher, |share, rec| {
+        Ok(crate::http3::event_loop::Http3Loop::new(cfg, &shared, share, rec)?.run())
+    })
 }
 
 /// Whether cleartext HTTP/1.1 runs on io_uring: asked for, or `auto` and
 /// the kernel (or the container's seccomp policy) allows it.
-fn use_uring(engine: Engine) -> Result<bool, LoadError> {
-    match engine {
-        Engine::Epoll => Ok(false),
-        Engine::Auto => Ok(crate::uring_bufs::available().is_ok()),
-        Engine::IoUring => crate::uring_bufs::available()
+fn use_uring(io: IoBackend) -> Result<bool, LoadError> {
+    match io {
+        IoBackend::Epoll => Ok(false),
+        IoBackend::Auto => Ok(crate::http1::uring_bufs::available().is_ok()),
+        IoBackend::IoUring => crate::http1::uring_bufs::available()
             .map(|_| true)
             .map_err(|e| LoadError::Config(format!("--engine io-uring: {e}; use --engine epoll"))),
     }
@@ -114,15 +128,15 @@ fn use_uring(engine: Engine) -> Result<bool, LoadError> {
 fn tls_options(cfg: &LoadConfig) -> TlsOptions {
     let mut opts = cfg.tls.clone();
     if opts.alpn.is_empty() {
-        opts.alpn = vec![if cfg.http2 { "h2" } else { "http/1.1" }.to_string()];
+        opts.alpn = vec![cfg.protocol.default_alpn().to_string()];
     }
     opts
 }
 
 /// What the connections speak, for the result.
-pub(crate) struct Protocol {
-    pub http2: bool,
-    pub http3: bool,
+pub(crate) struct Spoken {
+    /// As chosen by the server's ALPN answer (never `ByAlpn`).
+    pub protocol: Protocol,
     pub alpn: Option<String>,
     pub tls: bool,
     /// The event loop: "io_uring" or "epoll" (HTTPS and HTTP/2 always epoll).
@@ -131,12 +145,7 @@ pub(crate) struct Protocol {
 
 /// Starts one thread per share of the run, each running `work`, and merges
 /// what they measured.
-fn run_threads<F>(
-    cfg: &LoadConfig,
-    protocol: Protocol,
-    watcher: Option<Watcher>,
-    work: F,
-) -> Result<LoadResult, LoadError>
+fn run_threads<F>(cfg: &LoadConfig, spoken: Spoken, watcher: Option<Watcher>, work: F) -> Result<LoadResult, LoadError>
 where
     F: Fn(Share, Recorder) -> Result<Output, LoadError> + Sync,
 {
@@ -210,7 +219,7 @@ where
     });
     let usage_to = rusage::current();
     let outputs = outputs.into_iter().collect::<Result<Vec<Output>, LoadError>>()?;
-    let result = assemble(cfg, &protocol, outputs, &timeline, measure_from, end, usage_from, usage_to);
+    let result = assemble(cfg, &spoken, outputs, &timeline, measure_from, end, usage_from, usage_to);
     if let (Some(out), Some(path)) = (hdr_log.as_mut(), &cfg.hdr_log) {
         use std::io::Write;
         timeline
@@ -230,7 +239,7 @@ fn split(total: u64, threads: usize, index: usize) -> u64 {
 #[allow(clippy::too_many_arguments)]
 fn assemble(
     cfg: &LoadConfig,
-    protocol: &Protocol,
+    spoken: &Spoken,
     outputs: Vec<Output>,
     timeline: &Timeline,
     measure_from: Instant,
@@ -264,7 +273,7 @@ fn assemble(
         let achieved_rate = rec.sent as f64 / wall;
         let lag_p99_us = rec.lag.value_at_quantile(0.99) as f64 / 1000.0;
         let max_lag_us = max_lag_ns as f64 / 1000.0;
-        let granularity_us = crate::pacer::granularity(target_rate / cfg.threads as f64).as_secs_f64() * 1e6;
+        let granularity_us = crate::core::pacer::granularity(target_rate / cfg.threads as f64).as_secs_f64() * 1e6;
         let lag = Lag { p99_us: lag_p99_us, granularity_us };
         let reason = saturation(cfg, target_rate, achieved_rate, lag, all_busy_s / wall, generator_busy);
         OpenLoop {
@@ -310,30 +319,25 @@ fn assemble(
         },
         timeline: timeline.finish(wall.ceil() as u64),
         slow_requests: stamp(&slow),
-        protocol: match (protocol.http2, protocol.http3) {
-            (_, true) => "h3",
-            (true, _) => "h2",
-            _ => "http/1.1",
-        }
-        .into(),
-        engine: protocol.engine.into(),
-        pipeline: cfg.pipeline,
-        tls_handshake_us: protocol.tls.then(|| Percentiles::of(&rec.handshake)),
-        tls: protocol.tls.then(|| TlsStats {
+        protocol: spoken.protocol.id().into(),
+        engine: spoken.engine.into(),
+        pipeline: spoken.protocol.pipeline(),
+        tls_handshake_us: spoken.tls.then(|| Percentiles::of(&rec.handshake)),
+        tls: spoken.tls.then(|| TlsStats {
             handshakes: rec.handshake.len(),
             resumed: rec.tls_resumed,
-            alpn: protocol.alpn.clone(),
+            alpn: spoken.alpn.clone(),
         }),
-        http2: protocol.http2.then_some(Http2Stats {
-            streams: cfg.streams,
-            goaway: rec.goaway,
-            rst_stream: rec.rst_stream,
-        }),
-        http3: protocol.http3.then_some(Http3Stats {
-            streams: cfg.streams,
-            stream_resets: rec.rst_stream,
-            lost_packets: rec.lost_packets,
-        }),
+        http2: match spoken.protocol {
+            Protocol::Http2 { streams } => Some(Http2Stats { streams, goaway: rec.goaway, rst_stream: rec.rst_stream }),
+            _ => None,
+        },
+        http3: match spoken.protocol {
+            Protocol::Http3 { streams } => {
+                Some(Http3Stats { streams, stream_resets: rec.rst_stream, lost_packets: rec.lost_packets })
+            }
+            _ => None,
+        },
         mix: cfg.mix.as_ref().map(|m| MixStats { order: m.order, seed: m.seed }),
         targets: cfg.mix.as_ref().map_or_else(Vec::new, |m| {
             m.templates

@@ -7,6 +7,7 @@
 
 use crate::config::{check_header, check_method, limits, LoadConfig, Stop};
 use crate::mix::{self, TargetSpec};
+use crate::protocol::Protocol;
 use crate::stages::{Ramp, Stages};
 use crate::target::Target;
 use crate::targets_file;
@@ -182,14 +183,10 @@ pub fn config(spec: &LoadSpec, dir: &Path) -> Result<LoadConfig, String> {
     cfg.arrival = s.arrival;
     cfg.max_lag = s.max_lag;
     cfg.slow_log = size("--slow-log", s.slow_log)?;
-    cfg.pipeline = size("--pipeline", s.pipeline)?;
-    cfg.http2 = s.http2;
-    cfg.http3 = s.http3;
-    cfg.streams = size("--streams", s.streams)?;
+    cfg.protocol = Protocol::of_spec(&s)?;
     cfg.tls.insecure = s.insecure;
     cfg.tls.ca = s.ca.clone();
     cfg.tls.alpn = s.alpn.iter().map(|p| p.trim().to_string()).collect();
-    cfg.engine = s.engine;
     stages(&s, &mut cfg)?;
     cfg.validate()?;
     Ok(cfg)

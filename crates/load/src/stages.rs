@@ -37,8 +37,8 @@ impl Stages {
             }
             let target = parse_count(target).map_err(|e| bad(part, i, e))?;
             let max = match ramp {
-                Ramp::Rate => crate::config::limits::MAX_RATE_PER_S,
-                Ramp::Connections => crate::config::limits::MAX_CONNECTIONS as f64,
+                Ramp::Rate => crate::limits::MAX_RATE_PER_S,
+                Ramp::Connections => crate::limits::MAX_CONNECTIONS as f64,
             };
             if target > max {
                 return Err(bad(part, i, format!("the target is above the maximum of {max}")));

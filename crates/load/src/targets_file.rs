@@ -56,9 +56,8 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Vec<Parsed>, String
         };
         let body_file = l.strip_prefix("body @").or_else(|| l.strip_prefix('@'));
         if let Some(file) = body_file {
-            current.spec.body =
-                crate::config::limits::read_capped(&dir.join(file.trim()), crate::config::limits::MAX_BODY_BYTES)
-                    .map_err(|e| at(format!("body file {}: {e}", file.trim())))?;
+            current.spec.body = crate::limits::read_capped(&dir.join(file.trim()), crate::limits::MAX_BODY_BYTES)
+                .map_err(|e| at(format!("body file {}: {e}", file.trim())))?;
         } else if let Some(text) = l.strip_prefix("body ") {
             current.spec.body = text.as_bytes().to_vec();
         } else if let Some((name, value)) =

@@ -11,8 +11,8 @@
 //! OpenSSL is not used: its 3.x client is several times slower under load,
 //! which a load generator cannot afford.
 
+use crate::core::transport::Transport;
 use crate::error::LoadError;
-use crate::transport::Transport;
 use mio::net::TcpStream;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{ring, CryptoProvider};
@@ -201,7 +201,7 @@ struct Probe<'a> {
 
 impl Read for Probe<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let (n, rx) = crate::rx_time::recv(self.tcp.as_raw_fd(), buf)?;
+        let (n, rx) = crate::core::rx_time::recv(self.tcp.as_raw_fd(), buf)?;
         self.short = n < buf.len();
         if rx.is_some() {
             *self.rx = rx;
@@ -320,6 +320,14 @@ impl Transport for TlsStream {
         // A short plaintext read says nothing about the socket; the next read
         // costs no syscall when `fill` already saw the socket empty.
         false
+    }
+}
+
+/// `--alpn`: the protocols stampede speaks over TCP.
+pub(crate) fn check_alpn<S: AsRef<str>>(offer: &[S]) -> Result<(), String> {
+    match offer.iter().map(AsRef::as_ref).find(|p| !matches!(*p, "h2" | "http/1.1")) {
+        Some(p) => Err(format!("--alpn {p:?}: stampede speaks h2 and http/1.1")),
+        None => Ok(()),
     }
 }
 

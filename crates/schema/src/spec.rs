@@ -93,7 +93,7 @@ pub struct LoadSpec {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub alpn: Vec<String>,
     /// Event loop of cleartext HTTP/1.1.
-    pub engine: Engine,
+    pub engine: IoBackend,
     /// Write each second's latency histogram here as an HdrHistogram log.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hdr_log: Option<PathBuf>,
@@ -140,7 +140,7 @@ impl Default for LoadSpec {
             insecure: false,
             ca: None,
             alpn: Vec::new(),
-            engine: Engine::Auto,
+            engine: IoBackend::Auto,
             hdr_log: None,
             stages: None,
             ramp: crate::stages::Ramp::Rate,
@@ -257,7 +257,7 @@ pub enum Arrival {
 /// Which event loop drives cleartext HTTP/1.1 connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Engine {
+pub enum IoBackend {
     /// io_uring where the kernel allows it, epoll otherwise.
     #[default]
     Auto,
@@ -330,7 +330,7 @@ mod tests {
             insecure: true,
             ca: Some("ca.pem".into()),
             alpn: vec!["h2".into(), "http/1.1".into()],
-            engine: Engine::IoUring,
+            engine: IoBackend::IoUring,
             hdr_log: Some("lat.hlog".into()),
             stages: Some("10s:100,5s:0".into()),
             ramp: crate::stages::Ramp::Connections,

@@ -6,7 +6,7 @@ use anyhow::Context;
 use stampede_load::units::{parse_count, parse_duration, parse_whole};
 use stampede_load::{text, LoadConfig, Stop};
 use stampede_schema::hosts::HostsSpec;
-use stampede_schema::spec::{Arrival, Body, Engine, LoadSpec, Order};
+use stampede_schema::spec::{Arrival, Body, IoBackend, LoadSpec, Order};
 use stampede_schema::stages::Ramp;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -229,7 +229,7 @@ pub struct Args {
     /// batch in one system call), epoll, or auto (io-uring where the kernel
     /// allows it). HTTPS and HTTP/2 have their own loops.
     #[arg(group = "spec_flags", long, value_enum, default_value = "auto")]
-    pub engine: EngineArg,
+    pub engine: IoBackendArg,
 
     /// Run the load from these hosts over ssh, e.g. me@load1,me@load2 (repeatable);
     /// connections, --rate and --requests are split among them (docs/hosts.md)
@@ -335,7 +335,7 @@ pub enum RampArg {
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
-pub enum EngineArg {
+pub enum IoBackendArg {
     Auto,
     Epoll,
     IoUring,
@@ -432,9 +432,9 @@ impl Args {
             ca: self.ca.as_deref().map(absolute),
             alpn: self.alpn.clone(),
             engine: match self.engine {
-                EngineArg::Auto => Engine::Auto,
-                EngineArg::Epoll => Engine::Epoll,
-                EngineArg::IoUring => Engine::IoUring,
+                IoBackendArg::Auto => IoBackend::Auto,
+                IoBackendArg::Epoll => IoBackend::Epoll,
+                IoBackendArg::IoUring => IoBackend::IoUring,
             },
             hdr_log: self.hdr_log.clone(),
             stages: self.stages.clone(),

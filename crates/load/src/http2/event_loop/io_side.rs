@@ -1,19 +1,19 @@
 //! The HTTP/2 loop's byte moving and bookkeeping: writing a connection's
 //! frames, reading and handing bytes to its session, recording the streams
 //! that ended, and what a lost connection, a protocol error, a GOAWAY or a
-//! timeout costs. A child of `h2_fast` (it shares the loop's private state),
+//! timeout costs. A child of `http2::event_loop` (it shares the loop's private state),
 //! kept in its own file so that each reads as one concern.
 
-use super::{Conn, Engine, State, BACKOFF};
-use crate::h2_session::Ended;
-use crate::recorder::{ErrorKind, Origin};
-use crate::schedule::error_of;
-use crate::transport::Transport;
+use super::{Http2Loop, BACKOFF};
+use crate::core::housekeeping::{Housekeeping, Parts, State};
+use crate::core::recorder::{ErrorKind, Origin};
+use crate::core::schedule::error_of;
+use crate::core::transport::Transport;
+use crate::http2::session::Ended;
 use std::io;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-impl<T: Transport> Engine<'_, T> {
+impl<T: Transport> Http2Loop<'_, T> {
     /// Writes what the session has queued (for TLS: encrypts and flushes).
     pub(super) fn write(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
@@ -120,7 +120,7 @@ impl<T: Transport> Engine<'_, T> {
                 Ended::Unprocessed => self.sched.requeue(&mut self.rec, &slot),
             }
             let c = &mut self.conns[i];
-            if c.free.len() < self.cfg.streams {
+            if c.free.len() < self.cfg.protocol.streams() {
                 c.free.push(at);
             }
         }
@@ -177,45 +177,36 @@ impl<T: Transport> Engine<'_, T> {
             self.open(i, now, false);
         }
     }
+}
 
-    /// Timeouts, reopening after a pause, and Ctrl-C.
-    pub(super) fn housekeeping(&mut self, now: Instant) {
-        let tick = (self.cfg.timeout / 4).clamp(Duration::from_millis(5), Duration::from_millis(100));
-        self.next_tick = now + tick;
-        if self.cfg.interrupt.load(Ordering::Relaxed) {
-            self.stopping = true;
-            return;
-        }
-        let timeout = self.cfg.timeout;
-        for i in 0..self.conns.len() {
-            let c: &Conn<T> = &self.conns[i];
-            let overdue = now.saturating_duration_since(c.since) > timeout;
-            match c.state {
-                State::Open => {
-                    let mut k = 0;
-                    while k < self.conns[i].session.slots.len() {
-                        if now.saturating_duration_since(self.conns[i].session.slots[k].start) > timeout {
-                            let slot = self.conns[i].session.slots.swap_remove(k);
-                            self.sched.in_flight -= 1;
-                            error_of(&mut self.rec, &slot, ErrorKind::Timeout, now, i);
-                            self.conns[i].retire = true;
-                        } else {
-                            k += 1;
-                        }
-                    }
-                    self.recycle_if_done(i, now);
-                }
-                State::Connecting | State::Handshaking if overdue => {
-                    self.rec.error(ErrorKind::Connect, now, None);
-                    self.open(i, now, false);
-                }
-                State::Backoff(at) if now >= at && !self.stopping && !self.sched.finished() => self.open(i, now, false),
-                _ => {}
-            }
-        }
+impl<T: Transport> Housekeeping for Http2Loop<'_, T> {
+    fn parts(&mut self) -> Parts<'_> {
+        let fields = (self.cfg, &mut self.sched, &mut self.rec);
+        Parts::new(fields, (&mut self.next_tick, &mut self.stopping), self.conns.len())
     }
 
-    pub(super) fn done(&mut self, now: Instant) -> bool {
-        self.stopping || self.sched.done(&mut self.rec, now, self.cfg.timeout)
+    /// A timed-out request retires its connection: it takes no new stream,
+    /// and is reopened once the others are answered.
+    fn expire(&mut self, i: usize, now: Instant, timeout: Duration) {
+        let mut k = 0;
+        while k < self.conns[i].session.slots.len() {
+            if now.saturating_duration_since(self.conns[i].session.slots[k].start) > timeout {
+                let slot = self.conns[i].session.slots.swap_remove(k);
+                self.sched.in_flight -= 1;
+                error_of(&mut self.rec, &slot, ErrorKind::Timeout, now, i);
+                self.conns[i].retire = true;
+            } else {
+                k += 1;
+            }
+        }
+        self.recycle_if_done(i, now);
+    }
+
+    fn state(&self, i: usize) -> (State, Instant) {
+        (self.conns[i].state, self.conns[i].since)
+    }
+
+    fn reconnect(&mut self, i: usize, now: Instant) {
+        self.open(i, now, false);
     }
 }

@@ -4,9 +4,9 @@
 //! It replaces a tokio runtime driving the `h2` crate, whose HPACK encoder,
 //! framing and task machinery were most of the generator's CPU per request.
 //! Here a request is a prepared header block copied behind a 9-byte frame
-//! header (`h2_block`, `h2_frame`), every stream a connection can take is
+//! header (`http2::block`, `http2::frame`), every stream a connection can take is
 //! filled before one write, and the protocol state of a connection is a
-//! plain struct (`h2_session`). Sockets, TLS (rustls, ALPN `h2`) and the
+//! plain struct (`http2::session`). Sockets, TLS (rustls, ALPN `h2`) and the
 //! open loop's `Pacer` and `timerfd` are the HTTP/1.1 engine's own.
 //!
 //! Responses end at the kernel's receive time (`rx_time`), not when the
@@ -36,14 +36,15 @@
 //! connection once the other streams are answered.
 
 use crate::config::LoadConfig;
-use crate::h2_block::{self, Prepared};
-use crate::h2_session::{Ended, Session, Slot};
+use crate::core::housekeeping::{Housekeeping, State};
+use crate::core::recorder::{ErrorKind, Recorder};
+use crate::core::rx_time::{self, Clocks, GATHER_US};
+use crate::core::schedule::Schedule;
+use crate::core::share::{Output, Share};
+use crate::core::transport::Transport;
+use crate::http2::block::{self as h2_block, Prepared};
+use crate::http2::session::{Ended, Session, Slot};
 use crate::mix::Picker;
-use crate::recorder::{ErrorKind, Recorder};
-use crate::rx_time::{self, Clocks, GATHER_US};
-use crate::schedule::Schedule;
-use crate::share::{Output, Share};
-use crate::transport::Transport;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 use std::io;
@@ -70,15 +71,6 @@ impl Shared {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum State {
-    Connecting,
-    Handshaking,
-    Open,
-    /// Closed; reopened at the next tick from this instant on.
-    Backoff(Instant),
-}
-
 struct Conn<T> {
     stream: Option<T>,
     state: State,
@@ -91,7 +83,7 @@ struct Conn<T> {
     free: Vec<Instant>,
 }
 
-pub struct Engine<'a, T: Transport> {
+pub struct Http2Loop<'a, T: Transport> {
     cfg: &'a LoadConfig,
     shared: &'a Shared,
     tls: &'a T::Shared,
@@ -117,14 +109,14 @@ pub struct Engine<'a, T: Transport> {
     answered: u64,
 }
 
-impl<'a, T: Transport> Engine<'a, T> {
+impl<'a, T: Transport> Http2Loop<'a, T> {
     pub fn new(
         cfg: &'a LoadConfig,
         shared: &'a Shared,
         tls: &'a T::Shared,
         share: Share,
         rec: Recorder,
-    ) -> io::Result<Engine<'a, T>> {
+    ) -> io::Result<Http2Loop<'a, T>> {
         let poll = Poll::new()?;
         let sched = Schedule::new(cfg, &share, poll.registry(), TIMER)?;
         let mut bodies = vec![shared.request.body.clone()];
@@ -132,7 +124,7 @@ impl<'a, T: Transport> Engine<'a, T> {
             bodies.extend(mix.templates.iter().map(|t| t.spec.body.clone()));
         }
         let share_index = share.index;
-        let capacity = share.connections * cfg.streams;
+        let capacity = share.connections * cfg.protocol.streams();
         let gather = if share.rate.is_none() && capacity >= 4 { capacity / 2 } else { 0 };
         let conns = (0..share.connections)
             .map(|_| Conn {
@@ -144,7 +136,7 @@ impl<'a, T: Transport> Engine<'a, T> {
                 free: Vec::new(),
             })
             .collect();
-        Ok(Engine {
+        Ok(Http2Loop {
             cfg,
             shared,
             tls,
@@ -169,7 +161,7 @@ impl<'a, T: Transport> Engine<'a, T> {
     pub fn run(mut self) -> Output {
         let mut events = Events::with_capacity(1024);
         let start = Instant::now();
-        let busy_from = crate::rusage::thread_busy_ns();
+        let busy_from = crate::core::rusage::thread_busy_ns();
         if self.gather > 0 {
             precise_sleeps();
         }
@@ -314,7 +306,7 @@ impl<'a, T: Transport> Engine<'a, T> {
         let c = &mut self.conns[i];
         c.session = Session::new();
         c.state = State::Open;
-        c.free = vec![now; self.cfg.streams];
+        c.free = vec![now; self.cfg.protocol.streams()];
         self.fill(i);
     }
 
@@ -332,7 +324,7 @@ impl<'a, T: Transport> Engine<'a, T> {
             return;
         }
         let mut start = None;
-        while self.conns[i].session.can_open(self.cfg.streams) {
+        while self.conns[i].session.can_open(self.cfg.protocol.streams()) {
             let Some(intended) = self.sched.next_request() else { break };
             let now = *start.get_or_insert_with(Instant::now);
             let could = match self.conns[i].free.is_empty() {
@@ -384,5 +376,4 @@ fn finish_connect(tcp: &TcpStream) -> io::Result<bool> {
     }
 }
 
-#[path = "h2_fast_io.rs"]
 mod io_side;

@@ -2,7 +2,7 @@
 //! streams, both sides' flow-control windows, the server's settings, the
 //! HPACK decoder, and the bytes waiting to be written.
 //!
-//! Kept apart from the event loop (`h2_fast`) so the loop reads as the load
+//! Kept apart from the event loop (`http2::event_loop`) so the loop reads as the load
 //! loop it is and this file as the protocol it is. Bytes go in through
 //! `receive`, which hands back the streams that ended; frames to send are
 //! appended to `out`, which the loop writes in one go. Windows this side
@@ -10,7 +10,7 @@
 //! is used, never per DATA frame; the server's windows and its
 //! SETTINGS_MAX_CONCURRENT_STREAMS are respected for what this side sends.
 
-use crate::h2_frame::{self as frame, ProtocolError};
+use crate::http2::frame::{self as frame, ProtocolError};
 use std::time::Instant;
 
 /// A stream in flight.
@@ -48,7 +48,7 @@ pub struct Session {
     pub written: usize,
     /// The start of a frame split across reads.
     partial: Vec<u8>,
-    decoder: crate::h2_hpack::Decoder,
+    decoder: crate::http2::hpack::Decoder,
     next_id: u32,
     max_streams: usize,
     /// What the server lets this side send: the connection's window, a new
@@ -78,7 +78,7 @@ impl Session {
             out,
             written: 0,
             partial: Vec::new(),
-            decoder: crate::h2_hpack::Decoder::new(),
+            decoder: crate::http2::hpack::Decoder::new(),
             next_id: 1,
             max_streams: usize::MAX,
             conn_window: 65_535,
@@ -335,5 +335,4 @@ impl Slot {
 }
 
 #[cfg(test)]
-#[path = "h2_session_tests.rs"]
 mod tests;

@@ -1,16 +1,16 @@
 //! The HTTP/3 loop's QUIC side: datagrams in, each connection's events
 //! (handshake done, streams readable or reset, connection lost), datagrams
 //! out, and what a reset, a lost connection or a timeout costs. A child of
-//! `h3_fast` (it shares the loop's private state), kept in its own file so
+//! `http3::event_loop` (it shares the loop's private state), kept in its own file so
 //! that each reads as one concern.
 
-use super::{Conn, Engine, State, BACKOFF};
-use crate::h3_frame::{REQUEST_CANCELLED, REQUEST_REJECTED};
-use crate::recorder::{ErrorKind, Origin};
-use crate::schedule::error_of;
+use super::{Http3Loop, BACKOFF};
+use crate::core::housekeeping::{Housekeeping, Parts, State};
+use crate::core::recorder::{ErrorKind, Origin};
+use crate::core::schedule::error_of;
+use crate::http3::frame::{REQUEST_CANCELLED, REQUEST_REJECTED};
 use quinn_proto::{ConnectionError, DatagramEvent, Dir, Event, ReadError, StreamEvent, StreamId, VarInt};
 use std::io;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// How a request stream ended.
@@ -22,7 +22,7 @@ enum Ended {
     Reset(u64),
 }
 
-impl Engine<'_> {
+impl Http3Loop<'_> {
     /// Reads datagrams until the socket is empty and hands each to its
     /// connection, whose events are taken at once: a response ends at the
     /// kernel's receive time of the datagram that completed it.
@@ -205,7 +205,7 @@ impl Engine<'_> {
         if matches!(how, Ended::Malformed) {
             let _ = q.recv_stream(id).stop(VarInt::from_u32(0x101)); // H3_GENERAL_PROTOCOL_ERROR
         }
-        if c.free.len() < self.cfg.streams {
+        if c.free.len() < self.cfg.protocol.streams() {
             c.free.push(now);
         }
         self.sched.in_flight -= 1;
@@ -253,7 +253,7 @@ impl Engine<'_> {
         let kind = match &reason {
             ConnectionError::TimedOut if handshaking => ErrorKind::Connect,
             ConnectionError::TimedOut => ErrorKind::Timeout,
-            _ if handshaking && crate::h3_client::crypto_alert(&reason).is_some() => ErrorKind::Tls,
+            _ if handshaking && crate::http3::client::crypto_alert(&reason).is_some() => ErrorKind::Tls,
             ConnectionError::TransportError(_) | ConnectionError::VersionMismatch => ErrorKind::Parse,
             ConnectionError::CidsExhausted => ErrorKind::Connect,
             _ => ErrorKind::Read,
@@ -271,53 +271,6 @@ impl Engine<'_> {
         c.state = State::Backoff(if handshaking { now + BACKOFF } else { now });
         if !handshaking && !self.stopping && !self.sched.finished() {
             self.open(i, now, false);
-        }
-    }
-
-    /// Timeouts, reopening after a pause, and Ctrl-C.
-    pub(super) fn housekeeping(&mut self, now: Instant) {
-        let tick = (self.cfg.timeout / 4).clamp(Duration::from_millis(5), Duration::from_millis(100));
-        self.next_tick = now + tick;
-        if self.cfg.interrupt.load(Ordering::Relaxed) {
-            self.stopping = true;
-            return;
-        }
-        let timeout = self.cfg.timeout;
-        for i in 0..self.conns.len() {
-            let c: &Conn = &self.conns[i];
-            match c.state {
-                State::Open => self.expire(i, now, timeout),
-                State::Connecting if now.saturating_duration_since(c.since) > timeout => {
-                    self.rec.error(ErrorKind::Connect, now, None);
-                    self.open(i, now, false);
-                }
-                State::Backoff(at) if now >= at && !self.stopping && !self.sched.finished() => self.open(i, now, false),
-                _ => {}
-            }
-        }
-    }
-
-    /// Cancels connection `i`'s requests older than `timeout`, each on its
-    /// own stream: the others go on.
-    fn expire(&mut self, i: usize, now: Instant, timeout: Duration) {
-        let mut k = 0;
-        while k < self.conns[i].requests.len() {
-            if now.saturating_duration_since(self.conns[i].requests[k].slot.start) <= timeout {
-                k += 1;
-                continue;
-            }
-            let c = &mut self.conns[i];
-            let r = c.requests.swap_remove(k);
-            if let Some((_, q)) = c.quic.as_mut() {
-                let code = VarInt::from_u32(REQUEST_CANCELLED as u32);
-                let _ = q.send_stream(r.id).reset(code);
-                let _ = q.recv_stream(r.id).stop(code);
-            }
-            if c.free.len() < self.cfg.streams {
-                c.free.push(now);
-            }
-            self.sched.in_flight -= 1;
-            error_of(&mut self.rec, &r.slot, ErrorKind::Timeout, now, i);
         }
     }
 
@@ -341,8 +294,43 @@ impl Engine<'_> {
             }
         }
     }
+}
 
-    pub(super) fn done(&mut self, now: Instant) -> bool {
-        self.stopping || self.sched.done(&mut self.rec, now, self.cfg.timeout)
+impl Housekeeping for Http3Loop<'_> {
+    fn parts(&mut self) -> Parts<'_> {
+        let fields = (self.cfg, &mut self.sched, &mut self.rec);
+        Parts::new(fields, (&mut self.next_tick, &mut self.stopping), self.conns.len())
+    }
+
+    fn state(&self, i: usize) -> (State, Instant) {
+        (self.conns[i].state, self.conns[i].since)
+    }
+
+    /// Cancels connection `i`'s requests older than `timeout`, each on its
+    /// own stream: the others go on.
+    fn expire(&mut self, i: usize, now: Instant, timeout: Duration) {
+        let mut k = 0;
+        while k < self.conns[i].requests.len() {
+            if now.saturating_duration_since(self.conns[i].requests[k].slot.start) <= timeout {
+                k += 1;
+                continue;
+            }
+            let c = &mut self.conns[i];
+            let r = c.requests.swap_remove(k);
+            if let Some((_, q)) = c.quic.as_mut() {
+                let code = VarInt::from_u32(REQUEST_CANCELLED as u32);
+                let _ = q.send_stream(r.id).reset(code);
+                let _ = q.recv_stream(r.id).stop(code);
+            }
+            if c.free.len() < self.cfg.protocol.streams() {
+                c.free.push(now);
+            }
+            self.sched.in_flight -= 1;
+            error_of(&mut self.rec, &r.slot, ErrorKind::Timeout, now, i);
+        }
+    }
+
+    fn reconnect(&mut self, i: usize, now: Instant) {
+        self.open(i, now, false);
     }
 }

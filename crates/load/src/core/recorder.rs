@@ -3,7 +3,7 @@
 //! Nothing here grows with the number of requests, so memory stays flat
 //! however long the run; threads never share it until the run ends.
 
-use crate::timeline::Timeline;
+use crate::core::timeline::Timeline;
 use hdrhistogram::Histogram;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -3,9 +3,9 @@
 //! exactly one worker thread for its whole life. It is generic over its
 //! transport (cleartext TCP or TLS) so the cleartext loop stays monomorphic.
 
-use crate::recorder::Origin;
-use crate::response::ResponseParser;
-use crate::transport::Transport;
+use crate::core::recorder::Origin;
+use crate::core::transport::Transport;
+use crate::http1::response::ResponseParser;
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
 use std::io;

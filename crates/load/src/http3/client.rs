@@ -8,8 +8,8 @@
 
 use crate::config::LoadConfig;
 use crate::error::LoadError;
-use crate::h3_frame;
-use crate::h3_qpack;
+use crate::http3::frame as h3_frame;
+use crate::http3::qpack as h3_qpack;
 use crate::tls::{TlsOptions, TlsShared};
 use quinn_proto::crypto::rustls::{HandshakeData, QuicClientConfig};
 use quinn_proto::{ClientConfig, ConnectionError, Endpoint, EndpointConfig, Event, IdleTimeout, TransportConfig};

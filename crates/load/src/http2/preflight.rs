@@ -3,10 +3,10 @@
 //! a run of failed connections. A PING, not a request: it proves the
 //! protocol without giving the server work, and a server that is merely
 //! slow to answer requests still passes. Blocking and done once, with the
-//! same framing code as the runs (`h2_frame`).
+//! same framing code as the runs (`http2::frame`).
 
 use crate::error::LoadError;
-use crate::h2_frame as frame;
+use crate::http2::frame;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};

@@ -87,7 +87,7 @@ impl Transport for TcpStream {
 
     #[inline]
     fn read_stamped(&mut self, buf: &mut [u8]) -> io::Result<(usize, Option<i128>)> {
-        crate::rx_time::recv(self.as_raw_fd(), buf)
+        crate::core::rx_time::recv(self.as_raw_fd(), buf)
     }
 
     #[inline]

@@ -4,7 +4,7 @@
 //! epoll and io_uring ones, HTTP/2's, and the cycle they share, speaks these
 //! two types, so they live apart from any one loop.
 
-use crate::recorder::{Recorder, Slow};
+use crate::core::recorder::{Recorder, Slow};
 use std::time::{Duration, Instant};
 
 /// This thread's share of the run.
@@ -75,7 +75,7 @@ impl Output {
         let finished = Instant::now();
         starved.end(finished, share.measure_from);
         let slow = rec.finish();
-        let busy_ns = crate::rusage::thread_busy_ns().saturating_sub(busy_from_ns);
+        let busy_ns = crate::core::rusage::thread_busy_ns().saturating_sub(busy_from_ns);
         let busy = busy_ns as f64 / finished.saturating_duration_since(started).as_nanos().max(1) as f64;
         Output { recorder: rec, slow, finished, max_lag_ns, starved: starved.total, busy }
     }

@@ -3,7 +3,7 @@
 //!
 //! Why by hand rather than through the `h2` crate: a load client sends the
 //! same request over and over, and its header block is HPACK-encoded once
-//! (`h2_block`, static-table indexes and literals without indexing, so no
+//! (`http2::block`, static-table indexes and literals without indexing, so no
 //! dynamic-table state), so sending a request is a 9-byte header plus a
 //! memcpy, and every request due on a connection goes out in one write (one
 //! TLS record when they fit). Reading is a loop over complete frames in the

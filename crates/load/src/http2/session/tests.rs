@@ -1,8 +1,8 @@
-//! Unit tests of one connection's protocol state (`h2_session`): what the
+//! Unit tests of one connection's protocol state (`http2::session`): what the
 //! server's frames do to the streams in flight, read whole or byte by byte.
 
 use super::*;
-use crate::h2_frame::{self as frame, head};
+use crate::http2::frame::{self as frame, head};
 
 fn frame_bytes(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();

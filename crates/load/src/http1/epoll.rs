@@ -11,7 +11,7 @@
 //! one write and reads their responses in order before writing the next N.
 //!
 //! What a response, an error or a timeout does to a connection is the
-//! shared cycle (`cycle.rs`); this file is how epoll moves the bytes.
+//! shared cycle (`http1/cycle.rs`); this file is how epoll moves the bytes.
 //!
 //! In open loop (`--rate`) the loop wakes at the schedule's times, not at
 //! every response: between wake-ups it sleeps without polling
@@ -26,13 +26,13 @@
 //! for unless the URL is `https://`.
 
 use crate::config::LoadConfig;
-use crate::conn::State;
-use crate::cycle::{peer_gone, Core, Cycle};
-use crate::pacer::Timer;
-use crate::recorder::{ErrorKind, Recorder};
-use crate::rx_time::{self, Clocks};
-use crate::share::{Output, Share};
-use crate::transport::Transport;
+use crate::core::pacer::Timer;
+use crate::core::recorder::{ErrorKind, Recorder};
+use crate::core::rx_time::{self, Clocks};
+use crate::core::share::{Output, Share};
+use crate::core::transport::Transport;
+use crate::http1::conn::State;
+use crate::http1::cycle::{peer_gone, Core, Cycle};
 use mio::{Events, Poll, Token};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -70,7 +70,7 @@ impl<'a, T: Transport> Worker<'a, T> {
             None => None,
         };
         Ok(Worker {
-            core: Core::new(cfg, share, rec, batch.len() / cfg.pipeline.max(1)),
+            core: Core::new(cfg, share, rec, batch.len() / cfg.protocol.pipeline().max(1)),
             batch,
             shared,
             poll,
@@ -84,7 +84,7 @@ impl<'a, T: Transport> Worker<'a, T> {
     pub fn run(mut self) -> Output {
         let mut events = Events::with_capacity(1024);
         let start = Instant::now();
-        let busy_from = crate::rusage::thread_busy_ns();
+        let busy_from = crate::core::rusage::thread_busy_ns();
         self.begin(start);
         loop {
             if let Err(e) = self.wait(&mut events) {

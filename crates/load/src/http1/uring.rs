@@ -1,18 +1,18 @@
 //! One load-generator thread on io_uring, for cleartext HTTP/1.1: the
 //! default engine wherever the kernel allows it.
 //!
-//! The epoll loop (`worker.rs`) already spends only one `sendto` and one
+//! The epoll loop (`http1/epoll.rs`) already spends only one `sendto` and one
 //! `recvfrom` per request, but each is a system call of its own, and every
 //! response wakes the thread through epoll's callback. Here a request is one
 //! `Send` entry and its response one completion of a multishot receive that
 //! stays armed for the connection's life, filling buffers the kernel picks
-//! from a shared ring (`uring_bufs.rs`): the sends and receives of every
+//! from a shared ring (`http1/uring_bufs.rs`): the sends and receives of every
 //! connection that is ready in a batch cost one `io_uring_enter` together.
 //! On this project's 2-core VM (2026-11-25, `bench/loadgen.sh 4 5 32 256
 //! 1000`) it does 1.09x, 1.12x and 1.11x wrk's requests per core-second at
 //! 32, 256 and 1000 connections; the epoll loop 1.09x, 1.07x and 1.08x.
 //!
-//! Each read carries the kernel's receive time (`rx_time.rs`), so a
+//! Each read carries the kernel's receive time (`core/rx_time.rs`), so a
 //! response's latency ends when it arrived, not when this thread handled it.
 //! That makes it free to wake less often: in closed loop the wait asks for
 //! the responses of all connections but a few ([`gather_for`]) and settles
@@ -23,15 +23,15 @@
 //! Completion tags carry a generation per connection: a reconnect bumps it,
 //! so completions of the old socket (shut down, never leaked) are recognised
 //! and only their buffers are returned. What the run records is the shared
-//! cycle's (`cycle.rs`), exactly as under epoll; only the way bytes move differs.
+//! cycle's (`http1/cycle.rs`), exactly as under epoll; only the way bytes move differs.
 
 use crate::config::LoadConfig;
-use crate::conn::State;
-use crate::cycle::{peer_gone, Core, Cycle};
-use crate::recorder::{ErrorKind, Recorder};
-use crate::rx_time::{self, Clocks, GATHER_US};
-use crate::share::{Output, Share};
-use crate::uring_bufs::{self, BufRing, GROUP};
+use crate::core::recorder::{ErrorKind, Recorder};
+use crate::core::rx_time::{self, Clocks, GATHER_US};
+use crate::core::share::{Output, Share};
+use crate::http1::conn::State;
+use crate::http1::cycle::{peer_gone, Core, Cycle};
+use crate::http1::uring_bufs::{self, BufRing, GROUP};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use mio::net::TcpStream;
 use std::io;
@@ -129,7 +129,7 @@ impl<'a> UringWorker<'a> {
         ring.submitter().register_files_sparse(most as u32)?;
         if share.rate.is_some() {
             // The ring's wait timeout is the open loop's timer.
-            crate::pacer::fine_timer_slack();
+            crate::core::pacer::fine_timer_slack();
         }
         // SAFETY: msghdr is plain data; all zeroes is an empty header.
         let mut msghdr: Box<libc::msghdr> = Box::new(unsafe { std::mem::zeroed() });
@@ -137,7 +137,7 @@ impl<'a> UringWorker<'a> {
         let gather =
             (share.rate.is_none() && ring.params().is_feature_min_timeout()).then_some(gather_for(share.connections));
         Ok(UringWorker {
-            core: Core::new(cfg, share, rec, batch.len() / cfg.pipeline.max(1)),
+            core: Core::new(cfg, share, rec, batch.len() / cfg.protocol.pipeline().max(1)),
             batch,
             ring,
             bufs,
@@ -154,7 +154,7 @@ impl<'a> UringWorker<'a> {
 
     pub fn run(mut self) -> Output {
         let start = Instant::now();
-        let busy_from = crate::rusage::thread_busy_ns();
+        let busy_from = crate::core::rusage::thread_busy_ns();
         self.begin(start);
         loop {
             let now = Instant::now();

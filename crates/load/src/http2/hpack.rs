@@ -71,7 +71,7 @@ impl Decoder {
                 let bytes = block.get(at..at.checked_add(len)?)?;
                 at += len;
                 if !huffman {
-                    crate::h2_block::integer(out, len, 7, 0);
+                    crate::http2::block::integer(out, len, 7, 0);
                     out.extend_from_slice(bytes);
                     continue;
                 }
@@ -88,7 +88,7 @@ impl Decoder {
                     }
                 };
                 let decoded = &self.seen[i].1;
-                crate::h2_block::integer(out, decoded.len(), 7, 0);
+                crate::http2::block::integer(out, decoded.len(), 7, 0);
                 out.extend_from_slice(decoded);
             }
         }

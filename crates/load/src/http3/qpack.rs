@@ -4,7 +4,7 @@
 //! QPACK, like HPACK, lets an encoder keep a dynamic table, fed through
 //! encoder and decoder streams, which makes a block depend on what the peer
 //! has acknowledged. This side uses none of it, as the HTTP/2 engine's
-//! `h2_block` does: pseudo-headers are static-table entries (or literals with
+//! `http2::block` does: pseudo-headers are static-table entries (or literals with
 //! a static name), every other header a literal, nothing Huffman-coded, and
 //! the prefix says "no dynamic table". A block is then the same bytes on
 //! every connection and stream, and sending a request is a copy. The client
@@ -13,8 +13,8 @@
 //! needs no state, no encoder or decoder stream, and a block that refers to
 //! a dynamic table is the server's protocol error.
 
-use crate::h2_block::{dropped, integer};
-use crate::h2_hpack::integer as read_integer;
+use crate::http2::block::{dropped, integer};
+use crate::http2::hpack::integer as read_integer;
 use loona_hpack::huffman::HuffmanDecoder;
 
 /// Static-table indexes (RFC 9204 Appendix A).

@@ -3,20 +3,20 @@
 //! error or a timeout does to a connection, and what each costs in the record.
 //!
 //! Two event loops move the bytes of HTTP/1.1: edge-triggered epoll
-//! (`worker.rs`, also under TLS) and io_uring (`uring_worker.rs`). They differ
+//! (`http1/epoll.rs`, also under TLS) and io_uring (`http1/uring.rs`). They differ
 //! in how a write starts and how a socket is opened and closed, never in what
 //! is counted, so the counting lives here once: a loop keeps a `Core` and
 //! implements the few `Cycle` hooks, and the provided methods do the rest.
 
 use crate::config::LoadConfig;
-use crate::conn::{Conn, State};
+use crate::core::pacer::Pacer;
+use crate::core::recorder::{ErrorKind, Origin, Recorder};
+use crate::core::share::{Output, Share, Starved};
+use crate::core::transport::Transport;
+use crate::http1::conn::{Conn, State};
+use crate::http1::response::Done;
 use crate::mix::Picker;
-use crate::pacer::Pacer;
-use crate::recorder::{ErrorKind, Origin, Recorder};
-use crate::response::Done;
-use crate::share::{Output, Share, Starved};
 use crate::stages::{Ramp, Stages};
-use crate::transport::Transport;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -317,7 +317,7 @@ pub trait Cycle<'a> {
     /// Sends the request (or a batch of `--pipeline` of them), within `-n`.
     fn send(&mut self, i: usize, intended: Instant, start: Instant) {
         let core = self.core();
-        let mut batch = core.cfg.pipeline as u64;
+        let mut batch = core.cfg.protocol.pipeline() as u64;
         if let Some(q) = core.share.quota.as_mut() {
             if *q == 0 {
                 return;

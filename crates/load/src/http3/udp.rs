@@ -65,7 +65,7 @@ impl Udp {
         let _ = state.set_recv_buffer_size((&socket).into(), 4 << 20);
         let _ = state.set_send_buffer_size((&socket).into(), 4 << 20);
         // Without stamping, datagrams end when read, as before.
-        let _ = crate::rx_time::enable(socket.as_raw_fd());
+        let _ = crate::core::rx_time::enable(socket.as_raw_fd());
         Ok(Udp {
             socket,
             state,
@@ -143,7 +143,7 @@ impl Udp {
             // SAFETY: the control buffer is CONTROL initialised bytes.
             let bytes = unsafe { std::slice::from_raw_parts(self.control[k].as_ptr().cast::<u8>(), CONTROL) };
             let control = &bytes[..m.msg_hdr.msg_controllen.min(CONTROL)];
-            let received = crate::rx_time::of_control(control);
+            let received = crate::core::rx_time::of_control(control);
             let stride = gro_size(control).unwrap_or(len).max(1);
             let mut all = BytesMut::from(&self.bufs[k][..len]);
             while !all.is_empty() {
@@ -157,7 +157,7 @@ impl Udp {
 
 /// The segment size of a GRO-coalesced receive, from its control data.
 fn gro_size(control: &[u8]) -> Option<usize> {
-    crate::rx_time::control_messages(control).find_map(|(level, kind, data)| {
+    crate::core::rx_time::control_messages(control).find_map(|(level, kind, data)| {
         (level == libc::SOL_UDP && kind == UDP_GRO && data.len() >= 4)
             .then(|| i32::from_ne_bytes(data[..4].try_into().unwrap_or_default()) as usize)
     })
@@ -186,7 +186,7 @@ fn address(name: &libc::sockaddr_storage) -> Option<SocketAddr> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rx_time::Clocks;
+    use crate::core::rx_time::Clocks;
     use std::time::Duration;
 
     /// Each datagram comes back whole, from its sender, with the kernel's

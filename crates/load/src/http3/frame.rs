@@ -9,7 +9,7 @@
 //! loop and its sockets; the frames a load generator sends and reads are
 //! few and fixed.
 
-use crate::h3_qpack::{self, BadBlock};
+use crate::http3::qpack::{self as h3_qpack, BadBlock};
 use loona_hpack::huffman::HuffmanDecoder;
 
 /// Frame types (RFC 9114 §7.2).

@@ -18,7 +18,7 @@
 //! requests per second.
 
 use crate::config::{Arrival, LoadConfig};
-use crate::share::Share;
+use crate::core::share::Share;
 use crate::stages::Ramp;
 use crate::stages::Stages;
 use crate::units::MAX_DURATION;
@@ -183,7 +183,7 @@ impl Timer {
         }
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         fine_timer_slack();
-        Ok(Timer { fd, armed: None, origin: Instant::now(), origin_ns: crate::rusage::monotonic_ns() })
+        Ok(Timer { fd, armed: None, origin: Instant::now(), origin_ns: crate::core::rusage::monotonic_ns() })
     }
 
     /// Arms the timer for `at` unless it already is.

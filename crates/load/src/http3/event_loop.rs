@@ -1,5 +1,5 @@
 //! One HTTP/3 load-generator thread: a mio loop that owns one UDP socket
-//! (`h3_udp`), one `quinn-proto` endpoint, and its share of the run's QUIC
+//! (`http3::udp`), one `quinn-proto` endpoint, and its share of the run's QUIC
 //! connections, each running `--streams` concurrent request streams.
 //!
 //! `quinn-proto` is QUIC without I/O or a runtime: the loop hands it the
@@ -7,13 +7,13 @@
 //! the thread's one wait covers sockets, the open loop's timer and QUIC's
 //! own timers, as in the HTTP/1.1 and HTTP/2 loops (`quinn` proper, or the
 //! `h3` crate over it, would put a tokio runtime and its tasks in between).
-//! HTTP/3 framing and QPACK are this crate's (`h3_frame`, `h3_qpack`): the
+//! HTTP/3 framing and QPACK are this crate's (`http3::frame`, `http3::qpack`): the
 //! request's frames are prepared once and written to each new stream.
 //!
 //! When requests go is the HTTP/2 engine's `Schedule`: in open loop the
 //! timer wakes the thread at most once per granularity (`Pacer::wake`) and
 //! every request due by then is sent in that wake-up. Responses end at the
-//! kernel's receive time of their last datagram (`h3_udp`), so between two
+//! kernel's receive time of their last datagram (`http3::udp`), so between two
 //! wake-ups of the schedule at most [`SLEEP_THROUGH`] apart the thread
 //! sleeps through responses and reads them at the next one, as the HTTP/2
 //! loop does: one wake-up per scheduled send instead of one for the send
@@ -31,15 +31,16 @@
 //! the connection keeps serving the others.
 
 use crate::config::LoadConfig;
-use crate::h2_session::Slot;
-use crate::h3_client::Shared;
-use crate::h3_frame::Response;
-use crate::h3_udp::{Datagram, Udp};
+use crate::core::housekeeping::{Housekeeping, State};
+use crate::core::recorder::Recorder;
+use crate::core::rx_time::Clocks;
+use crate::core::schedule::Schedule;
+use crate::core::share::{Output, Share};
+use crate::http2::session::Slot;
+use crate::http3::client::Shared;
+use crate::http3::frame::Response;
+use crate::http3::udp::{Datagram, Udp};
 use crate::mix::Picker;
-use crate::recorder::Recorder;
-use crate::rx_time::Clocks;
-use crate::schedule::Schedule;
-use crate::share::{Output, Share};
 use loona_hpack::huffman::HuffmanDecoder;
 use mio::{Events, Interest, Poll, Token};
 use quinn_proto::{Connection, ConnectionHandle, Endpoint, EndpointConfig, StreamId};
@@ -59,14 +60,6 @@ const BACKOFF: Duration = Duration::from_millis(100);
 /// that waking for responses as well costs nothing worth saving.
 const SLEEP_THROUGH: Duration = Duration::from_millis(2);
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum State {
-    Connecting,
-    Open,
-    /// Closed; reopened at the next tick from this instant on.
-    Backoff(Instant),
-}
-
 /// A request in flight on its stream.
 struct Request {
     id: StreamId,
@@ -85,7 +78,7 @@ struct Conn {
     free: Vec<Instant>,
 }
 
-pub struct Engine<'a> {
+pub struct Http3Loop<'a> {
     cfg: &'a LoadConfig,
     shared: &'a Shared,
     poll: Poll,
@@ -115,8 +108,8 @@ pub struct Engine<'a> {
     floor: Instant,
 }
 
-impl<'a> Engine<'a> {
-    pub fn new(cfg: &'a LoadConfig, shared: &'a Shared, share: Share, rec: Recorder) -> io::Result<Engine<'a>> {
+impl<'a> Http3Loop<'a> {
+    pub fn new(cfg: &'a LoadConfig, shared: &'a Shared, share: Share, rec: Recorder) -> io::Result<Http3Loop<'a>> {
         let poll = Poll::new()?;
         let mut udp = Udp::new(cfg.target.addr)?;
         poll.registry().register(&mut udp.socket, SOCKET, Interest::READABLE | Interest::WRITABLE)?;
@@ -134,7 +127,7 @@ impl<'a> Engine<'a> {
                 free: Vec::new(),
             })
             .collect();
-        Ok(Engine {
+        Ok(Http3Loop {
             cfg,
             shared,
             poll,
@@ -163,7 +156,7 @@ impl<'a> Engine<'a> {
     pub fn run(mut self) -> Output {
         let mut events = Events::with_capacity(64);
         let start = Instant::now();
-        let busy_from = crate::rusage::thread_busy_ns();
+        let busy_from = crate::core::rusage::thread_busy_ns();
         for i in 0..self.conns.len() {
             self.open(i, start, true);
         }
@@ -251,7 +244,7 @@ impl<'a> Engine<'a> {
                 self.by_handle.insert(h, i);
             }
             Err(_) => {
-                self.rec.error(crate::recorder::ErrorKind::Connect, now, None);
+                self.rec.error(crate::core::recorder::ErrorKind::Connect, now, None);
             }
         }
     }
@@ -271,10 +264,10 @@ impl<'a> Engine<'a> {
         self.rec.handshake(now, took, false);
         let c = &mut self.conns[i];
         c.state = State::Open;
-        c.free = vec![now; self.cfg.streams];
+        c.free = vec![now; self.cfg.protocol.streams()];
         if let Some((_, q)) = c.quic.as_mut() {
             if let Some(id) = q.streams().open(quinn_proto::Dir::Uni) {
-                let _ = q.send_stream(id).write(&crate::h3_frame::CONTROL_STREAM);
+                let _ = q.send_stream(id).write(&crate::http3::frame::CONTROL_STREAM);
             }
         }
         self.fill(i);
@@ -286,7 +279,7 @@ impl<'a> Engine<'a> {
             return;
         }
         let mut start = None;
-        while self.conns[i].requests.len() < self.cfg.streams && self.sched.ready() {
+        while self.conns[i].requests.len() < self.cfg.protocol.streams() && self.sched.ready() {
             let Some((_, q)) = self.conns[i].quic.as_mut() else { return };
             let Some(id) = q.streams().open(quinn_proto::Dir::Bi) else { break };
             let intended = self.sched.next_request().expect("a request is ready");
@@ -305,8 +298,8 @@ impl<'a> Engine<'a> {
                     let spec = &mix.templates[t].spec;
                     let path = mix.templates[t].path_of(k);
                     let (https, authority) = (self.shared.https, &self.shared.authority);
-                    crate::h3_qpack::encode(&mut self.block, &spec.method, https, authority, &path, &spec.headers);
-                    crate::h3_frame::request(&mut self.frames, &self.block, &self.bodies[1 + t]);
+                    crate::http3::qpack::encode(&mut self.block, &spec.method, https, authority, &path, &spec.headers);
+                    crate::http3::frame::request(&mut self.frames, &self.block, &self.bodies[1 + t]);
                     &self.frames
                 }
                 _ => &self.shared.request,
@@ -325,5 +318,4 @@ impl<'a> Engine<'a> {
     }
 }
 
-#[path = "h3_fast_io.rs"]
 mod io_side;

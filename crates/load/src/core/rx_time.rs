@@ -7,7 +7,7 @@
 //! own delay (the time to wake up, or to work through the rest of a batch)
 //! to every latency it records; with the kernel's time it does not. That
 //! also lets the io_uring loop wait for several completions before waking
-//! (`uring_worker.rs`), which costs the server nothing and no longer costs
+//! (`http1/uring.rs`), which costs the server nothing and no longer costs
 //! the measurement anything either. `std`'s `Instant` is CLOCK_MONOTONIC, so
 //! a receive time is placed on it by the distance between the two clocks,
 //! read together once per batch. The pair is read between two `Instant`
@@ -51,7 +51,7 @@ pub fn enable(fd: std::os::fd::RawFd) -> std::io::Result<()> {
 
 /// `recv` on a socket with stamping on: the bytes read, and the kernel's
 /// receive time of the last segment they came from. Made with `syscall(2)`
-/// as the cleartext `recvfrom` is (`transport.rs`): glibc's wrapper toggles
+/// as the cleartext `recvfrom` is (`core/transport.rs`): glibc's wrapper toggles
 /// thread cancellation around every call.
 pub fn recv(fd: std::os::fd::RawFd, buf: &mut [u8]) -> std::io::Result<(usize, Option<i128>)> {
     let mut control = [0u64; CONTROL_LEN / 8];

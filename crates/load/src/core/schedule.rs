@@ -1,4 +1,4 @@
-//! When the stream engines (HTTP/2's `h2_fast`, HTTP/3's `h3_fast`) send:
+//! When the stream engines (HTTP/2's `http2::event_loop`, HTTP/3's `http3::event_loop`) send:
 //! the `-n` quota of the closed loop, and the open loop's pacer, due queue
 //! and timer, with what a request costs the record when it goes, when the
 //! server never processed it, and when the run ends with requests owed.
@@ -10,10 +10,10 @@
 //! and takes every request due by then in one go ([`Schedule::take_due`]).
 
 use crate::config::LoadConfig;
-use crate::h2_session::Slot;
-use crate::pacer::{Pacer, Timer};
-use crate::recorder::{ErrorKind, Recorder};
-use crate::share::{Share, Starved};
+use crate::core::pacer::{Pacer, Timer};
+use crate::core::recorder::{ErrorKind, Recorder};
+use crate::core::share::{Share, Starved};
+use crate::http2::session::Slot;
 use mio::{Registry, Token};
 use std::collections::VecDeque;
 use std::io;
