@@ -310,6 +310,7 @@ fn assemble(
         },
         timeline: timeline.finish(wall.ceil() as u64),
         slow_requests: stamp(&slow),
+        slow_log_file: None,
         protocol: match (protocol.http2, protocol.http3) {
             (_, true) => "h3",
             (true, _) => "h2",

@@ -40,6 +40,7 @@ fn from_document(err: DocumentError, path: Option<&Path>) -> ReportError {
         DocumentError::Json { field, message } => {
             ReportError::Json { path: path.map(Path::to_path_buf), field, message }
         }
+        err @ DocumentError::SlowLog { .. } => ReportError::SlowLog(err.to_string()),
         DocumentError::Schema { found } => ReportError::Schema { path: path.map(Path::to_path_buf), found },
     }
 }
