@@ -3,7 +3,7 @@
 //! (docs/results.md, "Slow-request files"), so results.json and report.html
 //! do not grow with the request count, `explain` and `report` read the
 //! requests back, and a missing or corrupt file is one line naming it and
-//! exit code 2. Regression: a 30-run shootout wrote a 149 MB results.json
+//! exit code 2 (but not for `compare`, which needs none). Regression: a 30-run shootout wrote a 149 MB results.json
 //! (94% slow requests in JSON) and a 22 MB report.
 
 use std::path::{Path, PathBuf};
@@ -101,5 +101,9 @@ fn a_missing_or_corrupt_slow_request_file_is_one_line_naming_it_and_exit_2() {
             assert!(out.stdout.is_empty(), "{what}: nothing half-printed");
         }
     }
+    // compare uses no slow request: results.json alone compares.
+    let results = dir.join("results.json");
+    let out = s.stampede().arg("compare").args([&results, &results]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "compare without the slow files: {}", text(&out.stderr));
     assert_nothing_left(&s);
 }
