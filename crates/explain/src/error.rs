@@ -18,6 +18,11 @@ pub enum ExplainError {
     #[error("{path}: schema {found:?} is not {expected:?}")]
     Schema { path: PathBuf, found: String, expected: &'static str },
 
+    /// A slow-request file results.json names, missing or corrupt; the
+    /// message names it and says what to do.
+    #[error("{0}")]
+    SlowLog(String),
+
     #[error("{path}: {field}: {reason}")]
     Field { path: PathBuf, field: String, reason: String },
 

@@ -27,6 +27,7 @@ pub fn read(path: &Path) -> Result<Input, ExplainError> {
         DocumentError::TooLarge => ExplainError::TooLarge { path: path_buf, max_mib: MAX_INPUT_BYTES >> 20 },
         DocumentError::NotJson(cause) => ExplainError::Json { path: path_buf, cause },
         DocumentError::Json { field, message } => ExplainError::Field { path: path_buf, field, reason: message },
+        err @ DocumentError::SlowLog { .. } => ExplainError::SlowLog(err.to_string()),
         DocumentError::Schema { found } => {
             ExplainError::Schema { path: path_buf, found, expected: "stampede.run/1 or stampede.load/1" }
         }

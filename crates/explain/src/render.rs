@@ -111,7 +111,8 @@ pub fn human(runs: &[Explanation], detail: bool) -> String {
         for s in &run.slowest {
             let cause = s.cause.map_or("unexplained", |c| c.name());
             let _ = writeln!(out, "    {:>9.0} µs  {cause}", s.latency_us);
-            for e in s.events.iter().take(4) {
+            let (shown, more) = s.shown_events();
+            for e in shown {
                 let _ = writeln!(
                     out,
                     "                  {} {:+.2} ms for {:.2} ms: {}",
@@ -121,8 +122,8 @@ pub fn human(runs: &[Explanation], detail: bool) -> String {
                     e.label
                 );
             }
-            if s.events.len() > 4 {
-                let _ = writeln!(out, "                  … and {} more events", s.events.len() - 4);
+            if let Some(more) = more {
+                let _ = writeln!(out, "                  … and {more}");
             }
         }
         for c in &run.clock {

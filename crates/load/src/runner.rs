@@ -319,6 +319,7 @@ fn assemble(
         },
         timeline: timeline.finish(wall.ceil() as u64),
         slow_requests: stamp(&slow),
+        slow_log_file: None,
         protocol: spoken.protocol.id().into(),
         engine: spoken.engine.into(),
         pipeline: spoken.protocol.pipeline(),

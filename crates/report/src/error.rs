@@ -17,6 +17,10 @@ pub enum ReportError {
     Json { path: Option<PathBuf>, field: String, message: String },
     #[error("{}schema is {found:?}, expected \"stampede.run/1\" (a results.json from `stampede run`) or \"stampede.load/1\" (from `stampede load --json`)", in_path(path))]
     Schema { path: Option<PathBuf>, found: String },
+    /// A slow-request file results.json names, missing or corrupt; the
+    /// message names it and says what to do.
+    #[error("{0}")]
+    SlowLog(String),
     #[error("cannot write {}: {cause} (check that the directory exists and is writable)", path.display())]
     Write { path: PathBuf, cause: std::io::Error },
     #[error("cannot write CSV: {0}")]

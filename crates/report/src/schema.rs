@@ -21,10 +21,20 @@ pub fn parse(text: &str) -> Result<Results, ReportError> {
     document::parse(text).map(document::Document::into_results).map_err(|e| from_document(e, None))
 }
 
-/// Reads and checks a results file; errors name the file and the field.
+/// Reads and checks a results file with its slow requests; errors name
+/// the file and the field.
 pub fn read(path: &Path) -> Result<Results, ReportError> {
-    let mut results =
-        document::read(path).map(document::Document::into_results).map_err(|e| from_document(e, Some(path)))?;
+    located(document::read(path), path)
+}
+
+/// Reads and checks a results file without the slow requests kept beside
+/// it (`document::read_figures`): what `compare` needs.
+pub fn read_figures(path: &Path) -> Result<Results, ReportError> {
+    located(document::read_figures(path), path)
+}
+
+fn located(read: Result<document::Document, DocumentError>, path: &Path) -> Result<Results, ReportError> {
+    let mut results = read.map(document::Document::into_results).map_err(|e| from_document(e, Some(path)))?;
     results.dir = Some(path.parent().unwrap_or(Path::new(".")).to_path_buf());
     Ok(results)
 }
@@ -40,6 +50,7 @@ fn from_document(err: DocumentError, path: Option<&Path>) -> ReportError {
         DocumentError::Json { field, message } => {
             ReportError::Json { path: path.map(Path::to_path_buf), field, message }
         }
+        err @ DocumentError::SlowLog { .. } => ReportError::SlowLog(err.to_string()),
         DocumentError::Schema { found } => ReportError::Schema { path: path.map(Path::to_path_buf), found },
     }
 }

@@ -16,7 +16,7 @@ use crate::latency_phase;
 use crate::loadgen::{LoadError, LoadPhase};
 use crate::manifest::Manifest;
 use crate::matrix::Combination;
-use crate::names::file_part;
+use crate::names::run_stem;
 use crate::pinning;
 use crate::ready::ReadyCheck;
 use crate::record::{rps_per_core, MachineRecord, RunRecord};
@@ -134,13 +134,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     };
 
     (ctx.phase)("starting");
-    let stem = format!(
-        "{}-{}-{}-{}",
-        file_part(&spec.app.name),
-        file_part(&spec.combo.label()),
-        file_part(&spec.profile.name),
-        spec.iteration
-    );
+    let stem = run_stem(&spec.app.name, &spec.combo.label(), &spec.profile.name, spec.iteration);
     let log_name = format!("{stem}.log");
     let log = ctx.logs.join(log_name);
     let ready = match ReadyCheck::for_app(spec.app) {

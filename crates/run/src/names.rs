@@ -15,6 +15,13 @@ pub fn file_part(label: &str) -> String {
     label.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' }).collect()
 }
 
+/// The stem of every file one run writes beside results.json (its server
+/// log, interval log, profile, slow-request files):
+/// `<app>-<knobs>-<profile>-<iteration>`.
+pub fn run_stem(app: &str, knobs_label: &str, profile: &str, iteration: u32) -> String {
+    format!("{}-{}-{}-{iteration}", file_part(app), file_part(knobs_label), file_part(profile))
+}
+
 /// Why `name` cannot name an app (it must be usable as a folder name in
 /// `apps/` and as a file name under `--out`), if it cannot.
 pub fn app_name_problem(name: &str) -> Option<String> {

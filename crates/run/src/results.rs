@@ -37,7 +37,12 @@ impl ResultsWriter {
         Ok(writer)
     }
 
-    pub fn push(&mut self, run: RunRecord) -> std::io::Result<()> {
+    /// Adds a finished run: its slow requests go to their own files first
+    /// (`<stem>.<phase>.slow.gz`, stampede_schema::slow_log), then
+    /// results.json is rewritten naming them, so it never names a file that
+    /// is not there yet and keeps a size that grows with the runs only.
+    pub fn push(&mut self, mut run: RunRecord, stem: &str) -> std::io::Result<()> {
+        stampede_schema::slow_log::store(&mut run, &self.dir, stem)?;
         self.doc.runs.push(run);
         self.write()
     }
@@ -51,10 +56,10 @@ impl ResultsWriter {
         let tmp = self.path.with_extension("json.tmp");
         {
             // Buffered: serde_json writes token by token, and unbuffered that
-            // was a write(2) per token. The document grows with every run's
-            // slow requests (tens of MB after a shootout) and is rewritten
-            // after each run, so the late runs of a shootout waited 10-20 s
-            // on it (2026-11-26: runs 8 s apart at the start, 27 s at the end).
+            // was a write(2) per token. The document is rewritten after each
+            // run; when it still held every run's slow requests (tens of MB
+            // after a shootout) the late runs of a shootout waited 10-20 s on
+            // it (2026-11-26: runs 8 s apart at the start, 27 s at the end).
             let mut file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
             serde_json::to_writer_pretty(&mut file, &self.doc)?;
             file.write_all(b"\n")?;
@@ -80,10 +85,8 @@ mod tests {
         assert_eq!(timestamp(t), "1970-01-02T01-01-01Z");
     }
 
-    #[test]
-    fn each_push_rewrites_a_complete_document() {
-        let out = std::env::temp_dir().join(format!("stampede-results-{}", std::process::id()));
-        let doc = ResultsDoc {
+    fn empty_doc() -> ResultsDoc {
+        ResultsDoc {
             schema: SCHEMA.to_owned(),
             environment: Environment {
                 tool_version: "0".into(),
@@ -101,16 +104,57 @@ mod tests {
             runs: vec![],
             skipped: vec![],
             dir: None,
-        };
-        let mut writer = ResultsWriter::create(&out, doc).unwrap();
+        }
+    }
+
+    #[test]
+    fn each_push_rewrites_a_complete_document() {
+        let out = std::env::temp_dir().join(format!("stampede-results-{}", std::process::id()));
+        let mut writer = ResultsWriter::create(&out, empty_doc()).unwrap();
         let profile: crate::scenario::Profile = toml::from_str("path = \"/json\"").unwrap();
-        writer.push(crate::record::failed("go", &BTreeMap::new(), &profile, 1, 5.0, "port taken".into())).unwrap();
+        writer
+            .push(crate::record::failed("go", &BTreeMap::new(), &profile, 1, 5.0, "port taken".into()), "go-x-json-1")
+            .unwrap();
         let read: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&writer.path).unwrap()).unwrap();
         assert_eq!(read["schema"], "stampede.run/1");
         assert_eq!(read["runs"][0]["invalid_reason"], "port taken");
         assert_eq!(read["runs"][0]["valid"], false);
         assert!(read["runs"][0]["load"].is_null());
         assert!(!writer.path.with_extension("json.tmp").exists());
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    #[test]
+    fn slow_requests_go_to_a_file_beside_results_json_and_read_back() {
+        use stampede_schema::load::SlowRequest;
+        let out = std::env::temp_dir().join(format!("stampede-results-slow-{}", std::process::id()));
+        let mut writer = ResultsWriter::create(&out, empty_doc()).unwrap();
+        let slow: Vec<SlowRequest> = (0..500u64)
+            .map(|i| SlowRequest {
+                latency_us: 5000.0 - i as f64,
+                intended_mono_ns: i * 1_000_000,
+                ..Default::default()
+            })
+            .collect();
+        let mut load = crate::record::tests::fake_load(1000.0, 0);
+        load.slow_requests = slow.clone();
+        let run = RunRecord { app: "go".into(), load: Some(load), ..RunRecord::default() };
+        writer.push(run, "go-defaults-json-1").unwrap();
+
+        let text = std::fs::read_to_string(&writer.path).unwrap();
+        let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(raw["runs"][0]["load"]["slow_requests"], serde_json::json!([]), "none inline");
+        assert_eq!(raw["runs"][0]["load"]["slow_log_file"]["name"], "go-defaults-json-1.load.slow.gz");
+        assert_eq!(raw["runs"][0]["load"]["slow_log_file"]["requests"], 500);
+        assert!(writer.doc.runs[0].load.as_ref().unwrap().slow_requests.is_empty(), "not kept in memory either");
+
+        let doc = stampede_schema::document::read(&writer.path).unwrap().into_results();
+        assert_eq!(doc.runs[0].load.as_ref().unwrap().slow_requests, slow, "read back whole, in order");
+
+        std::fs::remove_file(writer.dir.join("go-defaults-json-1.load.slow.gz")).unwrap();
+        let err = stampede_schema::document::read(&writer.path).unwrap_err().to_string();
+        assert!(err.contains("go-defaults-json-1.load.slow.gz") && err.contains("runs[0].load.slow_log_file"), "{err}");
+        assert!(!err.contains('\n'), "one line: {err}");
         std::fs::remove_dir_all(&out).unwrap();
     }
 }

@@ -180,6 +180,7 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         break 'apps;
                     }
                     let title = format!("{name} [{}] {} #{iteration}", combo.label(), profile.name);
+                    let stem = crate::names::run_stem(name, &combo.label(), &profile.name, iteration);
                     let phase = |what: &str| progress.set_message(format!("{title}: {what}"));
                     let note = |line: &str| progress.note(line);
                     let ctx = RunContext {
@@ -210,7 +211,7 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         progress.inc();
                         any_invalid = true;
                         completed += 1;
-                        writer.push(record).map_err(write_err)?;
+                        writer.push(record, &stem).map_err(write_err)?;
                         continue;
                     }
                     let check = scenario.check && contract.is_none();
@@ -249,7 +250,7 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                     if let Some(profile) = &record.cpu_profile {
                         progress.println(&profiling::table(profile));
                     }
-                    writer.push(record).map_err(write_err)?;
+                    writer.push(record, &stem).map_err(write_err)?;
                     if outcome.host_lost.is_some() {
                         host_lost = outcome.host_lost;
                         break 'apps;

@@ -40,6 +40,8 @@ pub enum DocumentError {
     NotJson(serde_json::Error),
     #[error("{}{message}", in_field(field))]
     Json { field: String, message: String },
+    #[error("{}: {error} ({field} names it); keep the *.slow.gz files beside results.json, as `stampede run` wrote them (docs/results.md, \"Slow-request files\")", path.display())]
+    SlowLog { field: String, path: std::path::PathBuf, error: crate::slow_log::SlowLogError },
     #[error("schema is {found:?}, expected \"stampede.run/1\" (a results.json from `stampede run`) or \"stampede.load/1\" (from `stampede load --json`)")]
     Schema { found: String },
 }
@@ -85,9 +87,27 @@ pub fn read_text(path: &Path) -> Result<String, DocumentError> {
     String::from_utf8(bytes).map_err(|e| DocumentError::Read(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
 }
 
-/// Reads and parses a file.
-pub fn read(path: &Path) -> Result<Document, DocumentError> {
+/// Reads and parses a file, leaving out the slow requests results.json
+/// keeps in files beside it (their phases' `slow_requests` stay empty): for
+/// views that do not use them (`compare`), so a results.json copied
+/// without its `*.slow.gz` files still compares.
+pub fn read_figures(path: &Path) -> Result<Document, DocumentError> {
     parse(&read_text(path)?)
+}
+
+/// Reads and parses a file, with the slow requests results.json keeps in
+/// files beside it read back into their phases.
+pub fn read(path: &Path) -> Result<Document, DocumentError> {
+    let mut document = read_figures(path)?;
+    if let Document::Run(doc) = &mut document {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        crate::slow_log::load(doc, dir).map_err(|m| DocumentError::SlowLog {
+            field: m.field,
+            path: m.path,
+            error: m.error,
+        })?;
+    }
+    Ok(document)
 }
 
 #[cfg(test)]

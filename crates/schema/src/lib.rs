@@ -26,6 +26,7 @@ pub mod mix;
 pub mod process;
 pub mod profile;
 pub mod run;
+pub mod slow_log;
 pub mod spec;
 pub mod stages;
 pub mod summary;

@@ -45,8 +45,14 @@ pub struct LoadResult {
     pub histogram: String,
     pub loadgen: Loadgen,
     pub timeline: Vec<SecondStats>,
-    /// With `--slow-log N`: the N slowest requests, slowest first.
+    /// With `--slow-log N`: the N slowest requests, slowest first. Empty in
+    /// a results.json that keeps them in a file beside it (`slow_log_file`);
+    /// [`crate::document::read`] puts them back.
     pub slow_requests: Vec<SlowRequest>,
+    /// In results.json: the `stampede.slow/1` file beside it that holds this
+    /// phase's `slow_requests` (docs/results.md, "Slow-request files").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_log_file: Option<crate::slow_log::SlowLogFile>,
     /// `"http/1.1"`, `"h2"` or `"h3"`.
     #[serde(default = "http11")]
     pub protocol: String,

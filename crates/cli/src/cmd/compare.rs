@@ -51,8 +51,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     for text in &args.fail_if {
         rules.extend(FailIf::parse_list(text)?);
     }
-    let base = stampede_report::schema::read(&args.base)?;
-    let candidate = stampede_report::schema::read(&args.candidate)?;
+    // Compare uses no slow request: it reads results.json alone.
+    let base = stampede_report::schema::read_figures(&args.base)?;
+    let candidate = stampede_report::schema::read_figures(&args.candidate)?;
     let comparison = compare::compare(&base, &candidate, &rules);
     if comparison.pairs.is_empty() {
         bail!(

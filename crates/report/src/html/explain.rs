@@ -195,13 +195,16 @@ fn run_block(out: &mut String, run: &Run, ex: &Explanation) {
             .slowest
             .iter()
             .map(|s| {
-                let met: Vec<String> = s
-                    .events
+                // The first few events and a count of the rest, by kind:
+                // every one made the section grow with the slow requests.
+                let (shown, more) = s.shown_events();
+                let mut met: Vec<String> = shown
                     .iter()
                     .map(|e| {
                         format!("{} {:+.2} ms for {:.2} ms: {}", e.kind.name(), e.offset_ms, e.duration_ms, e.label)
                     })
                     .collect();
+                met.extend(more.map(|more| format!("and {more}")));
                 (
                     String::new(),
                     vec![
@@ -296,6 +299,31 @@ mod tests {
         assert!(html.contains("blocked on futexes 70% of their time"), "{html}");
         assert!(html.contains("&lt;script&gt;spin&lt;/script&gt;") && !html.contains("<script>spin"), "{html}");
         assert!(html.contains("72.5%") && html.contains("36.4%"), "{html}");
+    }
+
+    /// Regression: a slow request queued behind hundreds of others met each
+    /// one's wait, and the report listed them all (1.5 MB for 3 short runs).
+    #[test]
+    fn a_slowest_request_lists_a_few_events_and_counts_the_rest_by_kind() {
+        use stampede_schema::explain::{Kind, Met, Slowest};
+        let results = crate::schema::parse(SYNTHETIC).unwrap();
+        let run = &results.runs[0];
+        let Verdict::Explained(mut ex) = verdict(&results, run) else { panic!("the synthetic run is explained") };
+        let met = |i: usize, kind| Met { kind, label: format!("evt~{i}"), offset_ms: 0.0, duration_ms: 1.0 };
+        let mut events: Vec<Met> = (0..300).map(|i| met(i, Kind::ConnectionBusy)).collect();
+        events.extend((300..303).map(|i| met(i, Kind::Gc)));
+        ex.slowest = vec![Slowest { latency_us: 9000.0, intended_mono_ns: 1, cause: None, events }];
+        let mut html = String::new();
+        run_block(&mut html, run, &ex);
+        let listed = html.matches("evt~").count();
+        assert_eq!(listed, Slowest::EVENTS_SHOWN, "{html}");
+        assert!(html.contains("and 299 more: 296 connection_busy, 3 gc"), "{html}");
+
+        ex.slowest[0].events.truncate(2);
+        let mut html = String::new();
+        run_block(&mut html, run, &ex);
+        assert_eq!(html.matches("evt~").count(), 2);
+        assert!(!html.contains("more:"), "nothing left to count: {html}");
     }
 
     #[test]

@@ -52,6 +52,12 @@ pub fn markers(run: &Run) -> Vec<Event> {
 /// thousands of collections still makes a small report.
 pub const MAX_DRAWN_EVENTS: usize = 200;
 
+/// The most hover dots per series (the line itself keeps every point): one
+/// every 13 px of the 860 px chart. A dot and its tip are about 110 bytes,
+/// and the timelines are most of a report's size (2026-11-27, Go with the
+/// shootout's profiles: 80 KB a run, 30 KB of it 283 hover dots at 120).
+const MAX_HOVER_DOTS: usize = 60;
+
 fn is_runtime(event: &Event) -> bool {
     matches!(event.kind.as_str(), "gc" | "gc_pause" | "safepoint" | "pause")
 }
@@ -265,7 +271,7 @@ pub fn render(id: &str, run: &Run) -> String {
         for s in series {
             let pixels: Vec<(f64, f64)> = s.points.iter().map(|(t, v)| (x.at(*t), y.at(*v))).collect();
             polyline(&mut out, &pixels, s.colour, s.class, s.name);
-            for (t, v) in thin(&s.points, 120) {
+            for (t, v) in thin(&s.points, MAX_HOVER_DOTS) {
                 let tip = format!("{}: {} at {} s", s.name, sig(v), sig(t));
                 hover_dot(&mut out, x.at(t), y.at(v), s.colour, &tip);
             }
