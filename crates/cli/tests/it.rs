@@ -40,6 +40,7 @@ mod run_database;
 mod run_hdr_log;
 mod run_names;
 mod run_tfb;
+mod secrets;
 mod spec;
 mod stages;
 mod tls;

@@ -12,6 +12,7 @@
 pub mod capacity;
 pub mod config;
 mod conn;
+mod credentials;
 mod cycle;
 pub mod error;
 #[cfg(feature = "fuzzing")]

@@ -21,8 +21,11 @@ pub fn timestamp(now: SystemTime) -> String {
 
 impl ResultsWriter {
     /// Creates `<out>/<timestamp>/` (a numbered suffix if it exists) and writes
-    /// the empty document at once.
-    pub fn create(out: &Path, doc: ResultsDoc) -> std::io::Result<ResultsWriter> {
+    /// the empty document at once. What `doc` and every run pushed hold that
+    /// is secret is masked first (stampede_schema::redact): results.json is
+    /// made to be shared.
+    pub fn create(out: &Path, mut doc: ResultsDoc) -> std::io::Result<ResultsWriter> {
+        doc.redact();
         let stamp = timestamp(SystemTime::now());
         let mut dir = out.join(&stamp);
         let mut n = 1;
@@ -37,12 +40,14 @@ impl ResultsWriter {
         Ok(writer)
     }
 
-    pub fn push(&mut self, run: RunRecord) -> std::io::Result<()> {
+    pub fn push(&mut self, mut run: RunRecord) -> std::io::Result<()> {
+        run.redact(&self.doc.redaction());
         self.doc.runs.push(run);
         self.write()
     }
 
-    pub fn skip(&mut self, skipped: Skipped) -> std::io::Result<()> {
+    pub fn skip(&mut self, mut skipped: Skipped) -> std::io::Result<()> {
+        skipped.reason = self.doc.redaction().text(&skipped.reason);
         self.doc.skipped.push(skipped);
         self.write()
     }

@@ -228,7 +228,9 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         contract = outcome.contract.clone();
                     }
                     progress.inc();
-                    let record = outcome.record;
+                    // Masked before the terminal shows it, as results.json will be.
+                    let mut record = outcome.record;
+                    record.redact(&writer.doc.redaction());
                     if !outcome.interrupted {
                         completed += 1;
                     }
