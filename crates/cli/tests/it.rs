@@ -39,6 +39,7 @@ mod run_children;
 mod run_database;
 mod run_hdr_log;
 mod run_names;
+mod run_plan;
 mod run_tfb;
 mod secrets;
 mod spec;
