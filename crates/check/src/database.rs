@@ -22,7 +22,7 @@ pub struct Database {
 
 impl Database {
     pub fn connect(url: &str, timeout: Duration) -> Result<Database, CheckError> {
-        let fail = |reason: String| CheckError::Database { url: url.to_string(), reason };
+        let fail = |reason: String| CheckError::Database { url: stampede_schema::redact::url(url), reason };
         let mut config = postgres::Config::from_str(url)
             .map_err(|e| fail(format!("{e} (write postgres://user:password@host:port/database)")))?;
         config.connect_timeout(timeout);

@@ -12,6 +12,7 @@
 pub mod capacity;
 pub mod config;
 mod core;
+mod credentials;
 pub mod error;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;

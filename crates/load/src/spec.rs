@@ -6,6 +6,7 @@
 //! request or the mix and checks every value against [`crate::config::limits`].
 
 use crate::config::{check_header, check_method, limits, LoadConfig, Stop};
+use crate::credentials;
 use crate::mix::{self, TargetSpec};
 use crate::protocol::Protocol;
 use crate::stages::{Ramp, Stages};
@@ -123,9 +124,15 @@ pub fn config(spec: &LoadSpec, dir: &Path) -> Result<LoadConfig, String> {
     let headers = s.headers.iter().map(|h| header(h)).collect::<Result<Vec<_>, _>>()?;
     let body = bytes(&s.body);
     let templated = s.urls.iter().any(|u| u.contains('{'));
+    // A URL's userinfo is sent as the Authorization header it means, and
+    // shown with its password masked (credentials.rs).
     let mut cfg = if s.mix.is_empty() && s.urls.len() == 1 && !templated {
-        let mut cfg = LoadConfig::new(Target::parse(&s.urls[0]).map_err(|e| e.to_string())?);
+        let url = credentials::split(&s.urls[0]);
+        let mut target = Target::parse(&url.url).map_err(|e| e.to_string())?;
+        target.url = url.shown;
+        let mut cfg = LoadConfig::new(target);
         cfg.method = method;
+        cfg.headers = credentials::with_header(headers.clone(), &url.header);
         cfg
     } else {
         if s.urls.is_empty() && s.mix.is_empty() {
@@ -134,12 +141,15 @@ pub fn config(spec: &LoadSpec, dir: &Path) -> Result<LoadConfig, String> {
         let mut specs: Vec<TargetSpec> = s
             .urls
             .iter()
-            .map(|url| TargetSpec {
-                method: method.clone(),
-                url: url.clone(),
-                headers: headers.clone(),
-                body: body.clone(),
-                weight: 1,
+            .map(|url| {
+                let url = credentials::split(url);
+                TargetSpec {
+                    method: method.clone(),
+                    url: url.url,
+                    headers: credentials::with_header(headers.clone(), &url.header),
+                    body: body.clone(),
+                    weight: 1,
+                }
             })
             .collect();
         for (entry, origin) in s.mix.iter().zip(&origins[s.urls.len()..]) {
@@ -147,16 +157,20 @@ pub fn config(spec: &LoadSpec, dir: &Path) -> Result<LoadConfig, String> {
             own = own.map_err(|e| format!("{origin}: {e}"));
             let mut entry_headers = own?;
             entry_headers.extend(headers.iter().cloned());
+            let url = credentials::split(&entry.url);
             specs.push(TargetSpec {
                 method: entry.method.to_ascii_uppercase(),
-                url: entry.url.clone(),
-                headers: entry_headers,
+                url: url.url,
+                headers: credentials::with_header(entry_headers, &url.header),
                 body: bytes(&entry.body),
                 weight: entry.weight,
             });
         }
         let seed = s.seed.unwrap_or_else(clock_seed);
-        let (target, mix) = mix::build(specs, s.order, seed).map_err(|(i, why)| format!("{}: {why}", origins[i]))?;
+        let (mut target, mix) =
+            mix::build(specs, s.order, seed).map_err(|(i, why)| format!("{}: {why}", origins[i]))?;
+        let first = s.urls.first().or(s.mix.first().map(|t| &t.url));
+        target.url = first.map_or(target.url, |u| credentials::split(u).shown);
         let mut cfg = LoadConfig::new(target);
         cfg.method = match mix.templates.iter().all(|t| t.spec.method == "HEAD") {
             true => "HEAD".into(),
@@ -165,7 +179,9 @@ pub fn config(spec: &LoadSpec, dir: &Path) -> Result<LoadConfig, String> {
         cfg.mix = Some(Arc::new(mix));
         cfg
     };
-    cfg.headers = headers;
+    if cfg.mix.is_some() {
+        cfg.headers = headers;
+    }
     cfg.body = body;
     cfg.hdr_log = s.hdr_log.clone();
     let size = |flag: &str, n: u64| usize::try_from(n).map_err(|_| format!("{flag} {n} is too large"));

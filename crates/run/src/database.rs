@@ -46,6 +46,7 @@ impl DatabaseSpec {
     pub fn validate(&self) -> Result<(), String> {
         if let Some(url) = &self.url {
             postgres::Config::from_str(url).map_err(|e| {
+                let url = stampede_schema::redact::url(url);
                 format!("{url:?} is not a PostgreSQL URL ({e}): write postgres://user:password@host:port/database")
             })?;
         }
@@ -107,7 +108,7 @@ impl Database {
 
     /// What results.json says about the database (no password).
     pub fn describe(&self) -> String {
-        let hidden = hide_password(&self.url);
+        let hidden = stampede_schema::redact::url(&self.url);
         match &self.cluster {
             Some(c) => format!("private PostgreSQL {} cluster at {hidden}", c.version()),
             None => format!("the scenario's server at {hidden}"),
@@ -123,7 +124,8 @@ impl Database {
 /// `DATABASE_URL` and `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`,
 /// `PGDATABASE` for `url` (apps/CONTRACT.md, "Database").
 pub fn env_for(url: &str) -> Result<Vec<(String, String)>, DatabaseError> {
-    let config = postgres::Config::from_str(url).map_err(|e| DatabaseError::Url(format!("{url:?}: {e}")))?;
+    let config = postgres::Config::from_str(url)
+        .map_err(|e| DatabaseError::Url(format!("{:?}: {e}", stampede_schema::redact::url(url))))?;
     let mut env = vec![("DATABASE_URL".to_string(), url.to_string())];
     if let Some(postgres::config::Host::Tcp(host)) = config.get_hosts().first() {
         env.push(("PGHOST".into(), host.clone()));
@@ -141,20 +143,6 @@ pub fn env_for(url: &str) -> Result<Vec<(String, String)>, DatabaseError> {
         env.push(("PGDATABASE".into(), db.to_string()));
     }
     Ok(env)
-}
-
-/// `postgres://user:secret@host/db` → `postgres://user:***@host/db`.
-pub(crate) fn hide_password(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let userinfo = &url[scheme + 3..at];
-            match userinfo.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
-                None => url.to_string(),
-            }
-        }
-        _ => url.to_string(),
-    }
 }
 
 #[cfg(test)]
@@ -185,8 +173,9 @@ mod tests {
     fn a_bad_url_is_named_and_passwords_are_hidden() {
         let spec = DatabaseSpec { url: Some("mysql:/nope".into()), seed: false };
         assert!(spec.validate().unwrap_err().contains("mysql:/nope"));
-        assert_eq!(hide_password("postgres://u:secret@h:1/d"), "postgres://u:***@h:1/d");
-        assert_eq!(hide_password("postgres://h/d"), "postgres://h/d");
+        let spec = DatabaseSpec { url: Some("postgres://u:s3cret@h:99999/d".into()), seed: false };
+        let err = spec.validate().unwrap_err();
+        assert!(err.contains("postgres://u:***@h:99999/d") && !err.contains("s3cret"), "{err}");
     }
 
     #[test]

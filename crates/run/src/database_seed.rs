@@ -62,7 +62,7 @@ pub enum SeedError {
 }
 
 fn connect(url: &str) -> Result<Client, SeedError> {
-    let fail = |reason: String| SeedError::Connect { url: crate::database::hide_password(url), reason };
+    let fail = |reason: String| SeedError::Connect { url: stampede_schema::redact::url(url), reason };
     let mut config = postgres::Config::from_str(url).map_err(|e| fail(e.to_string()))?;
     config.connect_timeout(Duration::from_secs(10));
     config.connect(NoTls).map_err(|e| fail(one_line(&e)))
@@ -87,7 +87,7 @@ pub fn reachable(url: &str) -> Result<(), SeedError> {
 pub fn create_database(admin_url: &str, name: &str) -> Result<(), SeedError> {
     let mut client = connect(admin_url)?;
     client.batch_execute(&format!("CREATE DATABASE {name} ENCODING 'UTF8'")).map_err(|e| SeedError::Statement {
-        url: crate::database::hide_password(admin_url),
+        url: stampede_schema::redact::url(admin_url),
         what: "create the database",
         reason: one_line(&e),
     })
@@ -98,7 +98,7 @@ pub fn seed(url: &str) -> Result<(), SeedError> {
     let mut client = connect(url)?;
     let fail = |what| {
         move |e: postgres::Error| SeedError::Statement {
-            url: crate::database::hide_password(url),
+            url: stampede_schema::redact::url(url),
             what,
             reason: one_line(&e),
         }
@@ -142,7 +142,7 @@ pub fn count_statements(url: &str) -> Result<(), SeedError> {
         return Ok(());
     }
     client.batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements").map_err(|e| SeedError::Statement {
-        url: crate::database::hide_password(url),
+        url: stampede_schema::redact::url(url),
         what: "create the pg_stat_statements extension",
         reason: one_line(&e),
     })

@@ -11,8 +11,13 @@ use crate::record::{Environment, PinningRecord};
 use crate::scenario::Scenario;
 
 pub fn collect(scenario: &Scenario, repo_hint: &Path, tool_version: &str) -> Environment {
-    let command_line =
-        std::env::args().map(|a| if a.contains(' ') { format!("{a:?}") } else { a }).collect::<Vec<_>>().join(" ");
+    // Each word masked alone, before quoting: `-H 'Cookie: …'`, `--set database.url=…`.
+    let redaction = scenario.redaction();
+    let command_line = std::env::args()
+        .map(|a| redaction.text(&a))
+        .map(|a| if a.contains(' ') { format!("{a:?}") } else { a })
+        .collect::<Vec<_>>()
+        .join(" ");
     Environment {
         tool_version: tool_version.to_string(),
         git_commit: git_commit(repo_hint),

@@ -31,6 +31,7 @@ mod microstates;
 mod names;
 mod overrides;
 mod pinning;
+mod plan;
 mod prepare;
 mod profiling;
 pub mod progress;

@@ -8,7 +8,9 @@
 use crate::error::ScenarioError;
 
 pub fn apply(root: &mut toml::Value, arg: &str) -> Result<(), ScenarioError> {
-    let bad = |reason: String| ScenarioError::Override { arg: arg.to_string(), reason };
+    // The message quotes the argument: a secret in it is masked.
+    let shown = stampede_schema::redact::Redaction::default().text(arg);
+    let bad = |reason: String| ScenarioError::Override { arg: shown.clone(), reason };
     let Some((key, raw)) = arg.split_once('=') else {
         return Err(bad("expected key=value, e.g. --set iterations=1".into()));
     };

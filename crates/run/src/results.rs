@@ -21,8 +21,11 @@ pub fn timestamp(now: SystemTime) -> String {
 
 impl ResultsWriter {
     /// Creates `<out>/<timestamp>/` (a numbered suffix if it exists) and writes
-    /// the empty document at once.
-    pub fn create(out: &Path, doc: ResultsDoc) -> std::io::Result<ResultsWriter> {
+    /// the empty document at once. What `doc` and every run pushed hold that
+    /// is secret is masked first (stampede_schema::redact): results.json is
+    /// made to be shared.
+    pub fn create(out: &Path, mut doc: ResultsDoc) -> std::io::Result<ResultsWriter> {
+        doc.redact();
         let stamp = timestamp(SystemTime::now());
         let mut dir = out.join(&stamp);
         let mut n = 1;
@@ -42,12 +45,14 @@ impl ResultsWriter {
     /// results.json is rewritten naming them, so it never names a file that
     /// is not there yet and keeps a size that grows with the runs only.
     pub fn push(&mut self, mut run: RunRecord, stem: &str) -> std::io::Result<()> {
+        run.redact(&self.doc.redaction());
         stampede_schema::slow_log::store(&mut run, &self.dir, stem)?;
         self.doc.runs.push(run);
         self.write()
     }
 
-    pub fn skip(&mut self, skipped: Skipped) -> std::io::Result<()> {
+    pub fn skip(&mut self, mut skipped: Skipped) -> std::io::Result<()> {
+        skipped.reason = self.doc.redaction().text(&skipped.reason);
         self.doc.skipped.push(skipped);
         self.write()
     }

@@ -31,6 +31,8 @@ pub struct RunOptions {
     /// The `stampede` binary that provides `load` and `check`.
     pub exe: PathBuf,
     pub tool_version: String,
+    /// Print what would be executed (plan.rs) on stdout and run nothing.
+    pub print_plan: bool,
 }
 
 /// What a finished scenario left behind.
@@ -52,6 +54,8 @@ pub enum RunError {
 }
 
 struct App {
+    /// Where the manifest was read from.
+    path: PathBuf,
     manifest: Manifest,
     combos: Vec<Combination>,
     notes: Vec<String>,
@@ -87,8 +91,16 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
             manifest = manifest.profiled();
             combos = combos.iter().map(|c| c.profiled(&manifest.profile)).collect();
         }
-        apps.push(App { manifest, combos, notes });
+        apps.push(App { path, manifest, combos, notes });
     }
+    // The commands to run, said before any of them runs (plan.rs).
+    let plan =
+        crate::plan::render(&scenario, apps.iter().map(|a| (a.path.as_path(), &a.manifest, a.combos.as_slice())));
+    if options.print_plan {
+        print!("{plan}");
+        return Ok(RunSummary { results_path: PathBuf::new(), exit_code: 0 });
+    }
+    eprint!("{plan}");
     // A server on another host is reached (and its clock measured) before
     // anything is written: an unreachable host is one line and exit 2.
     let server_host = match scenario.hosts.as_ref().filter(|h| h.server.is_some()) {
@@ -229,7 +241,9 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         contract = outcome.contract.clone();
                     }
                     progress.inc();
-                    let record = outcome.record;
+                    // Masked before the terminal shows it, as results.json will be.
+                    let mut record = outcome.record;
+                    record.redact(&writer.doc.redaction());
                     if !outcome.interrupted {
                         completed += 1;
                     }

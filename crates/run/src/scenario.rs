@@ -75,6 +75,11 @@ pub struct Scenario {
     /// A PostgreSQL database for the apps: a private cluster, or `url`'s (docs/database.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database: Option<crate::database::DatabaseSpec>,
+    /// Headers whose values are secret besides `Authorization`,
+    /// `Proxy-Authorization` and `Cookie`: written as `***` in results.json,
+    /// the report and the terminal (docs/results.md, "Secrets").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redact_headers: Vec<String>,
 }
 
 /// One load profile: a name and a whole load spec (`stampede load`'s
@@ -303,7 +308,11 @@ impl Scenario {
     }
 
     pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Scenario, ScenarioError> {
-        let parse_error = |message: String| ScenarioError::Parse { path: path.to_path_buf(), message };
+        // TOML's messages quote the line at fault, which may hold a secret.
+        let parse_error = |message: String| ScenarioError::Parse {
+            path: path.to_path_buf(),
+            message: stampede_schema::redact::Redaction::default().text(&message),
+        };
         let mut value: toml::Value = toml::from_str(text).map_err(|e| parse_error(one_line(&e.to_string())))?;
         for set in sets {
             overrides::apply(&mut value, set)?;
@@ -375,6 +384,11 @@ impl Scenario {
             }
             names.push(file_name);
         }
+        for name in &self.redact_headers {
+            if let Some(why) = stampede_load::config::header_problem(name, "") {
+                return Err(field("redact_headers", &format!("{name:?} is not a header name: {why}")));
+            }
+        }
         for (role, cpus) in [("pinning.server", &self.pinning.server), ("pinning.loadgen", &self.pinning.loadgen)] {
             if let Some(cpus) = cpus {
                 crate::pinning::parse_cpu_list(cpus.as_str()).map_err(|reason| field(role, &reason))?;
@@ -393,6 +407,11 @@ impl Scenario {
             }
         }
         Ok(())
+    }
+
+    /// What is secret in what this scenario writes (stampede_schema::redact).
+    pub fn redaction(&self) -> stampede_schema::redact::Redaction {
+        stampede_schema::redact::Redaction::new(&self.redact_headers)
     }
 
     /// Where the default scenario lives, relative to the repository root.

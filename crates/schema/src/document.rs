@@ -20,12 +20,16 @@ pub enum Document {
 }
 
 impl Document {
-    /// The document as results: a load document becomes one run.
+    /// The document as results, its secrets masked (crate::redact: a file
+    /// written before they were masked shows none either): a load document
+    /// becomes one run.
     pub fn into_results(self) -> ResultsDoc {
-        match self {
+        let mut doc = match self {
             Document::Run(doc) => *doc,
             Document::Load(load) => ResultsDoc::from_load(*load),
-        }
+        };
+        doc.redact();
+        doc
     }
 }
 
@@ -136,5 +140,19 @@ mod tests {
         assert_eq!(results.runs.len(), 1);
         assert_eq!((results.runs[0].app.as_str(), results.runs[0].profile.as_str()), ("http://x/", "closed"));
         assert!(results.runs[0].is_valid());
+    }
+
+    #[test]
+    fn secrets_in_an_older_file_are_masked_when_it_is_read() {
+        let text = r#"{"schema":"stampede.run/1","environment":{"command_line":"stampede run --set database.url=postgres://u:pw1@h/d"},
+            "scenario":{"redact_headers":["X-Key"],"profiles":[{"headers":["Authorization: Bearer tok2","X-Key: k3"]}]},
+            "runs":[{"app":"go","invalid_reason":"cannot reach postgres://u:pw4@h/d","load":{"url":"http://u:pw5@h/"}}]}"#;
+        let shown = serde_json::to_string(&parse(text).unwrap().into_results()).unwrap();
+        for secret in ["pw1", "tok2", "k3", "pw4", "pw5"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        assert!(shown.contains("postgres://u:***@h/d") && shown.contains("X-Key: ***"), "{shown}");
+        let load = parse(r#"{"schema":"stampede.load/1","url":"http://me:pw6@x/"}"#).unwrap().into_results();
+        assert_eq!(load.runs[0].app, "http://me:***@x/");
     }
 }

@@ -25,6 +25,7 @@ pub mod microstates;
 pub mod mix;
 pub mod process;
 pub mod profile;
+pub mod redact;
 pub mod run;
 pub mod slow_log;
 pub mod spec;

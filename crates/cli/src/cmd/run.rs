@@ -15,7 +15,10 @@ use anyhow::Context;
   stampede run --apps go --duration 2s --warmup 500ms --out /tmp/results
   stampede run --apps go,node --profile          # flame graphs of the measured phases
   stampede run my.toml --set hosts.server=me@srv --set hosts.server_address=10.0.0.9
-                                                 # the server on srv over ssh (docs/hosts.md)")]
+                                                 # the server on srv over ssh (docs/hosts.md)
+  stampede run untrusted.toml --print-plan       # the commands it would run, running none
+
+A scenario and its manifests are code: run only ones you trust (docs/scenarios.md, Trust).")]
 pub struct Args {
     /// Scenario file (TOML, see docs/scenarios.md); default scenarios/shootout.toml
     pub scenario: Option<PathBuf>,
@@ -51,6 +54,11 @@ pub struct Args {
     /// Folder for <timestamp>/results.json
     #[arg(long, value_name = "DIR", default_value = "results")]
     pub out: PathBuf,
+    /// Print the commands the scenario and its manifests would run (build,
+    /// run, version, the matrix's environment, the ssh config) and exit
+    /// without running any; every run prints this plan on stderr first
+    #[arg(long)]
+    pub print_plan: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
@@ -104,6 +112,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         out: args.out,
         exe,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        print_plan: args.print_plan,
     })?;
     if summary.results_path.exists() {
         let html = summary.results_path.with_file_name("report.html");

@@ -17,6 +17,8 @@ elsewhere, /plaintext and / included: an app a /plaintext poll never finds.
 STALL_MS=S with PERIOD_MS=P answers nothing during the first S ms of every
 P ms (from the server's start): a request arriving then waits for the end of
 the stall, so at any steady arrival rate p99 is known (S=100, P=1000: 90 ms).
+HEADERS_TO=FILE appends every request header line not seen before to FILE
+(the secrets test: what the load generator really sent).
 """
 import json
 import os
@@ -34,6 +36,8 @@ BAD_STATUS_EVERY = int(os.environ.get("BAD_STATUS_EVERY") or 0)
 SEQUENCE_ONLY = os.environ.get("ONLY") == "sequence"
 STALL_S = int(os.environ.get("STALL_MS") or 0) / 1000
 PERIOD_S = int(os.environ.get("PERIOD_MS") or 1000) / 1000
+HEADERS_TO = os.environ.get("HEADERS_TO")
+HEADERS_SEEN = set()
 STARTED = time.monotonic()
 LOCK = threading.Lock()
 COUNT = [0]
@@ -85,6 +89,16 @@ def locked_cpu(n):
 ROUTES["lock"] = (10000000, locked_cpu)
 
 
+def record_headers(headers):
+    lines = {f"{name}: {value}" for name, value in headers.items()}
+    with LOCK:
+        new = lines - HEADERS_SEEN
+        if new:
+            HEADERS_SEEN.update(new)
+            with open(HEADERS_TO, "a") as out:
+                out.write("".join(line + "\n" for line in sorted(new)))
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
@@ -102,6 +116,8 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self):
+        if HEADERS_TO:
+            record_headers(self.headers)
         if STALL_S:
             phase = (time.monotonic() - STARTED) % PERIOD_S
             if phase < STALL_S:
