@@ -55,10 +55,11 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 /// Lock and blocked-I/O events from microstate samples; `t0_mono_ns` is
-/// CLOCK_MONOTONIC at `t_s = 0`. `steady` is false when the working
-/// threads' futex waits are idle parking (crate::parking): then only bursts
-/// count as a lock.
-pub fn events(samples: &[StateSample], t0_mono_ns: u64, steady: bool) -> Vec<Event> {
+/// CLOCK_MONOTONIC at `t_s = 0`. `lock` is false when the futex waits lack
+/// the marks of requests queued on a lock (crate::parking): then neither a
+/// burst nor the steady level of futex waits is a lock event (a JVM's GC
+/// workers or V8's all waking at once make a burst of futex waits too).
+pub fn events(samples: &[StateSample], t0_mono_ns: u64, lock: bool) -> Vec<Event> {
     let mono = |t_s: f64| (t0_mono_ns as i128 + (t_s * 1e9).round() as i128).max(0) as u64;
     let usable: Vec<&StateSample> = samples.iter().filter(|s| s.wall_s > 0.0).collect();
     let mut out = Vec::new();
@@ -66,14 +67,13 @@ pub fn events(samples: &[StateSample], t0_mono_ns: u64, steady: bool) -> Vec<Eve
         (Kind::Lock, |s| s.seconds.lck_s, "blocked on futexes"),
         (Kind::BlockedIo, |s| s.seconds.io_s, "blocked in read/write calls"),
     ];
-    for (kind, seconds, what) in kinds {
+    for (kind, seconds, what) in kinds.into_iter().filter(|k| lock || k.0 != Kind::Lock) {
         let level = |s: &StateSample| seconds(s) / s.wall_s;
         let typical = median(usable.iter().map(|s| level(s)).collect());
         let threshold = (typical * OVER_MEDIAN).max(typical + FLOOR_THREADS);
         for s in &usable {
             let threads = level(s);
-            let steady =
-                (steady && kind == Kind::Lock).then(|| working_lock_share(s)).flatten().filter(|&f| f >= STEADY_LOCK);
+            let steady = (kind == Kind::Lock).then(|| working_lock_share(s)).flatten().filter(|&f| f >= STEADY_LOCK);
             let label = if threads >= threshold {
                 format!("{threads:.1} threads {what} on average (median {typical:.1})")
             } else if let Some(share) = steady {
@@ -240,7 +240,7 @@ mod tests {
             .collect();
         let found = events(&samples, 0, true);
         assert_eq!(found.len(), 10, "{found:?}");
-        assert!(events(&samples, 0, false).is_empty(), "idle parking: the steady rule is off, no burst");
+        assert!(events(&samples, 0, false).is_empty(), "idle parking: no lock event, burst or steady");
         assert!(found.iter().all(|e| e.kind == Kind::Lock && e.end_mono_ns <= 1_000_000_000), "{found:?}");
         assert!(found[0].label.contains("4 working threads spent 80%"), "{}", found[0].label);
         let requests = [request(500, 500, 580), request(1500, 1500, 1580)];

@@ -58,11 +58,13 @@ pub fn from_run(doc: &ResultsDoc, run: &RunRecord) -> Option<Source> {
     let micro = run.server.microstates.as_ref().filter(|m| !m.samples.is_empty());
     let mut lock_level = None;
     let mut notes = Vec::new();
-    // Futex waits beyond what the requests in flight can account for are
-    // idle threads parked, not a lock (parking.rs).
-    let parking = micro.and_then(|m| parking::parking(&m.samples, parking::in_flight(&load)));
+    // Futex waits without requests queued behind them, with cores to
+    // spare, are idle threads parked, not a lock (parking.rs); judged on
+    // the measured load, the phase the microstates cover.
+    let covered = run.load.as_ref().unwrap_or(&load);
+    let no_lock = micro.and_then(|m| parking::no_lock(m, covered, input::server_cores(doc)));
     if let (Some(t0), Some(m)) = (run.clock.measured_start_mono_ns, micro) {
-        events.extend(blocked::events(&m.samples, t0, parking.is_none()));
+        events.extend(blocked::events(&m.samples, t0, no_lock.is_none()));
         let slow: Vec<_> = load.slow_requests.iter().filter(|r| r.latency_us > load.latency_us.p99).copied().collect();
         lock_level = blocked::lock_level(&m.samples, t0, &slow);
         clock.push("thread microstates placed from the measured phase's start".to_string());
@@ -98,7 +100,7 @@ pub fn from_run(doc: &ResultsDoc, run: &RunRecord) -> Option<Source> {
             duration_s,
             // The latency phase's seconds count from its own start, not t_s = 0.
             timeline: if latency_phase.is_some() { &[] } else { &load.timeline },
-            parking: parking.is_some(),
+            no_lock: no_lock.is_some(),
         }),
         None => Vec::new(),
     };
@@ -108,7 +110,7 @@ pub fn from_run(doc: &ResultsDoc, run: &RunRecord) -> Option<Source> {
         (false, None) => notes.push("stampede run marked this run invalid".to_string()),
         _ => {}
     }
-    notes.extend(parking);
+    notes.extend(no_lock);
     notes.extend(backlog_note(run, &load));
     Some(Source {
         notes,
