@@ -104,7 +104,7 @@ pub fn from_run(doc: &ResultsDoc, run: &RunRecord) -> Option<Source> {
         }),
         None => Vec::new(),
     };
-    events.extend(blocked::send_delays(&load.slow_requests));
+    events.extend(blocked::send_delays(&load.slow_requests, granularity_us(&load)));
     match (run.valid, &run.invalid_reason) {
         (false, Some(reason)) => notes.push(format!("stampede run marked this run invalid: {reason}")),
         (false, None) => notes.push("stampede run marked this run invalid".to_string()),
@@ -164,10 +164,15 @@ fn backlog_note(run: &RunRecord, load: &LoadResult) -> Option<String> {
     })
 }
 
+/// The open loop's designed wait for its next wake-up (0 in closed loop).
+fn granularity_us(load: &LoadResult) -> f64 {
+    load.open.as_ref().map_or(0.0, |o| o.wake_granularity_us)
+}
+
 /// A load document explained with parsed event logs.
 pub fn from_load(app: &str, load: LoadResult, logs: Vec<(String, Parsed)>) -> Source {
     let path = load.url.split_once("://").and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_string()));
-    let events = blocked::send_delays(&load.slow_requests);
+    let events = blocked::send_delays(&load.slow_requests, granularity_us(&load));
     let mut source = Source { app: app.to_string(), path, load, events, ..Source::default() };
     for (name, parsed) in logs {
         source.clock.push(format!(
