@@ -64,4 +64,31 @@ fn a_generator_starved_of_cpu_is_named_as_the_generator() {
     assert!(generator >= 0.5, "most slow requests were sent late by the generator: {}", e.human);
     assert!(generator > server_side, "not a wait for connections: {}", e.human);
     assert!(e.human.contains("load generator late"), "{}", e.human);
+    // run and explain agree: a tail the generator sent late is no measurement
+    // of the server (stampede_schema::late).
+    assert_eq!(e.run()["valid"], false, "{}", e.run()["invalid_reason"]);
+    let reason = e.run()["invalid_reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("load generator late for"), "judged where the tail is: {reason}");
+}
+
+/// The other way: a slow but honest server (the cause server's mutex held
+/// 60 ms of every 100 ms) behind two connections. Its requests queue behind
+/// busy connections, and the generator's loop reads a freed connection at
+/// its next designed wake-up: that is the server's queue, never "load
+/// generator late", and no reason of the run's validity blames the
+/// generator's lateness. It broke when every wait past the kernel's receive
+/// time of the freeing response counted as the generator's.
+#[test]
+fn requests_queued_behind_busy_connections_are_the_servers_not_the_generators() {
+    let _machine = crate::machine();
+    let s = Scratch::new("explain-queued");
+    let Some(bin) = build_server(&s.dir) else { return };
+    let e = run_and_explain(&s, &bin, "lock", "rate = 300\nconnections = 2\nslow_log = 100", &[]);
+    assert!(e.explain["slow_requests"].as_u64().unwrap() >= 5, "{}", e.explain);
+    let server_side = e.share("connection_setup") + e.share("connection_busy") + e.share("lock");
+    assert!(server_side >= 0.5, "the slow requests waited for the server: {}", e.human);
+    assert!(e.share("send_delay") <= 0.1, "not the generator's: {}", e.human);
+    assert!(!e.human.contains("load generator late"), "{}", e.human);
+    let reason = e.run()["invalid_reason"].as_str().unwrap_or_default();
+    assert!(!reason.contains("load generator late for"), "the tail is the server's queue: {reason}");
 }

@@ -58,5 +58,5 @@ slow_log = 100",
     assert_eq!(first["cause"], "lock", "{dominant:?}");
     assert!(first["level_pct"].as_f64().unwrap() >= 30.0, "{first}");
     let line = e.human.lines().nth(1).unwrap_or_default();
-    assert!(line.contains("Every request waits for a lock") && line.contains("blocked on futexes"), "{}", e.human);
+    assert!(line.contains("Requests queue on a lock") && line.contains("blocked on futexes"), "{}", e.human);
 }

@@ -17,6 +17,7 @@ mod explain_backlog;
 mod explain_frames;
 mod explain_generator;
 mod explain_lock;
+mod explain_locks;
 mod explain_quiet;
 mod open_loop;
 mod run_latency;

@@ -29,11 +29,13 @@
 //! A request whose actual send came later than its intended send waited
 //! for a connection (one to open: `connection_setup`; a busy one to answer:
 //! `connection_busy`; both the server's) up to the time the slow log says it
-//! could have gone, and for the load generator from then on (`send_delay`).
-//! Each wait is an event of its own, and explains the request when it is at
-//! least half its excess latency.
+//! could have gone and the loop's next designed wake-up, and for the load
+//! generator past that (`send_delay`), by the rule `stampede run`'s validity
+//! uses too (stampede_schema::late). Each wait is an event of its own, and
+//! explains the request when it is at least half its excess latency.
 
 use stampede_schema::explain::LockLevel;
+use stampede_schema::late;
 use stampede_schema::microstates::StateSample;
 
 use crate::attribution::Request;
@@ -43,8 +45,8 @@ const OVER_MEDIAN: f64 = 1.5;
 /// The working threads' futex share from which an interval is steady contention.
 const STEADY_LOCK: f64 = 0.5;
 const FLOOR_THREADS: f64 = 0.5;
-/// Send delays shorter than this are the generator's normal jitter.
-const MIN_SEND_DELAY_NS: u64 = 100_000;
+/// Waits for a connection shorter than this are not worth an event.
+const MIN_SEND_DELAY_NS: u64 = late::MIN_LATE_NS;
 
 /// Thread-seconds of one state in a sample.
 type Seconds = fn(&StateSample) -> f64;
@@ -55,10 +57,11 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 /// Lock and blocked-I/O events from microstate samples; `t0_mono_ns` is
-/// CLOCK_MONOTONIC at `t_s = 0`. `steady` is false when the working
-/// threads' futex waits are idle parking (crate::parking): then only bursts
-/// count as a lock.
-pub fn events(samples: &[StateSample], t0_mono_ns: u64, steady: bool) -> Vec<Event> {
+/// CLOCK_MONOTONIC at `t_s = 0`. `lock` is false when the futex waits lack
+/// the marks of requests queued on a lock (crate::parking): then neither a
+/// burst nor the steady level of futex waits is a lock event (a JVM's GC
+/// workers or V8's all waking at once make a burst of futex waits too).
+pub fn events(samples: &[StateSample], t0_mono_ns: u64, lock: bool) -> Vec<Event> {
     let mono = |t_s: f64| (t0_mono_ns as i128 + (t_s * 1e9).round() as i128).max(0) as u64;
     let usable: Vec<&StateSample> = samples.iter().filter(|s| s.wall_s > 0.0).collect();
     let mut out = Vec::new();
@@ -66,14 +69,13 @@ pub fn events(samples: &[StateSample], t0_mono_ns: u64, steady: bool) -> Vec<Eve
         (Kind::Lock, |s| s.seconds.lck_s, "blocked on futexes"),
         (Kind::BlockedIo, |s| s.seconds.io_s, "blocked in read/write calls"),
     ];
-    for (kind, seconds, what) in kinds {
+    for (kind, seconds, what) in kinds.into_iter().filter(|k| lock || k.0 != Kind::Lock) {
         let level = |s: &StateSample| seconds(s) / s.wall_s;
         let typical = median(usable.iter().map(|s| level(s)).collect());
         let threshold = (typical * OVER_MEDIAN).max(typical + FLOOR_THREADS);
         for s in &usable {
             let threads = level(s);
-            let steady =
-                (steady && kind == Kind::Lock).then(|| working_lock_share(s)).flatten().filter(|&f| f >= STEADY_LOCK);
+            let steady = (kind == Kind::Lock).then(|| working_lock_share(s)).flatten().filter(|&f| f >= STEADY_LOCK);
             let label = if threads >= threshold {
                 format!("{threads:.1} threads {what} on average (median {typical:.1})")
             } else if let Some(share) = steady {
@@ -135,49 +137,49 @@ pub fn lock_level(samples: &[StateSample], t0_mono_ns: u64, requests: &[Request]
     })
 }
 
-/// The waits of each logged request that was sent late, as events: up to
-/// `ready_mono_ns` it waited for a connection (a new one to open, or a busy
-/// one to answer: the server's doing), from then to its send for the load
-/// generator. A request from a document without `ready_mono_ns` is all the
-/// generator's, as before the split was recorded.
-pub fn send_delays(requests: &[Request]) -> Vec<Event> {
+/// The waits of each logged request that was sent late, as events, split
+/// by the rule `stampede run`'s validity uses too (stampede_schema::late):
+/// until its connection was free and the loop's next designed wake-up, it
+/// waited for a connection (a new one to open, or a busy one to answer: the
+/// server's queue); past that, for the load generator's own thread. A
+/// request from a document without `ready_mono_ns` waited for the
+/// generator from its intended time, as before the split was recorded.
+pub fn send_delays(requests: &[Request], granularity_us: f64) -> Vec<Event> {
     let mut out = Vec::new();
     for r in requests.iter().filter(|r| r.intended_mono_ns > 0) {
-        let ready = match r.ready_mono_ns {
-            0 => r.intended_mono_ns,
-            t => t.clamp(r.intended_mono_ns, r.start_mono_ns.max(r.intended_mono_ns)),
-        };
-        let wait = |from: u64, to: u64, kind: Kind, label: String| {
-            (to >= from + MIN_SEND_DELAY_NS).then_some(Event {
-                start_mono_ns: from,
-                end_mono_ns: to,
-                kind,
-                label,
-                stopped: false,
-                error_ns: 0,
-            })
-        };
-        let ms = |from: u64, to: u64| (to - from) as f64 / 1e6;
-        let (kind, what) = if r.connecting {
-            (Kind::ConnectionSetup, "for connections to open")
-        } else {
-            (Kind::ConnectionBusy, "for a free connection (all were busy with earlier requests)")
-        };
-        out.extend(wait(
-            r.intended_mono_ns,
-            ready,
+        let (queue, late) = late::split(r, granularity_us);
+        let event = |from: u64, to: u64, kind: Kind, label: String| Event {
+            start_mono_ns: from,
+            end_mono_ns: to,
             kind,
-            format!("waited {:.2} ms {what}", ms(r.intended_mono_ns, ready.max(r.intended_mono_ns))),
-        ));
-        out.extend(wait(
-            ready,
-            r.start_mono_ns,
-            Kind::SendDelay,
-            format!(
-                "the load generator sent it {:.2} ms after it could have gone",
-                ms(ready, r.start_mono_ns.max(ready))
-            ),
-        ));
+            label,
+            stopped: false,
+            error_ns: 0,
+        };
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let from = r.intended_mono_ns;
+        if queue >= MIN_SEND_DELAY_NS {
+            let (kind, what) = if r.connecting {
+                (Kind::ConnectionSetup, "for connections to open".to_string())
+            } else {
+                (
+                    Kind::ConnectionBusy,
+                    "for a free connection: all were busy with earlier requests (the server's queue)".to_string(),
+                )
+            };
+            out.push(event(from, from + queue, kind, format!("waited {:.2} ms {what}", ms(queue))));
+        }
+        if late > 0 {
+            out.push(event(
+                r.start_mono_ns - late,
+                r.start_mono_ns,
+                Kind::SendDelay,
+                format!(
+                    "the load generator sent it {:.2} ms after it could have gone, past its wake-up with a connection free",
+                    ms(late)
+                ),
+            ));
+        }
     }
     out
 }
@@ -240,7 +242,7 @@ mod tests {
             .collect();
         let found = events(&samples, 0, true);
         assert_eq!(found.len(), 10, "{found:?}");
-        assert!(events(&samples, 0, false).is_empty(), "idle parking: the steady rule is off, no burst");
+        assert!(events(&samples, 0, false).is_empty(), "idle parking: no lock event, burst or steady");
         assert!(found.iter().all(|e| e.kind == Kind::Lock && e.end_mono_ns <= 1_000_000_000), "{found:?}");
         assert!(found[0].label.contains("4 working threads spent 80%"), "{}", found[0].label);
         let requests = [request(500, 500, 580), request(1500, 1500, 1580)];
@@ -255,7 +257,7 @@ mod tests {
     #[test]
     fn a_late_send_is_the_generators_doing() {
         let requests = [request(100, 130, 140), request(200, 200, 240)];
-        let found = send_delays(&requests);
+        let found = send_delays(&requests, 0.0);
         assert_eq!(found.len(), 1);
         let causes: Vec<_> = attribute(&requests, &found, Margins::default()).iter().map(|a| a.cause).collect();
         assert_eq!(causes, [Some(Cause::SendDelay), None]);
@@ -273,7 +275,7 @@ mod tests {
             ready(request(200, 260, 270), 259, true),  // its connection opened at 259
             ready(request(300, 330, 340), 302, false), // free at 302, sent at 330
         ];
-        let found = send_delays(&requests);
+        let found = send_delays(&requests, 0.0);
         let kinds: Vec<_> = found.iter().map(|e| e.kind).collect();
         assert_eq!(
             kinds,

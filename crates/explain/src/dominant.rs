@@ -32,9 +32,6 @@ use crate::event::Event;
 
 /// The working threads' futex share from which a lock is dominant.
 const LOCK: f64 = 0.30;
-/// The correlation with latency from which a futex level counts as a lock
-/// although its waiters outnumber the requests in flight.
-const FOLLOWS_LATENCY: f64 = 0.5;
 /// Their runnable-but-waiting share from which the run queue is dominant.
 const RUNQUEUE: f64 = 0.30;
 /// The share of the allowed cores, on average, from which the CPU is dominant.
@@ -57,9 +54,10 @@ pub struct Levels<'a> {
     pub duration_s: f64,
     /// The load's seconds, for the correlation with latency.
     pub timeline: &'a [SecondStats],
-    /// The working threads' futex waits are idle parking (crate::parking):
-    /// a lock is then dominant only when its level follows latency.
-    pub parking: bool,
+    /// The working threads' futex waits lack the marks of requests queued
+    /// on a lock (crate::parking): a lock is then never dominant, whatever
+    /// its level (idle threads park more in a slow second too).
+    pub no_lock: bool,
 }
 
 /// One state's seconds in a sample's working threads.
@@ -95,7 +93,7 @@ pub fn dominant(l: &Levels<'_>) -> Vec<Dominant> {
     for (cause, part, threshold) in threads {
         if let Some(level) = share_of(part).filter(|&x| x >= threshold) {
             let correlation = correlation(&per_second_states(part), l.timeline);
-            if cause == Cause::Lock && l.parking && correlation.is_none_or(|c| c < FOLLOWS_LATENCY) {
+            if cause == Cause::Lock && l.no_lock {
                 continue;
             }
             found.push((
@@ -195,7 +193,7 @@ mod tests {
         events: &'a [Event],
         timeline: &'a [SecondStats],
     ) -> Levels<'a> {
-        Levels { states, samples, cores: Some(1.0), events, t0_mono_ns: 0, duration_s: 4.0, timeline, parking: false }
+        Levels { states, samples, cores: Some(1.0), events, t0_mono_ns: 0, duration_s: 4.0, timeline, no_lock: false }
     }
 
     #[test]
@@ -216,9 +214,11 @@ mod tests {
         assert_eq!(found[0].cause, Cause::Lock);
         assert!((found[0].level_pct - 50.0).abs() < 1e-6, "{found:?}");
         assert!(found[0].latency_correlation.unwrap() > 0.9, "{found:?}");
-        // Waiters beyond the requests in flight, but following latency: still a lock.
-        let parked = Levels { parking: true, ..levels(&states, &[], &[], &timeline) };
-        assert_eq!(dominant(&parked)[0].cause, Cause::Lock);
+        // Without the marks of requests queued on it (crate::parking), a
+        // futex level is no lock even where it follows latency: idle threads
+        // park more in a slow second too.
+        let parked = Levels { no_lock: true, ..levels(&states, &[], &[], &timeline) };
+        assert!(dominant(&parked).is_empty(), "{:?}", dominant(&parked));
     }
 
     #[test]
@@ -228,7 +228,7 @@ mod tests {
         let timeline: Vec<SecondStats> =
             (0..4).map(|t| SecondStats { t_s: t, requests: 200, p99_us: 900.0, ..SecondStats::default() }).collect();
         assert_eq!(dominant(&levels(&states, &[], &[], &timeline))[0].cause, Cause::Lock, "counted without the check");
-        assert!(dominant(&Levels { parking: true, ..levels(&states, &[], &[], &timeline) }).is_empty());
+        assert!(dominant(&Levels { no_lock: true, ..levels(&states, &[], &[], &timeline) }).is_empty());
     }
 
     #[test]

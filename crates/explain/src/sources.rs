@@ -58,11 +58,13 @@ pub fn from_run(doc: &ResultsDoc, run: &RunRecord) -> Option<Source> {
     let micro = run.server.microstates.as_ref().filter(|m| !m.samples.is_empty());
     let mut lock_level = None;
     let mut notes = Vec::new();
-    // Futex waits beyond what the requests in flight can account for are
-    // idle threads parked, not a lock (parking.rs).
-    let parking = micro.and_then(|m| parking::parking(&m.samples, parking::in_flight(&load)));
+    // Futex waits without requests queued behind them, with cores to
+    // spare, are idle threads parked, not a lock (parking.rs); judged on
+    // the measured load, the phase the microstates cover.
+    let covered = run.load.as_ref().unwrap_or(&load);
+    let no_lock = micro.and_then(|m| parking::no_lock(m, covered, input::server_cores(doc)));
     if let (Some(t0), Some(m)) = (run.clock.measured_start_mono_ns, micro) {
-        events.extend(blocked::events(&m.samples, t0, parking.is_none()));
+        events.extend(blocked::events(&m.samples, t0, no_lock.is_none()));
         let slow: Vec<_> = load.slow_requests.iter().filter(|r| r.latency_us > load.latency_us.p99).copied().collect();
         lock_level = blocked::lock_level(&m.samples, t0, &slow);
         clock.push("thread microstates placed from the measured phase's start".to_string());
@@ -98,17 +100,17 @@ pub fn from_run(doc: &ResultsDoc, run: &RunRecord) -> Option<Source> {
             duration_s,
             // The latency phase's seconds count from its own start, not t_s = 0.
             timeline: if latency_phase.is_some() { &[] } else { &load.timeline },
-            parking: parking.is_some(),
+            no_lock: no_lock.is_some(),
         }),
         None => Vec::new(),
     };
-    events.extend(blocked::send_delays(&load.slow_requests));
+    events.extend(blocked::send_delays(&load.slow_requests, granularity_us(&load)));
     match (run.valid, &run.invalid_reason) {
         (false, Some(reason)) => notes.push(format!("stampede run marked this run invalid: {reason}")),
         (false, None) => notes.push("stampede run marked this run invalid".to_string()),
         _ => {}
     }
-    notes.extend(parking);
+    notes.extend(no_lock);
     notes.extend(backlog_note(run, &load));
     Some(Source {
         notes,
@@ -162,10 +164,15 @@ fn backlog_note(run: &RunRecord, load: &LoadResult) -> Option<String> {
     })
 }
 
+/// The open loop's designed wait for its next wake-up (0 in closed loop).
+fn granularity_us(load: &LoadResult) -> f64 {
+    load.open.as_ref().map_or(0.0, |o| o.wake_granularity_us)
+}
+
 /// A load document explained with parsed event logs.
 pub fn from_load(app: &str, load: LoadResult, logs: Vec<(String, Parsed)>) -> Source {
     let path = load.url.split_once("://").and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_string()));
-    let events = blocked::send_delays(&load.slow_requests);
+    let events = blocked::send_delays(&load.slow_requests, granularity_us(&load));
     let mut source = Source { app: app.to_string(), path, load, events, ..Source::default() };
     for (name, parsed) in logs {
         source.clock.push(format!(

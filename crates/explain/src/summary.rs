@@ -40,7 +40,7 @@ pub fn dominant_line(d: &Dominant, p50_us: f64) -> String {
     let level = d.level_pct;
     let what = match d.cause {
         Cause::Lock => {
-            format!("every request waits for a lock: the working threads spend {level:.0}% of their serving time blocked on futexes")
+            format!("requests queue on a lock: with cores to spare, the working threads spend {level:.0}% of their serving time blocked on futexes")
         }
         Cause::Runqueue => format!(
             "every request waits for a CPU: the working threads spend {level:.0}% of their serving time runnable but not running"
@@ -192,7 +192,7 @@ mod tests {
         r.dominant = vec![Dominant { cause: Cause::Lock, level_pct: 47.2, latency_correlation: None }];
         let text = paragraphs(&[r]);
         assert!(
-            text.contains("Every request waits for a lock: the working threads spend 47% of their serving time blocked on futexes; p50 47 ms"),
+            text.contains("Requests queue on a lock: with cores to spare, the working threads spend 47% of their serving time blocked on futexes; p50 47 ms"),
             "{text}"
         );
         assert!(text.lines().count() <= 3, "{text}");

@@ -19,6 +19,7 @@ pub mod errors;
 pub mod explain;
 pub mod histogram;
 pub mod hosts;
+pub mod late;
 mod lenient;
 pub mod load;
 pub mod microstates;

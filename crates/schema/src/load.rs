@@ -157,6 +157,8 @@ impl LoadResult {
         if self.saturated() {
             reasons.push("load generator saturated: it could not keep to the requested rate".to_string());
         }
+        // Judged where the reported tail is, not only on the lag's own p99.
+        reasons.extend(crate::late::tail_reason(self));
         if let Some(multi) = self.multi_host.as_ref().filter(|m| m.partial) {
             let failed: Vec<String> = multi.failed_hosts.iter().map(|f| f.line()).collect();
             reasons.push(format!("partial load: {}", failed.join("; ")));

@@ -1,10 +1,11 @@
 //! Helpers for the tests of `stampede explain`'s causes (explain_lock.rs,
-//! explain_quiet.rs, explain_frames.rs): `support_explain/cause_server.rs`
+//! explain_quiet.rs, explain_frames.rs, explain_locks.rs): `support_explain/cause_server.rs`
 //! compiled with `rustc` into the test's folder (frame pointers and symbols,
 //! so perf names its functions), a manifest and a scenario around it, the
 //! real `stampede run` and then `stampede explain` on its results, both text
-//! and `--json`. Each scenario measures 3 s after a 500 ms warmup with the
-//! probe sampling every 10 ms, its server bound to a free port on 127.0.0.1;
+//! and `--json` (explain_scenario does the same for any apps' manifests,
+//! one run each). Each cause scenario measures 3 s after a 500 ms warmup with
+//! the probe sampling every 10 ms, its server bound to a free port on 127.0.0.1;
 //! `stampede run` stops the server and the test checks nothing is left.
 #![allow(dead_code)]
 
@@ -16,16 +17,19 @@ use crate::support_run;
 use serde_json::Value;
 pub use support_run::{text, Scratch};
 
-/// What a scenario left: the results document, and explain's two outputs.
+/// What a scenario left for one run: the results document, and explain's
+/// two outputs for that run.
 pub struct Explained {
     pub results: Value,
     pub explain: Value,
     pub human: String,
+    /// The run's index in `results["runs"]`.
+    pub index: usize,
 }
 
 impl Explained {
     pub fn run(&self) -> &Value {
-        &self.results["runs"][0]
+        &self.results["runs"][self.index]
     }
 
     pub fn share(&self, cause: &str) -> f64 {
@@ -76,25 +80,31 @@ pub fn run_and_explain(s: &Scratch, bin: &Path, mode: &str, load: &str, extra: &
             s.marker
         ),
     );
+    let profile = format!("name = \"{mode}\"\npath = \"/\"\nduration = \"3s\"\nwarmup = \"500ms\"\n{load}\n");
+    explain_scenario(s, &[manifest], &profile, extra).remove(0)
+}
+
+/// Runs the apps of `manifests` under `stampede run` with one profile
+/// (`profile`: its lines, name and path included) and `extra` arguments,
+/// then explains the results: one [`Explained`] per run, in the
+/// document's order.
+pub fn explain_scenario(s: &Scratch, manifests: &[PathBuf], profile: &str, extra: &[&str]) -> Vec<Explained> {
+    let apps: Vec<String> = manifests.iter().map(|m| format!("\"{}\"", m.display())).collect();
     let scenario = s.scenario(&format!(
-        "apps = [\"{}\"]\ncheck = false\nsample_interval = \"10ms\"\n[[profiles]]\nname = \"{mode}\"\npath = \"/\"\nduration = \"3s\"\nwarmup = \"500ms\"\n{load}\n",
-        manifest.display()
+        "apps = [{}]\ncheck = false\nsample_interval = \"10ms\"\n[[profiles]]\n{profile}\n",
+        apps.join(", ")
     ));
     let out_dir = s.out();
     let mut args = vec![scenario.to_str().unwrap(), "--out", out_dir.to_str().unwrap()];
     args.extend_from_slice(extra);
-    let out = s.run(&args);
+    // Generous: the shipped apps are built first (go build, npm ci, mvn).
+    let out = support_run::wait_output(s.spawn_run(&args), Duration::from_secs(900));
     let stderr = text(&out.stderr);
     // 1: a run marked invalid (a loaded machine can make the generator fall
     // behind its rate); its results are still written and explained.
     assert!(matches!(out.status.code(), Some(0 | 1)), "stampede run failed:\n{stderr}");
     support_run::assert_nothing_left(s);
-    let dir = std::fs::read_dir(s.out())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.join("results.json").is_file())
-        .expect("a results folder");
-    let results_path = dir.join("results.json");
+    let results_path = s.results_path().expect("a results folder");
     let results: Value = serde_json::from_str(&std::fs::read_to_string(&results_path).unwrap()).unwrap();
     let explain = |json: bool| {
         let mut cmd = s.stampede();
@@ -118,5 +128,19 @@ pub fn run_and_explain(s: &Scratch, bin: &Path, mode: &str, load: &str, extra: &
     assert_eq!(doc["schema"], "stampede.explain/1");
     let human = explain(false);
     eprintln!("{human}");
-    Explained { results, explain: doc["runs"][0].clone(), human }
+    let runs = results["runs"].as_array().cloned().unwrap_or_default();
+    let explained = doc["runs"].as_array().cloned().unwrap_or_default();
+    assert_eq!(runs.len(), explained.len(), "one explanation per run: {human}");
+    // The human text has one paragraph per run, in the same order.
+    let paragraphs: Vec<String> = human.split("\n\n").map(str::to_string).collect();
+    explained
+        .into_iter()
+        .enumerate()
+        .map(|(index, explain)| Explained {
+            results: results.clone(),
+            explain,
+            human: paragraphs.get(index).cloned().unwrap_or_else(|| human.clone()),
+            index,
+        })
+        .collect()
 }
