@@ -57,6 +57,10 @@ pub struct Finished {
     pub events_error: Option<String>,
     /// CLOCK_MONOTONIC of the server's host at the measured start.
     pub measured_start_mono_ns: Option<u64>,
+    /// Processes the server left outside its tree (a daemonized child),
+    /// stopped with it: "pid N: command line".
+    #[serde(default)]
+    pub strays: Vec<String>,
 }
 
 /// A started server and its probe.
@@ -236,8 +240,15 @@ impl Served for LocalServer {
         let load_end_mono_ns = mono_ns();
         self.server.stop();
         self.server.finish_output();
-        let mut finished =
-            Finished { report, crashed, tail, measured_start_mono_ns: self.measured_mono_ns, ..Default::default() };
+        let strays = self.server.strays.iter().map(|(pid, cmd)| format!("pid {pid}: {cmd}")).collect();
+        let mut finished = Finished {
+            report,
+            crashed,
+            tail,
+            measured_start_mono_ns: self.measured_mono_ns,
+            strays,
+            ..Default::default()
+        };
         if let Some(capture) = self.server.capture.clone() {
             let t0 = self.measured_mono_ns.unwrap_or(load_end_mono_ns);
             match crate::events::collect(&capture, self.server.exec_mono_ns, t0, self.warmup_mono_ns, load_end_mono_ns)
