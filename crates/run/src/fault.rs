@@ -63,6 +63,15 @@ pub fn reasons(load: &LoadResult, backlog: Option<Backlog>) -> Vec<(String, bool
         .collect()
 }
 
+/// The load's invalid reasons a crash of the server explains: the socket
+/// errors and the missing responses of the requests it could no longer
+/// answer. They are the server's when it crashed in the same run; a
+/// generator that fell behind or lacked its pinned CPU stays its own.
+pub fn crash_consequences(load: &LoadResult) -> Vec<String> {
+    let socket = format!("{} socket errors", load.socket_errors());
+    load.invalid_reasons().into_iter().filter(|r| *r == socket || r == "no responses in the measured period").collect()
+}
+
 /// Whether every reason a run is invalid for (`invalid_reason`, joined by
 /// "; ") is one of `server`'s.
 pub fn all_the_servers(invalid_reason: Option<&str>, server: &[String]) -> bool {
@@ -107,6 +116,12 @@ mod tests {
         assert!(!all_the_servers(Some(&format!("{text}; crashed")), &[text.to_string()]));
         let late = reasons(&load(0, true, 0.01), backlog);
         assert!(late[0].1 && late[0].0.contains("not for the load generator's CPU"), "{late:?}");
+    }
+
+    #[test]
+    fn a_crash_explains_socket_errors_not_a_saturated_generator() {
+        assert_eq!(crash_consequences(&load(4, true, 0.95)), ["4 socket errors"]);
+        assert!(crash_consequences(&load(0, true, 0.95)).is_empty());
     }
 
     #[test]

@@ -270,8 +270,11 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         let slow = load.as_ref().map_or(&[][..], |doc| doc.slow_requests.as_slice());
         record.cpu_profile = crate::profiling::finish(recorder, slow, ctx.results_dir, &stem, &title, ctx.note);
     }
+    // No later phase runs against a server that has exited: its figures
+    // would describe connection errors, not the server.
+    let dead = server.crashed().is_some();
     let latency = match (&load, &spec.profile.latency) {
-        (Ok(closed), Some(latency)) if !interrupted() && server.alive() => {
+        (Ok(closed), Some(latency)) if !interrupted() && server.alive() && !dead => {
             (ctx.phase)("measuring latency (open loop)");
             Some(latency_phase::run(spec.profile, latency, closed.rps, |duration, rate, slow_log| {
                 let open = LoadPhase { rate: Some(rate), slow_log, ..phase(duration) };
@@ -287,6 +290,14 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     };
     if let Some(profile) = &record.cpu_profile {
         crate::profiling::remove_perf_maps(profile);
+    }
+    if !finished.strays.is_empty() {
+        (ctx.note)(&format!(
+            "stampede: {}: stopped {} process(es) it had left outside its process tree (daemonized): {}",
+            spec.app.name,
+            finished.strays.len(),
+            finished.strays.join("; ")
+        ));
     }
     record.events = finished.events;
     if let Some(e) = finished.events_error {
@@ -314,6 +325,20 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     }
     // The reasons of the server's doing, to say whether all are (fault.rs).
     let mut server_reasons: Vec<String> = Vec::new();
+    // A crash is named first: what follows from it (connect errors, a
+    // skipped latency phase) is its consequence, not another cause.
+    if let Some(status) = &finished.crashed {
+        let mut crash = format!("{} crashed during load ({status}): {}", spec.app.name, finished.tail);
+        if dead && spec.profile.latency.is_some() {
+            crash.push_str(" (the latency phase was not run)");
+        }
+        server_reasons.push(crash.clone());
+        record.invalidate(crash);
+        server_reasons.extend(load.as_ref().map(fault::crash_consequences).unwrap_or_default());
+        if let Some(latency_phase::Outcome::Measured(doc)) = &latency {
+            server_reasons.extend(fault::crash_consequences(doc).into_iter().map(|r| format!("latency phase: {r}")));
+        }
+    }
     match load {
         Ok(doc) => {
             record.rps_per_server_core = rps_per_core(doc.rps, record.server.cpu_cores_avg);
@@ -345,9 +370,6 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
             record.invalidate("latency phase: the closed loop sustained under 1 request/s to take a fraction of")
         }
         None => {}
-    }
-    if let Some(status) = finished.crashed {
-        record.invalidate(format!("{} crashed during load ({status}): {}", spec.app.name, finished.tail));
     }
     record.invalid_by_server = fault::all_the_servers(record.invalid_reason.as_deref(), &server_reasons);
     Outcome { record, interrupted: was_interrupted, contract: verdict, host_lost: None }
