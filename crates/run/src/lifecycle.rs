@@ -342,7 +342,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     match load {
         Ok(doc) => {
             record.rps_per_server_core = rps_per_core(doc.rps, record.server.cpu_cores_avg);
-            let backlog = fault::Backlog::of(&record.server.samples, 0.0, doc.duration_s);
+            let backlog = fault::Backlog::of_listener(finished.listen_drops.measured);
             server_reasons.extend(judge(&mut record, &doc, backlog, loadgen_cpus));
             record.load = Some(doc);
             record.hdr_log = hdr_log.filter(|name| ctx.results_dir.join(name).exists());
@@ -352,9 +352,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     }
     match latency {
         Some(latency_phase::Outcome::Measured(doc)) => {
-            // The latency phase follows the measured one: its samples are the later ones.
-            let from_s = record.load.as_ref().map_or(0.0, |l| l.duration_s);
-            let backlog = fault::Backlog::of(&record.server.samples, from_s, f64::INFINITY);
+            let backlog = fault::Backlog::of_listener(finished.listen_drops.after);
             for (reason, server) in fault::reasons(&doc, backlog) {
                 let reason = format!("latency phase: {reason}");
                 if server {
