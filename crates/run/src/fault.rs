@@ -77,11 +77,11 @@ pub fn all_the_servers(invalid_reason: Option<&str>, server: &[String]) -> bool 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// An open-loop load with `connect` connect errors, behind its schedule or not.
-    fn load(connect: u64, saturated: bool, generator_busy: f64) -> LoadResult {
+    pub(crate) fn load(connect: u64, saturated: bool, generator_busy: f64) -> LoadResult {
         let mut doc = serde_json::to_value(crate::record::tests::fake_load(200.0, connect)).unwrap();
         doc["errors"]["status"] = 0.into();
         let mut load: LoadResult = serde_json::from_value(doc).unwrap();

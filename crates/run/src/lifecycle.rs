@@ -8,6 +8,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::contention::{self, GeneratorCpu};
 use crate::contract::{self, Checked, Verdict};
 use crate::database::Database;
 use crate::fault;
@@ -343,7 +344,8 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         Ok(doc) => {
             record.rps_per_server_core = rps_per_core(doc.rps, record.server.cpu_cores_avg);
             let backlog = fault::Backlog::of_listener(finished.listen_drops.measured);
-            server_reasons.extend(judge(&mut record, &doc, backlog, loadgen_cpus));
+            let cpu = GeneratorCpu::of(&record.loadgen.samples, 0.0, doc.duration_s, doc.duration_s);
+            server_reasons.extend(judge(&mut record, &doc, backlog, &cpu, loadgen_cpus));
             record.load = Some(doc);
             record.hdr_log = hdr_log.filter(|name| ctx.results_dir.join(name).exists());
         }
@@ -353,7 +355,9 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     match latency {
         Some(latency_phase::Outcome::Measured(doc)) => {
             let backlog = fault::Backlog::of_listener(finished.listen_drops.after);
-            for (reason, server) in fault::reasons(&doc, backlog) {
+            let from_s = record.load.as_ref().map_or(0.0, |l| l.duration_s);
+            let cpu = GeneratorCpu::of(&record.loadgen.samples, from_s, f64::INFINITY, doc.duration_s);
+            for (reason, server) in contention::preempted(fault::reasons(&doc, backlog), &doc, &cpu) {
                 let reason = format!("latency phase: {reason}");
                 if server {
                     server_reasons.push(reason.clone());
@@ -368,6 +372,10 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
             record.invalidate("latency phase: the closed loop sustained under 1 request/s to take a fraction of")
         }
         None => {}
+    }
+    // Measured here with the generator here: other processes are visible.
+    if ctx.server_host.is_none() && hosts.is_none() {
+        record.warnings.extend(contention::neighbours(&record, stampede_probe::machine_cores()));
     }
     record.invalid_by_server = fault::all_the_servers(record.invalid_reason.as_deref(), &server_reasons);
     Outcome { record, interrupted: was_interrupted, contract: verdict, host_lost: None }
@@ -396,10 +404,11 @@ fn judge(
     record: &mut RunRecord,
     load: &stampede_schema::LoadResult,
     backlog: Option<fault::Backlog>,
+    cpu: &GeneratorCpu,
     loadgen_cpus: Option<&str>,
 ) -> Vec<String> {
     let mut server = Vec::new();
-    for (reason, by_server) in fault::reasons(load, backlog) {
+    for (reason, by_server) in contention::preempted(fault::reasons(load, backlog), load, cpu) {
         if by_server {
             server.push(reason.clone());
         }
@@ -436,7 +445,7 @@ mod tests {
         let mut r = crate::record::failed("go", &Default::default(), &profile, 1, 0.0, String::new());
         r.valid = true;
         r.invalid_reason = None;
-        judge(&mut r, &fake_load(1000.0, 0), None, None);
+        judge(&mut r, &fake_load(1000.0, 0), None, &GeneratorCpu::default(), None);
         assert!(!r.valid, "3 bad responses in the fake document");
         assert_eq!(r.invalid_reason.as_deref(), Some("3 bad responses (outside 2xx/3xx)"));
         let mut doc = fake_load(1000.0, 4);
@@ -445,7 +454,7 @@ mod tests {
         let mut r = crate::record::failed("go", &Default::default(), &profile, 1, 0.0, String::new());
         r.valid = true;
         r.invalid_reason = None;
-        judge(&mut r, &doc, None, Some("0"));
+        judge(&mut r, &doc, None, &GeneratorCpu::default(), Some("0"));
         let reason = r.invalid_reason.unwrap();
         assert!(reason.contains("4 socket errors") && reason.contains("saturated"), "{reason}");
     }

@@ -236,6 +236,9 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         completed += 1;
                     }
                     any_invalid |= !record.valid;
+                    for warning in &record.warnings {
+                        progress.note(&format!("stampede: {title}: warning: {warning}"));
+                    }
                     if !record.valid && !outcome.interrupted {
                         progress.note(&format!(
                             "stampede: {title}: invalid: {}",
