@@ -31,7 +31,7 @@ pub const DEFAULT_CONNECTIONS: u32 = 512;
 /// for a pool of a few database connections wait their turn, which a
 /// one-at-a-time `--timeout` (5 s) is not meant for; TechEmpower's siege waits
 /// 30 s before it counts a failed transaction.
-const PHASE_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const PHASE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Beyond this, threads (one per connection) cost more than they show.
 const MAX_CONNECTIONS: u32 = 1024;
 const MAX_REQUESTS: u32 = 100_000;

@@ -16,6 +16,7 @@
 mod error;
 mod host;
 pub mod lifeline;
+pub mod listen_drops;
 mod machine;
 pub mod microstate;
 mod microstates;

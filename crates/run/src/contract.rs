@@ -17,7 +17,21 @@ use stampede_schema::run::ContractVerdict;
 
 use crate::subprocess::{self, last_lines, SubprocessError};
 
-const CHECK_LIMIT: Duration = Duration::from_secs(120);
+/// The checker's per-request timeout (`stampede check --timeout`'s default,
+/// which run does not change).
+const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+/// Beyond the contract's own budget: starting the checker, connecting to the
+/// database, reading its tables before and after.
+const CHECK_MARGIN: Duration = Duration::from_secs(30);
+
+/// How long `stampede check` of `contract` may run: what the checker allows
+/// itself for every request and phase of it (`Contract::time_budget`) and a
+/// margin, so a slow machine makes the check slower, never invalid by a
+/// clock. A contract that cannot be read (the checker then says why) gets
+/// the margin alone.
+fn check_limit(contract: &str) -> Duration {
+    stampede_check::resolve(contract).map_or(Duration::ZERO, |c| c.time_budget(CHECK_TIMEOUT)) + CHECK_MARGIN
+}
 
 /// One contract checked on an app × knobs: what it governs and its verdict.
 #[derive(Debug, Clone)]
@@ -73,7 +87,7 @@ pub fn check(
         Verdict::Checked(Checked { endpoints: endpoints.clone(), claimed, verdict, broken })
     };
     let unjudged = || ContractVerdict { contract: contract.to_string(), verdict: "fail".into(), ..Default::default() };
-    match subprocess::run(cmd, "stampede check", CHECK_LIMIT, None, interrupted) {
+    match subprocess::run(cmd, "stampede check", check_limit(contract), None, interrupted) {
         Ok(done) => match done.status.code() {
             Some(0) => checked(verdict_of(&done.output).unwrap_or_else(unjudged), None),
             Some(1) => checked(
@@ -150,6 +164,17 @@ fn failing_rules(output: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// Issue 42: two correct servers were invalid with "`stampede check` did
+    /// not finish within 120s" on a busy machine, while the db check's own
+    /// concurrent phases allow 30 s a request each.
+    #[test]
+    fn the_check_limit_follows_the_contracts_own_budget() {
+        let db = super::check_limit("db");
+        assert!(db > std::time::Duration::from_secs(120), "{db:?}");
+        assert!(super::check_limit("stampede") < db);
+        assert_eq!(super::check_limit("no-such-contract"), super::CHECK_MARGIN);
+    }
+
     use super::*;
     use stampede_schema::check::RuleResult;
 

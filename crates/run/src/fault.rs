@@ -1,15 +1,17 @@
 //! Whose fault an invalid run is. A load's own rules (`LoadResult::
 //! invalid_reasons`, stampede-schema) see connect errors and a generator
 //! that fell behind its schedule, and word them as the generator's trouble.
-//! When the server's listen socket overflowed in the same phase (the
-//! probe's `net_drops`: accept-queue overflows and dropped SYNs), the
-//! connect errors are the server's (its backlog was too short for the
-//! connections opened at once), and so are sends made late by connections
-//! still opening, unless the generator's threads were busy (then it lacked
-//! CPU as well, and the reason stays its own). This module rewords those
-//! reasons and says which are the server's.
+//! When the server's own listen socket dropped connections in the same
+//! phase (its `sk_drops`, what `ss -ltm` shows as `d`: the probe's
+//! `listen_drops`), the connect errors are the server's (its backlog was
+//! too short for the connections opened at once), and so are sends made
+//! late by connections still opening, unless the generator's threads were
+//! busy (then it lacked CPU as well, and the reason stays its own). The
+//! host's `ListenOverflows` counters are never used for this: on a shared
+//! machine they count every program's listeners, and blamed a healthy
+//! server for another program's backlog-1 socket. This module rewords
+//! those reasons and says which are the server's.
 
-use stampede_schema::process::Sample;
 use stampede_schema::LoadResult;
 
 /// A generator whose threads were busier than this lacked CPU itself
@@ -17,26 +19,22 @@ use stampede_schema::LoadResult;
 /// a CPU; the load crate's own saturation rule uses the same 0.9).
 const GENERATOR_BUSY: f64 = 0.9;
 
-/// The server's listen socket's trouble in a phase, from the probe's samples.
+/// What the server's own listen socket dropped in a phase.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Backlog {
-    pub overflows: u64,
     pub dropped: u64,
 }
 
 impl Backlog {
-    /// The counts of the samples in `(from_s, to_s]` (seconds from the
-    /// measured phase's start); `None` when there were none.
-    pub fn of(samples: &[Sample], from_s: f64, to_s: f64) -> Option<Backlog> {
-        let b = samples.iter().filter(|s| s.t_s > from_s && s.t_s <= to_s).fold(Backlog::default(), |b, s| Backlog {
-            overflows: b.overflows + s.net_drops.listen_overflows,
-            dropped: b.dropped + s.net_drops.listen_drops,
-        });
-        (b.overflows + b.dropped > 0).then_some(b)
+    /// The listener's drops in a phase (`None` when unknown: no listener
+    /// found on the server's port, or sock_diag unavailable); `None` when
+    /// it dropped nothing. Unknown blames nobody.
+    pub fn of_listener(dropped: Option<u64>) -> Option<Backlog> {
+        dropped.filter(|d| *d > 0).map(|dropped| Backlog { dropped })
     }
 
     fn said(&self) -> String {
-        format!("the server's accept queue overflowed ({} SYNs dropped)", self.dropped.max(self.overflows))
+        format!("the server's accept queue overflowed (its listen socket dropped {} connection attempts)", self.dropped)
     }
 }
 
@@ -63,6 +61,15 @@ pub fn reasons(load: &LoadResult, backlog: Option<Backlog>) -> Vec<(String, bool
         .collect()
 }
 
+/// The load's invalid reasons a crash of the server explains: the socket
+/// errors and the missing responses of the requests it could no longer
+/// answer. They are the server's when it crashed in the same run; a
+/// generator that fell behind or lacked its pinned CPU stays its own.
+pub fn crash_consequences(load: &LoadResult) -> Vec<String> {
+    let socket = format!("{} socket errors", load.socket_errors());
+    load.invalid_reasons().into_iter().filter(|r| *r == socket || r == "no responses in the measured period").collect()
+}
+
 /// Whether every reason a run is invalid for (`invalid_reason`, joined by
 /// "; ") is one of `server`'s.
 pub fn all_the_servers(invalid_reason: Option<&str>, server: &[String]) -> bool {
@@ -70,12 +77,11 @@ pub fn all_the_servers(invalid_reason: Option<&str>, server: &[String]) -> bool 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use stampede_schema::process::NetDrops;
 
     /// An open-loop load with `connect` connect errors, behind its schedule or not.
-    fn load(connect: u64, saturated: bool, generator_busy: f64) -> LoadResult {
+    pub(crate) fn load(connect: u64, saturated: bool, generator_busy: f64) -> LoadResult {
         let mut doc = serde_json::to_value(crate::record::tests::fake_load(200.0, connect)).unwrap();
         doc["errors"]["status"] = 0.into();
         let mut load: LoadResult = serde_json::from_value(doc).unwrap();
@@ -91,17 +97,13 @@ mod tests {
         load
     }
 
-    fn samples(dropped: u64) -> Vec<Sample> {
-        let drops = NetDrops { listen_overflows: dropped, listen_drops: dropped, ..NetDrops::default() };
-        vec![Sample { t_s: 0.5, net_drops: drops, ..Sample::default() }, Sample { t_s: -0.5, ..Sample::default() }]
-    }
-
     #[test]
     fn connect_errors_with_an_overflowing_accept_queue_are_the_servers() {
-        let backlog = Backlog::of(&samples(23), 0.0, 3.0);
-        assert_eq!(backlog, Some(Backlog { overflows: 23, dropped: 23 }));
+        let backlog = Backlog::of_listener(Some(23));
+        assert_eq!(backlog, Some(Backlog { dropped: 23 }));
         let found = reasons(&load(1, false, 0.01), backlog);
-        let text = "1 connect errors: the server's accept queue overflowed (23 SYNs dropped)";
+        let text =
+            "1 connect errors: the server's accept queue overflowed (its listen socket dropped 23 connection attempts)";
         assert_eq!(found, [(text.to_string(), true)]);
         assert!(all_the_servers(Some(text), &[text.to_string()]));
         assert!(!all_the_servers(Some(&format!("{text}; crashed")), &[text.to_string()]));
@@ -109,12 +111,24 @@ mod tests {
         assert!(late[0].1 && late[0].0.contains("not for the load generator's CPU"), "{late:?}");
     }
 
+    /// Issue 42: the host's counters blamed a healthy server for another
+    /// program's overflowing listener. Only the listener's own count blames.
     #[test]
-    fn without_an_overflow_or_with_a_busy_generator_the_reasons_stay_the_generators() {
-        assert_eq!(Backlog::of(&samples(0), 0.0, 3.0), None);
-        assert_eq!(Backlog::of(&samples(5), 1.0, 3.0), None, "outside the phase");
+    fn a_listener_that_dropped_nothing_or_is_unknown_blames_no_one() {
+        assert_eq!(Backlog::of_listener(Some(0)), None);
+        assert_eq!(Backlog::of_listener(None), None);
         assert_eq!(reasons(&load(1, false, 0.01), None), [("1 socket errors".to_string(), false)]);
-        let busy = reasons(&load(0, true, 0.95), Backlog::of(&samples(3), 0.0, 3.0));
+    }
+
+    #[test]
+    fn a_crash_explains_socket_errors_not_a_saturated_generator() {
+        assert_eq!(crash_consequences(&load(4, true, 0.95)), ["4 socket errors"]);
+        assert!(crash_consequences(&load(0, true, 0.95)).is_empty());
+    }
+
+    #[test]
+    fn with_a_busy_generator_the_lateness_stays_the_generators() {
+        let busy = reasons(&load(0, true, 0.95), Backlog::of_listener(Some(3)));
         assert!(busy.iter().all(|(r, server)| r.starts_with("load generator saturated") && !server), "{busy:?}");
     }
 }

@@ -10,6 +10,7 @@
 //! The binary's `run` command only parses flags and calls [`run`].
 
 pub mod agent;
+mod contention;
 mod contract;
 pub mod database;
 mod database_cluster;

@@ -8,6 +8,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::contention::{self, GeneratorCpu};
 use crate::contract::{self, Checked, Verdict};
 use crate::database::Database;
 use crate::fault;
@@ -264,8 +265,11 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         let slow = load.as_ref().map_or(&[][..], |doc| doc.slow_requests.as_slice());
         record.cpu_profile = crate::profiling::finish(recorder, slow, ctx.results_dir, &stem, &title, ctx.note);
     }
+    // No later phase runs against a server that has exited: its figures
+    // would describe connection errors, not the server.
+    let dead = server.crashed().is_some();
     let latency = match (&load, &spec.profile.latency) {
-        (Ok(closed), Some(latency)) if !interrupted() && server.alive() => {
+        (Ok(closed), Some(latency)) if !interrupted() && server.alive() && !dead => {
             (ctx.phase)("measuring latency (open loop)");
             Some(latency_phase::run(spec.profile, latency, closed.rps, |duration, rate, slow_log| {
                 let open = LoadPhase { rate: Some(rate), slow_log, ..phase(duration) };
@@ -281,6 +285,14 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     };
     if let Some(profile) = &record.cpu_profile {
         crate::profiling::remove_perf_maps(profile);
+    }
+    if !finished.strays.is_empty() {
+        (ctx.note)(&format!(
+            "stampede: {}: stopped {} process(es) it had left outside its process tree (daemonized): {}",
+            spec.app.name,
+            finished.strays.len(),
+            finished.strays.join("; ")
+        ));
     }
     record.events = finished.events;
     if let Some(e) = finished.events_error {
@@ -308,11 +320,26 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     }
     // The reasons of the server's doing, to say whether all are (fault.rs).
     let mut server_reasons: Vec<String> = Vec::new();
+    // A crash is named first: what follows from it (connect errors, a
+    // skipped latency phase) is its consequence, not another cause.
+    if let Some(status) = &finished.crashed {
+        let mut crash = format!("{} crashed during load ({status}): {}", spec.app.name, finished.tail);
+        if dead && spec.profile.latency.is_some() {
+            crash.push_str(" (the latency phase was not run)");
+        }
+        server_reasons.push(crash.clone());
+        record.invalidate(crash);
+        server_reasons.extend(load.as_ref().map(fault::crash_consequences).unwrap_or_default());
+        if let Some(latency_phase::Outcome::Measured(doc)) = &latency {
+            server_reasons.extend(fault::crash_consequences(doc).into_iter().map(|r| format!("latency phase: {r}")));
+        }
+    }
     match load {
         Ok(doc) => {
             record.rps_per_server_core = rps_per_core(doc.rps, record.server.cpu_cores_avg);
-            let backlog = fault::Backlog::of(&record.server.samples, 0.0, doc.duration_s);
-            server_reasons.extend(judge(&mut record, &doc, backlog, loadgen_cpus));
+            let backlog = fault::Backlog::of_listener(finished.listen_drops.measured);
+            let cpu = GeneratorCpu::of(&record.loadgen.samples, 0.0, doc.duration_s, doc.duration_s);
+            server_reasons.extend(judge(&mut record, &doc, backlog, &cpu, loadgen_cpus));
             record.load = Some(doc);
             record.hdr_log = hdr_log.filter(|name| ctx.results_dir.join(name).exists());
         }
@@ -324,10 +351,10 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     let load_valid = record.valid;
     match latency {
         Some(latency_phase::Outcome::Measured(doc)) => {
-            // The latency phase follows the measured one: its samples are the later ones.
+            let backlog = fault::Backlog::of_listener(finished.listen_drops.after);
             let from_s = record.load.as_ref().map_or(0.0, |l| l.duration_s);
-            let backlog = fault::Backlog::of(&record.server.samples, from_s, f64::INFINITY);
-            for (reason, server) in fault::reasons(&doc, backlog) {
+            let cpu = GeneratorCpu::of(&record.loadgen.samples, from_s, f64::INFINITY, doc.duration_s);
+            for (reason, server) in contention::preempted(fault::reasons(&doc, backlog), &doc, &cpu) {
                 let reason = format!("latency phase: {reason}");
                 if server {
                     server_reasons.push(reason.clone());
@@ -344,8 +371,9 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         None => {}
     }
     record.load_valid = load_validity(load_valid, &record, finished.crashed.is_some());
-    if let Some(status) = finished.crashed {
-        record.invalidate(format!("{} crashed during load ({status}): {}", spec.app.name, finished.tail));
+    // Measured here with the generator here: other processes are visible.
+    if ctx.server_host.is_none() && hosts.is_none() {
+        record.warnings.extend(contention::neighbours(&record, stampede_probe::machine_cores()));
     }
     record.invalid_by_server = fault::all_the_servers(record.invalid_reason.as_deref(), &server_reasons);
     Outcome { record, interrupted: was_interrupted, contract: verdict, host_lost: None }
@@ -382,10 +410,11 @@ fn judge(
     record: &mut RunRecord,
     load: &stampede_schema::LoadResult,
     backlog: Option<fault::Backlog>,
+    cpu: &GeneratorCpu,
     loadgen_cpus: Option<&str>,
 ) -> Vec<String> {
     let mut server = Vec::new();
-    for (reason, by_server) in fault::reasons(load, backlog) {
+    for (reason, by_server) in contention::preempted(fault::reasons(load, backlog), load, cpu) {
         if by_server {
             server.push(reason.clone());
         }
@@ -434,7 +463,7 @@ mod tests {
         let mut r = crate::record::failed("go", &Default::default(), &profile, 1, 0.0, String::new());
         r.valid = true;
         r.invalid_reason = None;
-        judge(&mut r, &fake_load(1000.0, 0), None, None);
+        judge(&mut r, &fake_load(1000.0, 0), None, &GeneratorCpu::default(), None);
         assert!(!r.valid, "3 bad responses in the fake document");
         assert_eq!(r.invalid_reason.as_deref(), Some("3 bad responses (outside 2xx/3xx)"));
         let mut doc = fake_load(1000.0, 4);
@@ -443,7 +472,7 @@ mod tests {
         let mut r = crate::record::failed("go", &Default::default(), &profile, 1, 0.0, String::new());
         r.valid = true;
         r.invalid_reason = None;
-        judge(&mut r, &doc, None, Some("0"));
+        judge(&mut r, &doc, None, &GeneratorCpu::default(), Some("0"));
         let reason = r.invalid_reason.unwrap();
         assert!(reason.contains("4 socket errors") && reason.contains("saturated"), "{reason}");
     }

@@ -63,6 +63,9 @@ struct App {
 
 pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
     interrupt::install();
+    // Orphans of what we start (a server's daemonized child) come back to
+    // us rather than to init; the stops find them by their tag (server.rs).
+    stampede_probe::lifeline::become_subreaper();
     let scenario = Scenario::load(&options.scenario_path, &options.sets)?;
     if (scenario.pinning.server.is_some() || scenario.pinning.loadgen.is_some()) && manifest::which("taskset").is_none()
     {
@@ -248,6 +251,9 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         completed += 1;
                     }
                     any_invalid |= !record.valid;
+                    for warning in &record.warnings {
+                        progress.note(&format!("stampede: {title}: warning: {warning}"));
+                    }
                     if !record.valid && !outcome.interrupted {
                         progress.note(&format!(
                             "stampede: {title}: invalid: {}",

@@ -57,6 +57,37 @@ pub struct Finished {
     pub events_error: Option<String>,
     /// CLOCK_MONOTONIC of the server's host at the measured start.
     pub measured_start_mono_ns: Option<u64>,
+    /// What the server's own listen socket dropped in each phase.
+    #[serde(default)]
+    pub listen_drops: ListenDrops,
+    /// Processes the server left outside its tree (a daemonized child),
+    /// stopped with it: "pid N: command line".
+    #[serde(default)]
+    pub strays: Vec<String>,
+}
+
+/// The drops of the server's own listen socket (`sk_drops`, what `ss -ltm`
+/// shows as `d`; stampede_probe::listen_drops) in the measured phase and in
+/// what followed it (the latency phase); `None` where unknown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListenDrops {
+    pub measured: Option<u64>,
+    pub after: Option<u64>,
+}
+
+/// Reads of the listener's counter at the phases' edges.
+#[derive(Debug, Default)]
+struct ListenReads {
+    start: Option<u64>,
+    end: Option<u64>,
+}
+
+impl ListenReads {
+    /// The drops per phase, given the counter at the server's stop.
+    fn drops(&self, last: Option<u64>) -> ListenDrops {
+        let since = |a: Option<u64>, b: Option<u64>| Some(b?.saturating_sub(a?));
+        ListenDrops { measured: since(self.start, self.end), after: since(self.end, last) }
+    }
 }
 
 /// A started server and its probe.
@@ -131,6 +162,7 @@ pub struct LocalServer {
     probe: Option<Probe>,
     warmup_mono_ns: u64,
     measured_mono_ns: Option<u64>,
+    listen: ListenReads,
 }
 
 impl LocalServer {
@@ -152,6 +184,7 @@ impl LocalServer {
             probe: Some(probe),
             warmup_mono_ns: mono_ns(),
             measured_mono_ns: None,
+            listen: ListenReads::default(),
         })
     }
 
@@ -216,12 +249,14 @@ impl Served for LocalServer {
 
     fn mark_measured_start(&mut self) {
         self.server.watch();
+        self.listen.start = stampede_probe::listen_drops::read(self.port);
         self.probe().mark_measured_start();
         self.measured_mono_ns = Some(mono_ns());
     }
 
     fn mark_measured_end(&mut self) {
         self.server.watch();
+        self.listen.end = stampede_probe::listen_drops::read(self.port);
         self.probe().mark_measured_end();
     }
 
@@ -234,10 +269,19 @@ impl Served for LocalServer {
         let crashed = self.crashed();
         let tail = self.output_tail();
         let load_end_mono_ns = mono_ns();
+        let listen_drops = self.listen.drops(stampede_probe::listen_drops::read(self.port));
         self.server.stop();
         self.server.finish_output();
-        let mut finished =
-            Finished { report, crashed, tail, measured_start_mono_ns: self.measured_mono_ns, ..Default::default() };
+        let strays = self.server.strays.iter().map(|(pid, cmd)| format!("pid {pid}: {cmd}")).collect();
+        let mut finished = Finished {
+            report,
+            crashed,
+            tail,
+            measured_start_mono_ns: self.measured_mono_ns,
+            strays,
+            listen_drops,
+            ..Default::default()
+        };
         if let Some(capture) = self.server.capture.clone() {
             let t0 = self.measured_mono_ns.unwrap_or(load_end_mono_ns);
             match crate::events::collect(&capture, self.server.exec_mono_ns, t0, self.warmup_mono_ns, load_end_mono_ns)

@@ -2,7 +2,10 @@
 //! app's folder, under `taskset` when pinned) in a process group of its own,
 //! so that stopping it reaches every worker it forked: SIGTERM to the group
 //! and to every descendant seen (a child that called `setsid()` has left the
-//! group), then SIGKILL after the grace period. The stop happens in `Drop`
+//! group), then SIGKILL after the grace period. Every process the server
+//! starts carries its [`Tag`] in its environment, so the stop also reaches
+//! a daemonized grandchild whose parent exited before it could be seen
+//! (fork, `setsid`, fork): those are reported as strays. The stop happens in `Drop`
 //! too, so no error, panic or Ctrl-C leaves a server behind; and the server
 //! gets SIGKILL from the kernel if `stampede` itself is killed
 //! (`stampede_probe::lifeline`).
@@ -14,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use stampede_probe::lifeline::{self, Lineage};
+use stampede_probe::lifeline::{self, Lineage, Tag};
 
 use crate::manifest::Manifest;
 use crate::matrix::Combination;
@@ -25,6 +28,9 @@ pub struct Server {
     pgid: i32,
     /// Every descendant seen so far, for the stop.
     lineage: Lineage,
+    /// Processes found at the stop by the tag alone (they had left the
+    /// server's tree), with their command lines.
+    pub strays: Vec<(i32, String)>,
     log_path: PathBuf,
     grace: Duration,
     exit: Option<ExitStatus>,
@@ -78,6 +84,8 @@ impl Server {
             .stdin(Stdio::null())
             .process_group(0);
         lifeline::die_with_parent(&mut cmd);
+        let tag = Tag::new();
+        tag.apply(&mut cmd);
         let from_output = capture.as_ref().is_some_and(|c| c.from_output);
         if from_output {
             cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -101,7 +109,8 @@ impl Server {
         Ok(Server {
             child,
             pgid,
-            lineage: Lineage::new(pgid),
+            lineage: Lineage::tagged(pgid, tag),
+            strays: Vec::new(),
             log_path: log_path.to_path_buf(),
             grace,
             exit: None,
@@ -180,7 +189,13 @@ impl Server {
         }
         self.stopped = true;
         let was_running = self.exited().is_none();
-        self.lineage.refresh();
+        self.strays = self.lineage.refresh_tagged();
+        let stopped = self.stop_all(was_running);
+        self.lineage.reap();
+        stopped
+    }
+
+    fn stop_all(&mut self, was_running: bool) -> Stopped {
         let anything_left = was_running || !self.lineage.living().is_empty() || self.group_alive();
         self.signal_all(libc::SIGTERM);
         let deadline = Instant::now() + self.grace;

@@ -209,6 +209,10 @@ pub struct RunRecord {
     /// server and database together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database: Option<crate::database::DatabaseUsage>,
+    /// What a reader must know about a valid or invalid run that does not
+    /// invalidate it: a noisy neighbour (docs/run.md). Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Default for RunRecord {
@@ -240,6 +244,7 @@ impl Default for RunRecord {
             clock: ClockRecord::default(),
             hdr_log: None,
             database: None,
+            warnings: Vec::new(),
         }
     }
 }

@@ -9,6 +9,9 @@ so the probe has a process tree to find. CRASH_AFTER=N makes a worker write
 a message to stderr and exit with status 3 after N requests (the crash test).
 SETSID_CHILD=1 forks a child that leaves the process group with setsid() and
 sleeps: a descendant a stop of the group alone would never reach.
+DAEMON_CHILD=1 daemonizes a helper the classic way (fork, setsid, fork, the
+middle process exits at once): the helper's parent is gone before anyone
+could have seen it as the server's descendant.
 MALFORMED_EVERY=N answers every Nth request with bytes that are not HTTP and
 closes the connection; BAD_STATUS_EVERY=M answers every Mth with a 500 (the
 error-count test: a malformed answer and a bad status are counted apart).
@@ -189,6 +192,17 @@ def main():
             server.socket.close()
             while True:
                 time.sleep(3600)
+
+    if os.environ.get("DAEMON_CHILD") and os.getpid() == PARENT:
+        middle = os.fork()
+        if middle == 0:
+            os.setsid()
+            if os.fork() != 0:
+                os._exit(0)
+            server.socket.close()
+            while True:
+                time.sleep(3600)
+        os.waitpid(middle, 0)
 
     signal.signal(signal.SIGTERM, stop)
     server.serve_forever()

@@ -1,0 +1,59 @@
+//! How long a check of a contract may take at most, from what the checker
+//! allows itself: every rule one request with its timeout, every
+//! `concurrent` phase its per-request phase timeout for each request one
+//! connection sends in turn plus the waits for the database's statistics,
+//! every other probe a few requests and its one-second waits. `stampede run`
+//! gives `stampede check` this budget (and a margin) rather than a fixed
+//! clock, so a slower machine makes a check slower, never cut short: the
+//! checker's own timeouts judge a server too slow before run's limit does.
+
+use std::time::Duration;
+
+use crate::concurrent::PHASE_TIMEOUT;
+use crate::contract::{Contract, ProbeCheck};
+use crate::counting::STATS_FLUSH;
+
+/// A probe other than `concurrent`: at most this many requests one after
+/// another (keep-alive and date-ticks send two or three, a sleep three
+/// sleeps' worth), and up to two waits past a second boundary.
+const PROBE_REQUESTS: u32 = 4;
+const PROBE_WAITS: Duration = Duration::from_secs(2);
+
+impl Contract {
+    /// The longest a check of this contract can take with a per-request
+    /// `timeout`, when every request takes as long as it is allowed.
+    pub fn time_budget(&self, timeout: Duration) -> Duration {
+        let rules = timeout * self.rules.len() as u32;
+        let probes: Duration = self
+            .probes
+            .iter()
+            .map(|probe| match probe.check {
+                ProbeCheck::Concurrent => {
+                    let requests = probe.requests.unwrap_or(crate::concurrent::DEFAULT_REQUESTS);
+                    let connections = probe.connections.unwrap_or(crate::concurrent::DEFAULT_CONNECTIONS).max(1);
+                    // One request alone first, then each connection's share in turn.
+                    timeout + timeout.max(PHASE_TIMEOUT) * requests.div_ceil(connections) + STATS_FLUSH * 2
+                }
+                _ => timeout * PROBE_REQUESTS + PROBE_WAITS,
+            })
+            .sum();
+        rules + probes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::resolve;
+    use std::time::Duration;
+
+    #[test]
+    fn the_db_contract_budgets_its_concurrent_phases_and_grows_with_the_timeout() {
+        let db = resolve("db").unwrap();
+        let five = db.time_budget(Duration::from_secs(5));
+        // Its concurrent phases alone allow 30 s each: far above a fixed 120 s.
+        assert!(five > Duration::from_secs(120), "{five:?}");
+        assert!(db.time_budget(Duration::from_secs(10)) > five);
+        let plain = resolve("stampede").unwrap().time_budget(Duration::from_secs(5));
+        assert!(plain < five, "a contract without concurrent phases needs less: {plain:?}");
+    }
+}
