@@ -295,6 +295,7 @@ impl Engine<'_> {
                 _ => {}
             }
         }
+        self.note_outstanding(now);
     }
 
     /// Cancels connection `i`'s requests older than `timeout`, each on its
@@ -342,7 +343,30 @@ impl Engine<'_> {
         }
     }
 
+    /// Whether the loop ends at `now`; when it does, every request still
+    /// owed is accounted for (`Schedule::owed_at_end`).
     pub(super) fn done(&mut self, now: Instant) -> bool {
-        self.stopping || self.sched.done(&mut self.rec, now, self.cfg.timeout)
+        let done = self.stopping || self.sched.done(&mut self.rec, now, self.cfg.timeout);
+        if done {
+            self.note_outstanding(now);
+            for i in 0..self.conns.len() {
+                for r in std::mem::take(&mut self.conns[i].requests) {
+                    self.sched.owed_at_end(&mut self.rec, &r.slot, i, now, self.stopping);
+                }
+            }
+            if self.stopping && self.sched.open_loop() {
+                self.sched.never_sent(&mut self.rec, now);
+            }
+        }
+        done
+    }
+
+    /// The oldest request outstanding at `now`, for the record's silences;
+    /// a connection being reopened is about to send again and keeps the
+    /// silence going.
+    fn note_outstanding(&mut self, now: Instant) {
+        let oldest = self.conns.iter().flat_map(|c| c.requests.iter().map(|r| r.slot.start)).min();
+        let reopening = self.conns.iter().any(|c| matches!(c.state, State::Connecting));
+        self.rec.outstanding(oldest.or_else(|| reopening.then_some(now)), now);
     }
 }

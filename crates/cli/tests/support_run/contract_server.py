@@ -17,6 +17,8 @@ elsewhere, /plaintext and / included: an app a /plaintext poll never finds.
 STALL_MS=S with PERIOD_MS=P answers nothing during the first S ms of every
 P ms (from the server's start): a request arriving then waits for the end of
 the stall, so at any steady arrival rate p99 is known (S=100, P=1000: 90 ms).
+HANG_AFTER=N answers N requests, then answers nothing more (each later
+request waits, unanswered, until SIGTERM): a server that stopped answering.
 """
 import json
 import os
@@ -34,6 +36,8 @@ BAD_STATUS_EVERY = int(os.environ.get("BAD_STATUS_EVERY") or 0)
 SEQUENCE_ONLY = os.environ.get("ONLY") == "sequence"
 STALL_S = int(os.environ.get("STALL_MS") or 0) / 1000
 PERIOD_S = int(os.environ.get("PERIOD_MS") or 1000) / 1000
+HANG_AFTER = int(os.environ.get("HANG_AFTER") or 0)
+HEARD = [0]
 STARTED = time.monotonic()
 LOCK = threading.Lock()
 COUNT = [0]
@@ -102,6 +106,12 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self):
+        if HANG_AFTER:
+            with LOCK:
+                HEARD[0] += 1
+                hang = HEARD[0] > HANG_AFTER
+            while hang:
+                time.sleep(1)
         if STALL_S:
             phase = (time.monotonic() - STARTED) % PERIOD_S
             if phase < STALL_S:
