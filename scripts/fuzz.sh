@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${1:?usage: scripts/fuzz.sh SECONDS}
-targets=(response_h1 h2_client)
+targets=(response_h1 h2_client h3_response chunked_check)
 per=$(( seconds / ${#targets[@]} ))
 (( per >= 1 )) || per=1
 
@@ -27,7 +27,8 @@ fi
 
 cd fuzz
 # -s none: no AddressSanitizer. The code under fuzzing (http1/response.rs,
-# http2/session.rs, http2/block.rs and the HPACK decoder) is safe Rust, where ASan
+# http2/session.rs, http2/block.rs, http3/frame.rs, the HPACK and QPACK
+# decoders, and the checker's wire.rs) is safe Rust, where ASan
 # has nothing to find that a panic would not show, and its instrumentation of
 # every Rust crate made this build one of the longest steps of CI. Coverage
 # guidance (SanitizerCoverage) stays on. Build and run take the same flags,

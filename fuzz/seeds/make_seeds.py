@@ -2,7 +2,7 @@
 """Writes the seed corpus of the fuzz targets: real-world response shapes,
 written by hand from RFC 9112 / RFC 9113 and what nginx sends.
 
-    python3 fuzz/seeds/make_seeds.py     # rewrites fuzz/seeds/{response_h1,h2_client}/
+    python3 fuzz/seeds/make_seeds.py     # rewrites fuzz/seeds/{response_h1,h2_client,h3_response,chunked_check}/
 
 The response_h1/nginx_* seeds are not written here: they were captured from
 nginx 1.22 on 127.0.0.1 (GET, HEAD, 404, gzip (chunked), a pipelined pair,
@@ -10,6 +10,10 @@ nginx 1.22 on 127.0.0.1 (GET, HEAD, 404, gzip (chunked), a pipelined pair,
 
 h2_client inputs are: one byte, the size of each read (0: all at once),
 then the server's bytes after its preface.
+
+h3_response and chunked_check inputs are: one byte, the size of each read
+(0: all at once), then the bytes of the response stream (HTTP/3 frames) or
+of the chunked body (what follows the head).
 
 response_h1 inputs are: one flag byte (bit 0: the request was HEAD), one
 byte seeding the split points, then the server's bytes.
@@ -81,3 +85,23 @@ h2("ping_window_update", ACK_SETTINGS + frame(PING, 0, 0, b"12345678") + frame(W
 h2("settings_params", frame(SETTINGS, 0, 0, struct.pack(">HI", 3, 100) + struct.pack(">HI", 4, 65535)) + ACK_SETTINGS
       + frame(HEADERS, END_HEADERS | END_STREAM, 1, STATUS_500))
 h2("http1_reply", b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+
+
+def h3(name, data, read_len=5):
+    write("h3_response", name, bytes([read_len]) + data)
+
+
+def chunked(name, data, read_len=3):
+    write("chunked_check", name, bytes([read_len]) + data)
+
+
+# HEADERS (type 1) with a QPACK block: required insert count 0, base 0, then
+# the static table's :status 200 (index 25) or 404 (index 27); DATA (type 0).
+h3("status_only", b"\x01\x03\x00\x00\xd9")
+h3("with_body", b"\x01\x03\x00\x00\xdb" + b"\x00\x05hello")
+h3("unknown_frame", b"\x21\x02xx" + b"\x01\x03\x00\x00\xd9")
+h3("huge_headers", b"\x01\x80\x10\x00\x01" + b"\x00" * 64)
+chunked("simple", b"5\r\nhello\r\n0\r\n\r\n")
+chunked("trailers", b"2\r\nok\r\n0\r\nX-Trailer: 1\r\n\r\n")
+chunked("extension", b"3;name=value\r\nabc\r\n0\r\n\r\n")
+chunked("huge_size_after_a_chunk", b"1\r\na\r\nffffffffffffffff\r\n")

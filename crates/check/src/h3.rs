@@ -115,7 +115,10 @@ impl H3Conn {
                 Ok(Err(e)) => return Err(TransportError::Connect(handshake_phrase(&e))),
                 Ok(Ok(conn)) => conn,
             };
-            let (mut driver, sender) = h3::client::new(h3_quinn::Connection::new(conn))
+            // The same bound on a response head as HTTP/1.1's (wire.rs).
+            let (mut driver, sender) = h3::client::builder()
+                .max_field_section_size(crate::wire::MAX_HEAD_BYTES as u64)
+                .build(h3_quinn::Connection::new(conn))
                 .await
                 .map_err(|e| TransportError::Connect(format!("HTTP/3 setup failed: {e}")))?;
             let driver = tokio::spawn(async move {
@@ -146,6 +149,10 @@ impl H3Conn {
             while let Some(mut chunk) = stream.recv_data().await.map_err(|e| stream_error(&e, true))? {
                 while chunk.has_remaining() {
                     let part = chunk.chunk();
+                    if body.len() + part.len() > crate::wire::MAX_BODY_BYTES {
+                        let limit = crate::wire::MAX_BODY_BYTES;
+                        return Err(TransportError::Malformed(format!("body larger than the {limit}-byte limit")));
+                    }
                     body.extend_from_slice(part);
                     let n = part.len();
                     chunk.advance(n);

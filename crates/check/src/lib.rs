@@ -24,6 +24,8 @@ mod database;
 mod db_probes;
 mod error;
 mod fortunes;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod generate;
 mod h3;
 mod headers;

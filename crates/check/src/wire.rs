@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use crate::transport::TransportError;
 
-/// Largest response head accepted, bytes.
-const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Largest response head accepted, bytes: the load engine's, in every protocol.
+pub(crate) use stampede_load::response::MAX_HEAD_BYTES;
 /// Largest body accepted, bytes (the biggest built-in body, `/api/fib/10000`,
 /// is about 10 MiB).
-const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 /// How long an unframed body may stay quiet before it is taken as complete.
 const UNFRAMED_QUIET: Duration = Duration::from_secs(1);
 
@@ -171,56 +171,83 @@ fn read_length(conn: &mut Conn, len: u64, deadline: Instant, timeout: Duration) 
 }
 
 fn read_chunked(conn: &mut Conn, deadline: Instant, timeout: Duration) -> Result<Vec<u8>, TransportError> {
+    let Conn { stream, buf } = conn;
+    decode_chunked(buf, &mut |buf| fill_from(stream, buf, deadline, timeout))
+}
+
+/// Decodes a chunked body from `buf`, calling `more` to read more bytes into
+/// it (0: the server closed); what follows the body stays in `buf`. Every
+/// size is checked (a chunk-size line, a chunk, the body, the trailers), so
+/// no server can overflow the arithmetic or grow the memory past the limits.
+pub(crate) fn decode_chunked(
+    buf: &mut Vec<u8>,
+    more: &mut dyn FnMut(&mut Vec<u8>) -> Result<usize, TransportError>,
+) -> Result<Vec<u8>, TransportError> {
     let mut body = Vec::new();
     let closed = || TransportError::ClosedMidResponse("in the middle of a chunked body".into());
     loop {
         let (consumed, size) = loop {
-            match httparse::parse_chunk_size(&conn.buf) {
+            match httparse::parse_chunk_size(buf) {
                 Ok(httparse::Status::Complete(found)) => break found,
-                Ok(httparse::Status::Partial) if conn.buf.len() > 4096 => {
+                Ok(httparse::Status::Partial) if buf.len() > 4096 => {
                     return Err(TransportError::Malformed("chunk size line longer than 4096 bytes".into()));
                 }
                 Ok(httparse::Status::Partial) => {
-                    if fill(conn, deadline, timeout)? == 0 {
+                    if more(buf)? == 0 {
                         return Err(closed());
                     }
                 }
                 Err(_) => return Err(TransportError::Malformed("invalid chunk size line".into())),
             }
         };
-        conn.buf.drain(..consumed);
+        buf.drain(..consumed);
         if size == 0 {
-            // Trailer fields, then the empty line that ends the message.
-            loop {
-                match conn.buf.windows(2).position(|w| w == b"\r\n") {
-                    Some(0) => {
-                        conn.buf.drain(..2);
-                        return Ok(body);
-                    }
-                    Some(end) => {
-                        conn.buf.drain(..end + 2);
-                    }
-                    None => {
-                        if fill(conn, deadline, timeout)? == 0 {
-                            return Err(closed());
-                        }
-                    }
-                }
-            }
+            read_trailers(buf, more)?;
+            return Ok(body);
         }
-        let size = usize::try_from(size).ok().filter(|s| body.len() + s <= MAX_BODY_BYTES).ok_or_else(|| {
+        let fits = |s: usize| body.len().checked_add(s).is_some_and(|total| total <= MAX_BODY_BYTES);
+        let size = usize::try_from(size).ok().filter(|s| fits(*s)).ok_or_else(|| {
             TransportError::Malformed(format!("chunked body larger than the {MAX_BODY_BYTES}-byte limit"))
         })?;
-        while conn.buf.len() < size + 2 {
-            if fill(conn, deadline, timeout)? == 0 {
+        while buf.len() < size + 2 {
+            if more(buf)? == 0 {
                 return Err(closed());
             }
         }
-        if &conn.buf[size..size + 2] != b"\r\n" {
+        if &buf[size..size + 2] != b"\r\n" {
             return Err(TransportError::Malformed("chunk data not followed by CRLF".into()));
         }
-        body.extend_from_slice(&conn.buf[..size]);
-        conn.buf.drain(..size + 2);
+        body.extend_from_slice(&buf[..size]);
+        buf.drain(..size + 2);
+    }
+}
+
+/// The trailer fields after the last chunk, then the empty line that ends
+/// the message; at most [`MAX_HEAD_BYTES`] of them.
+fn read_trailers(
+    buf: &mut Vec<u8>,
+    more: &mut dyn FnMut(&mut Vec<u8>) -> Result<usize, TransportError>,
+) -> Result<(), TransportError> {
+    let mut read = 0;
+    loop {
+        match buf.windows(2).position(|w| w == b"\r\n") {
+            Some(0) => {
+                buf.drain(..2);
+                return Ok(());
+            }
+            Some(end) => {
+                read += end + 2;
+                buf.drain(..end + 2);
+            }
+            None if read + buf.len() > MAX_HEAD_BYTES => {
+                return Err(TransportError::Malformed(format!("trailers longer than {MAX_HEAD_BYTES} bytes")));
+            }
+            None => {
+                if more(buf)? == 0 {
+                    return Err(TransportError::ClosedMidResponse("in the middle of a chunked body".into()));
+                }
+            }
+        }
     }
 }
 
@@ -242,16 +269,25 @@ fn read_until_quiet(conn: &mut Conn, deadline: Instant) -> Result<Vec<u8>, Trans
 
 /// Reads more bytes into the buffer; `Ok(0)` means the server closed.
 fn fill(conn: &mut Conn, deadline: Instant, timeout: Duration) -> Result<usize, TransportError> {
+    fill_from(&mut conn.stream, &mut conn.buf, deadline, timeout)
+}
+
+fn fill_from(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    deadline: Instant,
+    timeout: Duration,
+) -> Result<usize, TransportError> {
     let remaining = deadline.saturating_duration_since(Instant::now());
     if remaining.is_zero() {
         return Err(TransportError::Timeout(timeout));
     }
-    conn.stream.set_read_timeout(Some(remaining)).map_err(|e| TransportError::Connect(io_phrase(&e)))?;
+    stream.set_read_timeout(Some(remaining)).map_err(|e| TransportError::Connect(io_phrase(&e)))?;
     let mut chunk = [0u8; 16 * 1024];
     loop {
-        match conn.stream.read(&mut chunk) {
+        match stream.read(&mut chunk) {
             Ok(n) => {
-                conn.buf.extend_from_slice(&chunk[..n]);
+                buf.extend_from_slice(&chunk[..n]);
                 return Ok(n);
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,
@@ -276,6 +312,38 @@ mod tests {
             reason: String::new(),
             headers: headers.iter().map(|(n, v)| (n.to_string(), v.as_bytes().to_vec())).collect(),
         }
+    }
+
+    /// Decodes `wire` as a chunked body, read in pieces of `read` bytes.
+    fn chunked(wire: &[u8], read: usize) -> Result<Vec<u8>, TransportError> {
+        let mut pieces = wire.chunks(read.max(1));
+        let mut buf = Vec::new();
+        decode_chunked(&mut buf, &mut |buf| {
+            Ok(pieces.next().map_or(0, |p| {
+                buf.extend_from_slice(p);
+                p.len()
+            }))
+        })
+    }
+
+    /// Regression: a chunk size of 2^64-1 after a first chunk overflowed
+    /// the body-size check and panicked `stampede check` (inside `run`, the
+    /// invalid reason became a backtrace fragment).
+    #[test]
+    fn a_huge_chunk_size_after_a_first_chunk_is_malformed_not_a_panic() {
+        for read in [1, 7, 4096] {
+            let found = chunked(b"1\r\na\r\nffffffffffffffff\r\n", read);
+            assert!(matches!(&found, Err(TransportError::Malformed(m)) if m.contains("limit")), "{found:?}");
+        }
+        assert_eq!(chunked(b"1\r\na\r\n2\r\nbc\r\n0\r\nX-T: 1\r\n\r\n", 3).unwrap(), b"abc");
+    }
+
+    #[test]
+    fn endless_trailers_are_malformed_not_memory() {
+        let mut wire = b"0\r\n".to_vec();
+        wire.extend(std::iter::repeat_n(b'x', 2 * MAX_HEAD_BYTES));
+        let found = chunked(&wire, 16 * 1024);
+        assert!(matches!(&found, Err(TransportError::Malformed(m)) if m.contains("trailers")), "{found:?}");
     }
 
     #[test]

@@ -194,3 +194,135 @@ fn an_http2_timeout_reopens_the_connection() {
     assert_eq!(r["http2"]["goaway"], 0, "no GOAWAY was sent: {}", r["http2"]);
     assert_eq!(r["errors"]["parse"], 0);
 }
+
+/// Every request a load sent ended as a response, an error counted against
+/// it, or unanswered when the run ended (docs/load.md, "Accounting").
+pub fn assert_adds_up(r: &serde_json::Value, what: &str) {
+    let e = &r["errors"];
+    let per_request = ["read", "write", "timeout", "parse"].iter().map(|k| e[k].as_u64().unwrap()).sum::<u64>();
+    let ended = r["requests"].as_u64().unwrap() + per_request + r["unanswered"].as_u64().unwrap();
+    assert_eq!(r["sent"].as_u64(), Some(ended), "{what}: sent = answered + errors + unanswered: {r}");
+}
+
+/// Regression: a server that answered for a while and then read nothing
+/// read as a fast, valid run. In closed loop the requests still unanswered
+/// at the end were counted nowhere; in open loop the requests that fell due
+/// and were never sent were in no count and not in the latency; and no
+/// field said the server had stopped answering.
+#[test]
+fn a_server_that_stops_answering_leaves_every_request_counted_and_the_stall_said() {
+    for engine in ENGINES {
+        let srv = Hostile::start(Trick::HangAfter(Duration::from_millis(300)));
+        let r = load(engine, &["-d", "2s", "-c", "4"], &srv.url("/"));
+        assert_eq!(r["unanswered"], 4, "{engine} closed: the 4 requests in flight at the end: {r}");
+        assert_adds_up(&r, engine);
+        assert!(r["stalled"]["for_s"].as_f64().unwrap() >= 1.0, "{engine} closed: {}", r["stalled"]);
+        assert!(r["latency_us"]["max"].as_f64().unwrap() >= 1e6, "{engine}: their age is in the latency");
+
+        let srv = Hostile::start(Trick::HangAfter(Duration::from_millis(300)));
+        let r = load(engine, &["--rate", "200", "-d", "2s", "-c", "4", "--timeout", "1s"], &srv.url("/"));
+        let (sent, never) = (r["sent"].as_u64().unwrap(), r["never_sent"].as_u64().unwrap());
+        assert!(never > 0, "{engine} open: {r}");
+        assert!((399..=401).contains(&(sent + never)), "{engine} open: due = sent + never sent: {sent} + {never}");
+        assert_adds_up(&r, engine);
+        assert!(r["stalled"]["for_s"].as_f64().unwrap() >= 1.0, "{engine} open: {}", r["stalled"]);
+        assert!(r["latency_us"]["max"].as_f64().unwrap() >= 1e6, "{engine}: never sent, in the latency");
+        let out = stampede(&["load", "--engine", engine, "-d", "2s", "-c", "2", &srv.url("/")], DEADLINE);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("STALLED: the server stopped answering") && text.contains("Unanswered"), "{text}");
+    }
+    // A server that answers: no stall, and the counts add up all the same.
+    for engine in ENGINES {
+        let srv = Hostile::start(Trick::None);
+        let r = load(engine, &["-d", "1s", "-c", "4"], &srv.url("/"));
+        assert!(r.get("stalled").is_none(), "{engine}: {}", r["stalled"]);
+        assert!(r["unanswered"].as_u64().unwrap() <= 4, "{engine}: {r}");
+        assert_adds_up(&r, engine);
+    }
+}
+
+/// The same over HTTP/2 (cleartext and TLS): streams the server holds
+/// unanswered are counted at the end, never-sent ones in open loop, and
+/// the stall is said.
+#[test]
+fn an_http2_server_that_stops_answering_leaves_every_stream_counted() {
+    let certs = support_proto::Certs::generate();
+    let ca = certs.ca_file("hostile-h2");
+    for tls in [false, true] {
+        let config = tls.then(|| certs.server_config(&[b"h2"]));
+        let srv = H2Server::start(Behaviour::SilentAfter(50), config);
+        let url = srv.url(if tls { "https" } else { "http" });
+        let mut closed = vec!["--http2", "-c", "1", "--streams", "4", "-d", "2s", &url];
+        if tls {
+            closed.extend(["--ca", ca.to_str().unwrap()]);
+        }
+        let r = load_json(&closed, DEADLINE);
+        assert_eq!(r["unanswered"], 4, "tls {tls}: {r}");
+        assert_adds_up(&r, "h2 closed");
+        assert!(r["stalled"]["for_s"].as_f64().unwrap() >= 1.0, "tls {tls}: {}", r["stalled"]);
+        let srv2 = H2Server::start(Behaviour::SilentAfter(50), tls.then(|| certs.server_config(&[b"h2"])));
+        let url2 = srv2.url(if tls { "https" } else { "http" });
+        let mut open = closed.clone();
+        open[7] = &url2;
+        open.extend(["--rate", "200", "--timeout", "3s"]);
+        let r = load_json(&open, DEADLINE);
+        let (sent, never) = (r["sent"].as_u64().unwrap(), r["never_sent"].as_u64().unwrap());
+        assert!(never > 0 && (399..=401).contains(&(sent + never)), "tls {tls} open: {sent} + {never}: {r}");
+        assert_adds_up(&r, "h2 open");
+        assert!(r["stalled"].is_object(), "tls {tls} open: {r}");
+    }
+}
+
+/// Regression: after a GOAWAY whose last-stream-id covered the streams in
+/// flight, the connection's close sent them again, POST included: the
+/// server saw more POSTs than Stampede counted, and no error. Streams at or
+/// below last-stream-id may have been processed (RFC 9113 §6.8): only an
+/// idempotent request is sent again; any other is an error.
+#[test]
+fn after_a_goaway_only_idempotent_requests_the_server_may_have_processed_are_sent_again() {
+    let srv = H2Server::start(Behaviour::DropAfterGoaway(4), None);
+    let url = srv.url("http");
+    let r =
+        load_json(&["--http2", "-c", "1", "--streams", "4", "-n", "40", "-m", "POST", "--body", "x", &url], DEADLINE);
+    let seen = srv.counts.requests.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(seen, 40, "no POST was sent twice: {r}");
+    assert_eq!((r["requests"].as_u64(), r["errors"]["read"].as_u64()), (Some(36), Some(4)), "{r}");
+    assert_adds_up(&r, "POST after GOAWAY");
+
+    let srv = H2Server::start(Behaviour::DropAfterGoaway(4), None);
+    let r = load_json(&["--http2", "-c", "1", "--streams", "4", "-n", "40", &srv.url("http")], DEADLINE);
+    assert_eq!((r["requests"].as_u64(), errors(&r)), (Some(40), 0), "GETs are sent again: {r}");
+    assert_eq!(srv.counts.requests.load(std::sync::atomic::Ordering::Relaxed), 44);
+}
+
+/// Regression: endless CONTINUATION frames grew the header block without
+/// limit (4.9 GB in 3 s, then an abort and no result). A header block over
+/// 64 KiB is a malformed response: counted, the connection closed.
+#[test]
+fn an_endless_http2_header_block_is_an_error_not_memory() {
+    let srv = Hostile::start(Trick::ContinuationFlood);
+    let r = load_json(&["--http2", "-c", "2", "-d", "1s", &srv.url("/")], DEADLINE);
+    assert!(r["errors"]["parse"].as_u64().unwrap() > 0, "{}", r["errors"]);
+    assert_eq!(r["requests"], 0);
+}
+
+/// Regression: a server advertising SETTINGS_MAX_CONCURRENT_STREAMS 0
+/// stalled the run at a few requests per second with no word. Cleartext:
+/// one line before the run, exit 2; over TLS (no preflight) each connection
+/// is a counted error.
+#[test]
+fn an_http2_server_that_allows_no_streams_is_said() {
+    let srv = H2Server::start(Behaviour::NoStreams, None);
+    let out = stampede(&["load", "--http2", "-d", "1s", &srv.url("http")], DEADLINE);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("SETTINGS_MAX_CONCURRENT_STREAMS 0"), "{err}");
+
+    let certs = support_proto::Certs::generate();
+    let ca = certs.ca_file("no-streams");
+    let srv = H2Server::start(Behaviour::NoStreams, Some(certs.server_config(&[b"h2"])));
+    let r = load_json(&["--http2", "-d", "1s", "--ca", ca.to_str().unwrap(), &srv.url("https")], DEADLINE);
+    assert!(r["errors"]["parse"].as_u64().unwrap() > 0, "{r}");
+    assert_eq!(r["requests"], 0);
+}

@@ -156,3 +156,28 @@ fn an_untrusted_certificate_or_a_cleartext_url_is_one_line_and_exit_2() {
     }
     assert_eq!(srv.counts.requests.load(Ordering::Relaxed), 0);
 }
+
+/// Regression: requests a server held unanswered at the end of a run were
+/// counted nowhere, due requests never sent were timeouts outside the
+/// latency, and nothing said the server had stopped answering.
+#[test]
+fn an_http3_server_that_stops_answering_leaves_every_request_counted() {
+    let (srv, certs) = server(Behaviour::SilentAfter(50));
+    let ca = certs.ca_file("h3-silent");
+    let url = srv.url("/");
+    let closed = ["--http3", "-c", "1", "--streams", "4", "-d", "2s", "--ca", ca.to_str().unwrap(), &url];
+    let r = load_json(&closed, DEADLINE);
+    assert_eq!(r["unanswered"], 4, "{r}");
+    crate::hostile::assert_adds_up(&r, "h3 closed");
+    assert!(r["stalled"]["for_s"].as_f64().unwrap() >= 1.0, "{}", r["stalled"]);
+    support_proto::assert_documented(&r);
+
+    let srv = H3Server::start(Behaviour::SilentAfter(50), certs.server_config(&[b"h3"]));
+    let url = srv.url("/");
+    let open = [&closed[..7], &["--rate", "200", "--timeout", "3s", "--ca", ca.to_str().unwrap(), &url]].concat();
+    let r = load_json(&open, DEADLINE);
+    let (sent, never) = (r["sent"].as_u64().unwrap(), r["never_sent"].as_u64().unwrap());
+    assert!(never > 0 && (399..=401).contains(&(sent + never)), "due = sent + never sent: {sent} + {never}: {r}");
+    crate::hostile::assert_adds_up(&r, "h3 open");
+    assert!(r["stalled"].is_object(), "{r}");
+}

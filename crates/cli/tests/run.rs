@@ -286,3 +286,24 @@ fn an_app_without_plaintext_is_ready_by_its_contract_or_by_any_answer() {
     }
     assert_nothing_left(&s);
 }
+
+/// Regression: a server that stopped answering mid-run was `valid: true`
+/// under `stampede run`; it is invalid, with that reason first.
+#[test]
+fn a_server_that_stops_answering_makes_the_run_invalid_with_that_reason_first() {
+    let s = Scratch::new("hang");
+    let hang = s.app("hang", "HANG_AFTER=400");
+    let scenario = s.scenario(&format!(
+        "apps = [\"{}\"]\ncheck = false\n[[profiles]]\npath = \"/plaintext\"\nconnections = 2\nduration = \"3s\"\nwarmup = \"0s\"\n",
+        hang.display()
+    ));
+    let out = s.run(&[scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "an invalid run exits 1\nstdout:\n{stdout}\nstderr:\n{stderr}");
+    let doc = s.results().unwrap();
+    let run = &doc["runs"][0];
+    assert_eq!(run["valid"], false);
+    let reason = run["invalid_reason"].as_str().unwrap();
+    assert!(reason.starts_with("the server stopped answering"), "{reason}");
+    assert_nothing_left(&s);
+}

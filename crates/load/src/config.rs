@@ -241,6 +241,16 @@ impl LoadConfig {
         self.method.eq_ignore_ascii_case("HEAD")
     }
 
+    /// Whether every request of the run may be sent again when a server
+    /// may have dropped it (RFC 9110 §9.2.2: idempotent methods).
+    pub fn idempotent(&self) -> bool {
+        let idempotent = |m: &str| matches!(m, "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE");
+        match &self.mix {
+            Some(mix) => mix.templates.iter().all(|t| idempotent(&t.spec.method)),
+            None => idempotent(&self.method),
+        }
+    }
+
     /// The request as it goes on the wire, encoded once for the whole run.
     pub fn encode_request(&self) -> Vec<u8> {
         crate::http1::request::encode(

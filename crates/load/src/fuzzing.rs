@@ -3,7 +3,9 @@
 //! target needs nothing here (`response::ResponseParser` is public); the
 //! HTTP/2 one needs a connection's protocol state (`http2::session`, with the
 //! settings and the prepared request the runs use) fed the server's bytes
-//! the way the HTTP/2 loop feeds them: read by read, frames split anywhere.
+//! the way the HTTP/2 loop feeds them: read by read, frames split anywhere;
+//! the HTTP/3 one a request stream's response reader (`h3_frame`) fed the
+//! same way.
 
 use crate::http2::session::{Ended, Session, Slot};
 use std::time::Instant;
@@ -47,4 +49,20 @@ pub fn h2_exchange(server_bytes: &[u8], read_len: usize) -> Exchange {
         }
     }
     Exchange::Unfinished
+}
+
+/// Feeds `stream_bytes` to one HTTP/3 request stream's response reader in
+/// reads of `read_len` bytes (at least 1), then ends the stream.
+pub fn h3_exchange(stream_bytes: &[u8], read_len: usize) -> Exchange {
+    let mut response = crate::http3::frame::Response::default();
+    let mut huffman = loona_hpack::huffman::HuffmanDecoder::new();
+    for read in stream_bytes.chunks(read_len.max(1)) {
+        if response.feed(read, &mut huffman).is_err() {
+            return Exchange::Failed;
+        }
+    }
+    match response.finish() {
+        Ok(status) => Exchange::Response { status },
+        Err(_) => Exchange::Unfinished,
+    }
 }

@@ -16,7 +16,7 @@ use crate::progress::{self, Watcher};
 use crate::protocol::{IoBackend, Protocol};
 use crate::result::{
     encode_histogram, spectrum, Http2Stats, Http3Stats, LoadResult, Loadgen, MixStats, OpenLoop, Percentiles,
-    SlowRequest, TargetResult, TlsStats, Tool, SCHEMA,
+    SlowRequest, Stall, TargetResult, TlsStats, Tool, SCHEMA, STALL_S,
 };
 use crate::tls::{TlsOptions, TlsShared, TlsStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -306,6 +306,10 @@ fn assemble(
         rps: rec.requests as f64 / wall,
         bytes_read: rec.bytes_read,
         errors: rec.errors,
+        sent: rec.sent,
+        unanswered: rec.unanswered,
+        never_sent: rec.never_sent,
+        stalled: stall(rec.silence, measure_from),
         reconnects: rec.reconnects,
         status_codes,
         latency_us: Percentiles::of(&rec.latency),
@@ -359,6 +363,14 @@ fn assemble(
         open,
         multi_host: None,
     }
+}
+
+/// The recorders' longest silence, when it is long enough to be a server
+/// that stopped answering (`STALL_S`).
+fn stall(silence: Option<(Instant, Duration)>, measure_from: Instant) -> Option<Stall> {
+    let (from, took) = silence?;
+    (took.as_secs_f64() >= STALL_S)
+        .then(|| Stall { at_s: from.saturating_duration_since(measure_from).as_secs_f64(), for_s: took.as_secs_f64() })
 }
 
 /// The schedule lag of a run: its p99, and the part of it that is the

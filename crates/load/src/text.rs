@@ -88,6 +88,7 @@ pub fn render(r: &LoadResult) -> String {
     if r.reconnects > 0 {
         let _ = writeln!(o, "  Reconnects (server closed the connection): {}", r.reconnects);
     }
+    unheard(&mut o, r);
     let _ = writeln!(o, "Requests/sec: {:>10.2}", r.rps);
     let _ = writeln!(o, "Transfer/sec: {:>10}", bytes(r.bytes_read as f64 / r.duration_s));
     if let Some(open) = &r.open {
@@ -103,8 +104,10 @@ pub fn render(r: &LoadResult) -> String {
         if open.all_busy_s > 0.05 * r.duration_s {
             let _ = writeln!(
                 o,
-                "Queueing:     all connections were busy for {:.1}s of {:.1}s; requests waited (counted in latency). More --connections or --max-connections would send on time.",
-                open.all_busy_s, r.duration_s
+                "Queueing:     all connections were busy for {:.1}s of {:.1}s; due requests waited{} (counted in latency from their intended time). More --connections or --max-connections would send on time.",
+                open.all_busy_s,
+                r.duration_s,
+                if r.never_sent > 0 { format!(", {} of them never sent", r.never_sent) } else { String::new() }
             );
         }
     }
@@ -126,6 +129,25 @@ pub fn render(r: &LoadResult) -> String {
         let _ = writeln!(o, "Interrupted: results cover the {:.2}s before Ctrl-C.", r.duration_s);
     }
     o
+}
+
+/// The requests with no answer: owed at the end, never sent, and the time
+/// the server stopped answering, each said only when there was one.
+fn unheard(o: &mut String, r: &LoadResult) {
+    if r.unanswered > 0 {
+        let _ = writeln!(o, "  Unanswered when the run ended: {} (their age so far is in the latency)", r.unanswered);
+    }
+    if r.never_sent > 0 {
+        let due = r.sent + r.never_sent;
+        let _ = writeln!(
+            o,
+            "  Never sent: {} of {due} due (every connection stayed busy; in the latency from their intended time)",
+            r.never_sent
+        );
+    }
+    if let Some(stall) = r.stalled {
+        let _ = writeln!(o, "STALLED: {}.", stall.said());
+    }
 }
 
 /// `--stages`: one line per stage, its target, what it got and its tail.

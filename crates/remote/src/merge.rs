@@ -68,6 +68,10 @@ pub fn merge(hosts: &[HostResult], failed: Vec<HostFailure>) -> Result<LoadResul
     total.rps = sum_f(|r| r.rps);
     total.bytes_read = sum_u(|r| r.bytes_read);
     total.reconnects = sum_u(|r| r.reconnects);
+    total.sent = sum_u(|r| r.sent);
+    total.unanswered = sum_u(|r| r.unanswered);
+    total.never_sent = sum_u(|r| r.never_sent);
+    total.stalled = results.iter().filter_map(|r| r.stalled).max_by(|a, b| a.for_s.total_cmp(&b.for_s));
     total.errors = Default::default();
     let mut status: BTreeMap<String, u64> = BTreeMap::new();
     for r in &results {

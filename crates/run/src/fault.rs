@@ -41,6 +41,20 @@ impl Backlog {
 /// The load's invalid reasons, those the server's backlog caused said so
 /// and marked `true` (the server's).
 pub fn reasons(load: &LoadResult, backlog: Option<Backlog>) -> Vec<(String, bool)> {
+    let mut found = reasons_of_load(load, backlog);
+    stopped_answering_first(load, &mut found);
+    found
+}
+
+/// A server that stopped answering (`LoadResult::stalled`) is the server's
+/// fault, whatever else went wrong, and is said first.
+fn stopped_answering_first(load: &LoadResult, found: &mut Vec<(String, bool)>) {
+    let Some(said) = load.stalled.map(|s| s.said()) else { return };
+    found.retain(|(r, _)| *r != said);
+    found.insert(0, (said, true));
+}
+
+fn reasons_of_load(load: &LoadResult, backlog: Option<Backlog>) -> Vec<(String, bool)> {
     let plain = load.invalid_reasons();
     let Some(b) = backlog else { return plain.into_iter().map(|r| (r, false)).collect() };
     let socket = format!("{} socket errors", load.socket_errors());
@@ -109,6 +123,16 @@ pub(crate) mod tests {
         assert!(!all_the_servers(Some(&format!("{text}; crashed")), &[text.to_string()]));
         let late = reasons(&load(0, true, 0.01), backlog);
         assert!(late[0].1 && late[0].0.contains("not for the load generator's CPU"), "{late:?}");
+    }
+
+    #[test]
+    fn a_server_that_stopped_answering_is_named_first_and_is_the_servers() {
+        let mut stalled = load(1, false, 0.01);
+        assert!(!reasons(&stalled, None).iter().any(|(r, _)| r.contains("stopped answering")));
+        stalled.stalled = Some(stampede_schema::load::Stall { at_s: 1.0, for_s: 2.5 });
+        let found = reasons(&stalled, Backlog::of_listener(Some(23)));
+        assert!(found[0].0.starts_with("the server stopped answering") && found[0].1, "{found:?}");
+        assert_eq!(found.iter().filter(|(r, _)| r.contains("stopped answering")).count(), 1);
     }
 
     /// Issue 42: the host's counters blamed a healthy server for another

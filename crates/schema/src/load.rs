@@ -37,6 +37,22 @@ pub struct LoadResult {
     pub rps: f64,
     pub bytes_read: u64,
     pub errors: Errors,
+    /// Requests sent in the measured phase (open loop: those whose intended
+    /// time fell in it). Each ends as a response (`requests`), an error
+    /// counted against it, or `unanswered`.
+    pub sent: u64,
+    /// Requests still owed when the run ended (a closed loop's end, Ctrl-C):
+    /// counted here, their age so far in the latency, never dropped.
+    pub unanswered: u64,
+    /// Open loop: requests that fell due and were never sent (every
+    /// connection stayed busy), in the latency from their intended time to
+    /// the schedule's end. Due requests = `sent` + `never_sent`.
+    pub never_sent: u64,
+    /// The longest time the server answered nothing while requests were
+    /// outstanding, when it reached [`STALL_S`]: the server stopped
+    /// answering, and the run is invalid.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stalled: Option<Stall>,
     pub reconnects: u64,
     pub status_codes: BTreeMap<String, u64>,
     pub latency_us: Percentiles,
@@ -85,6 +101,32 @@ pub struct LoadResult {
     /// Load sent from several hosts (`--hosts`) only.
     #[serde(flatten)]
     pub multi_host: Option<MultiHost>,
+}
+
+/// A silence this long (seconds) with requests outstanding is a server
+/// that stopped answering.
+pub const STALL_S: f64 = 1.0;
+
+/// A time the server answered nothing while requests were outstanding.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Stall {
+    /// When it began, in seconds from the start of the measured phase.
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub at_s: f64,
+    /// How long it lasted (up to the end of the run, if it never ended).
+    #[serde(deserialize_with = "crate::lenient::or_default")]
+    pub for_s: f64,
+}
+
+impl Stall {
+    /// The reason a run with this stall is invalid.
+    pub fn said(&self) -> String {
+        format!(
+            "the server stopped answering: no response for {:.1}s from {:.1}s into the measured phase while requests were outstanding",
+            self.for_s, self.at_s
+        )
+    }
 }
 
 fn http11() -> String {
@@ -145,6 +187,9 @@ impl LoadResult {
     /// the load document. Empty for a valid load.
     pub fn invalid_reasons(&self) -> Vec<String> {
         let mut reasons = Vec::new();
+        if let Some(stall) = self.stalled {
+            reasons.push(stall.said());
+        }
         if self.socket_errors() > 0 {
             reasons.push(format!("{} socket errors", self.socket_errors()));
         }
@@ -350,6 +395,18 @@ mod tests {
         let reasons = r.invalid_reasons().join("; ");
         assert!(reasons.contains("2 socket errors") && reasons.contains("3 bad responses"), "{reasons}");
         assert!(LoadResult::default().invalid_reasons().iter().any(|r| r.contains("no responses")));
+    }
+
+    #[test]
+    fn a_load_during_which_the_server_stopped_answering_is_invalid_for_that_first() {
+        let mut r = LoadResult { requests: 10, ..Default::default() };
+        r.errors.timeout = 3;
+        assert!(!r.invalid_reasons().iter().any(|r| r.contains("stopped answering")));
+        r.stalled = Some(Stall { at_s: 1.0, for_s: 3.0 });
+        let reasons = r.invalid_reasons();
+        assert!(reasons[0].starts_with("the server stopped answering: no response for 3.0s"), "{reasons:?}");
+        let back: LoadResult = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back.stalled, r.stalled);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy, Debug)]
 pub enum Trick {
@@ -38,6 +38,13 @@ pub enum Trick {
     TwoAnswers,
     /// Waits this long before each answer.
     Delay(Duration),
+    /// Speaks HTTP/2 just enough to pass `--http2`'s preflight (SETTINGS, a
+    /// PING ACK), then sends a HEADERS frame and CONTINUATION frames without
+    /// end: a header block that never ends.
+    ContinuationFlood,
+    /// Answers until this long after the server started, then reads and
+    /// answers nothing more (keeping its connections open) until dropped.
+    HangAfter(Duration),
 }
 
 #[derive(Default)]
@@ -96,6 +103,7 @@ impl Hostile {
         let seen = Arc::new(Seen::default());
         let stop = Arc::new(AtomicBool::new(false));
         let (sn, st) = (seen.clone(), stop.clone());
+        let born = Instant::now();
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 if st.load(Ordering::Relaxed) {
@@ -104,7 +112,7 @@ impl Hostile {
                 let Ok(conn) = conn else { continue };
                 let (sn, st) = (sn.clone(), st.clone());
                 sn.connections.fetch_add(1, Ordering::Relaxed);
-                std::thread::spawn(move || serve(conn, trick, &sn, &st));
+                std::thread::spawn(move || serve(conn, trick, &sn, &st, born));
             }
         });
         Hostile { addr, seen, stop }
@@ -134,8 +142,11 @@ impl Drop for Hostile {
 const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\nContent-Type: text/plain\r\n\r\nHello, World!";
 const BIG: usize = 200_000;
 
-fn serve(mut conn: TcpStream, trick: Trick, seen: &Seen, stop: &AtomicBool) {
+fn serve(mut conn: TcpStream, trick: Trick, seen: &Seen, stop: &AtomicBool, born: Instant) {
     let _ = conn.set_nodelay(true);
+    if let Trick::ContinuationFlood = trick {
+        return flood(conn, stop);
+    }
     let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
     let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
     let mut chunk = vec![0u8; 64 * 1024];
@@ -175,6 +186,15 @@ fn serve(mut conn: TcpStream, trick: Trick, seen: &Seen, stop: &AtomicBool) {
             return;
         }
         let length = content_length(&buf[pos..head_end]);
+        if let Trick::HangAfter(after) = trick {
+            if born.elapsed() >= after {
+                // Reads nothing more: the client's requests stay unanswered.
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                return;
+            }
+        }
         if let Trick::EarlyAnswer = trick {
             seen.requests.fetch_add(1, Ordering::Relaxed);
             if write(&mut conn, OK, seen) {
@@ -202,7 +222,7 @@ fn serve(mut conn: TcpStream, trick: Trick, seen: &Seen, stop: &AtomicBool) {
 /// Writes the answer to one request; false when the connection ends here.
 fn respond(conn: &mut TcpStream, trick: Trick, answered: u64, seen: &Seen) -> bool {
     match trick {
-        Trick::None | Trick::EarlyAnswer => write(conn, OK, seen),
+        Trick::None | Trick::EarlyAnswer | Trick::HangAfter(_) | Trick::ContinuationFlood => write(conn, OK, seen),
         Trick::SplitHead { gap } => {
             let head = format!("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {BIG}\r\n\r\n");
             let (a, b) = head.as_bytes().split_at(12);
@@ -257,6 +277,25 @@ fn respond(conn: &mut TcpStream, trick: Trick, answered: u64, seen: &Seen) -> bo
             write(conn, OK, seen)
         }
     }
+}
+
+/// HTTP/2 frames: SETTINGS, a PING ACK of the preflight's payload, then a
+/// header block on stream 1 continued until the client goes away.
+fn flood(mut conn: TcpStream, stop: &AtomicBool) {
+    let frame = |kind: u8, flags: u8, stream: u8, payload: &[u8]| {
+        let n = payload.len();
+        let mut f = vec![(n >> 16) as u8, (n >> 8) as u8, n as u8, kind, flags, 0, 0, 0, stream];
+        f.extend_from_slice(payload);
+        f
+    };
+    let mut start = frame(4, 0, 0, &[]);
+    start.extend(frame(6, 1, 0, b"stampede"));
+    start.extend(frame(1, 0, 1, &[0u8; 16_384]));
+    let more = frame(9, 0, 1, &[0u8; 16_384]);
+    if conn.write_all(&start).is_err() {
+        return;
+    }
+    while !stop.load(Ordering::Relaxed) && conn.write_all(&more).is_ok() {}
 }
 
 fn write(conn: &mut TcpStream, bytes: &[u8], seen: &Seen) -> bool {

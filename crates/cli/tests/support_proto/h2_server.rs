@@ -20,6 +20,16 @@ pub enum Behaviour {
     ResetEvery(u64),
     /// Accept every stream and never answer it.
     Silent,
+    /// Answer this many streams on a connection, then accept the rest and
+    /// never answer them: a server that stopped answering.
+    SilentAfter(u64),
+    /// On the first connection only: accept this many streams without
+    /// answering, then GOAWAY with the last of them as last-stream-id (so
+    /// the client must assume they may have been processed) and close.
+    /// Later connections are answered.
+    DropAfterGoaway(u64),
+    /// Advertise SETTINGS_MAX_CONCURRENT_STREAMS 0: no request can be sent.
+    NoStreams,
     /// Answer every stream this long after it arrived.
     Delay(std::time::Duration),
 }
@@ -92,7 +102,11 @@ async fn serve<S>(io: S, behaviour: Behaviour, counts: &Arc<Counts>)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let Ok(mut conn) = h2::server::handshake(io).await else { return };
+    let mut builder = h2::server::Builder::new();
+    if let Behaviour::NoStreams = behaviour {
+        builder.max_concurrent_streams(0);
+    }
+    let Ok(mut conn) = builder.handshake(io).await else { return };
     counts.connections.fetch_add(1, Ordering::Relaxed);
     let open = Arc::new(AtomicU64::new(0));
     let mut seen = 0u64;
@@ -102,9 +116,19 @@ where
         let Ok((_request, mut respond)) = next else { return };
         seen += 1;
         counts.requests.fetch_add(1, Ordering::Relaxed);
-        if let Behaviour::Silent = behaviour {
+        if matches!(behaviour, Behaviour::Silent) || matches!(behaviour, Behaviour::SilentAfter(n) if seen > n) {
             unanswered.push(respond);
             continue;
+        }
+        if let Behaviour::DropAfterGoaway(n) = behaviour {
+            if counts.goaways.load(Ordering::Relaxed) == 0 {
+                unanswered.push(respond);
+                if seen == n {
+                    counts.goaways.fetch_add(1, Ordering::Relaxed);
+                    conn.abrupt_shutdown(h2::Reason::NO_ERROR);
+                }
+                continue;
+            }
         }
         if let Behaviour::ResetEvery(n) = behaviour {
             if seen.is_multiple_of(n) {

@@ -16,6 +16,9 @@ pub enum Behaviour {
     ResetEvery(u64),
     /// Close the QUIC connection after answering this many requests on it.
     CloseAfter(u64),
+    /// Answer this many requests on a connection, then hold every later
+    /// stream open unanswered: a server that stopped answering.
+    SilentAfter(u64),
 }
 
 #[derive(Default)]
@@ -101,6 +104,9 @@ async fn serve(
                 chunk.advance(chunk.remaining());
             }
             let nth = on_this.fetch_add(1, Ordering::Relaxed) + 1;
+            if matches!(behaviour, Behaviour::SilentAfter(n) if nth > n) {
+                std::future::pending::<()>().await;
+            }
             if let Behaviour::ResetEvery(n) = behaviour {
                 if nth % n == 0 {
                     counts.resets.fetch_add(1, Ordering::Relaxed);

@@ -22,6 +22,8 @@ P ms (from the server's start): a request arriving then waits for the end of
 the stall, so at any steady arrival rate p99 is known (S=100, P=1000: 90 ms).
 HEADERS_TO=FILE appends every request header line not seen before to FILE
 (the secrets test: what the load generator really sent).
+HANG_AFTER=N answers N requests, then answers nothing more (each later
+request waits, unanswered, until SIGTERM): a server that stopped answering.
 """
 import json
 import os
@@ -41,6 +43,8 @@ STALL_S = int(os.environ.get("STALL_MS") or 0) / 1000
 PERIOD_S = int(os.environ.get("PERIOD_MS") or 1000) / 1000
 HEADERS_TO = os.environ.get("HEADERS_TO")
 HEADERS_SEEN = set()
+HANG_AFTER = int(os.environ.get("HANG_AFTER") or 0)
+HEARD = [0]
 STARTED = time.monotonic()
 LOCK = threading.Lock()
 COUNT = [0]
@@ -121,6 +125,12 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         if HEADERS_TO:
             record_headers(self.headers)
+        if HANG_AFTER:
+            with LOCK:
+                HEARD[0] += 1
+                hang = HEARD[0] > HANG_AFTER
+            while hang:
+                time.sleep(1)
         if STALL_S:
             phase = (time.monotonic() - STARTED) % PERIOD_S
             if phase < STALL_S:

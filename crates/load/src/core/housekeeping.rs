@@ -60,6 +60,12 @@ pub trait Housekeeping {
     fn expire(&mut self, i: usize, now: Instant, timeout: Duration);
     /// Opens connection `i` again.
     fn reconnect(&mut self, i: usize, now: Instant);
+    /// The oldest request outstanding at `now` (or `now` while a connection
+    /// is being reopened), for the record's silences.
+    fn outstanding(&self, now: Instant) -> Option<Instant>;
+    /// At the end, accounts for every request connection `i` still owes
+    /// (`Schedule::owed_at_end`).
+    fn owe_at_end(&mut self, i: usize, now: Instant, stopping: bool);
 
     /// The tick: timeouts, reopening after a pause, and Ctrl-C. The next one
     /// is a quarter of `--timeout` later (5 to 100 ms).
@@ -82,10 +88,32 @@ pub trait Housekeeping {
                 _ => {}
             }
         }
+        self.note_outstanding(now);
     }
-    /// Whether the loop ends at `now`: Ctrl-C, or the schedule says so.
+
+    /// Tells the recorder what is outstanding, for its silences.
+    fn note_outstanding(&mut self, now: Instant) {
+        let oldest = self.outstanding(now);
+        self.parts().rec.outstanding(oldest, now);
+    }
+
+    /// Whether the loop ends at `now`: Ctrl-C, or the schedule says so. When
+    /// it does, every request still owed is accounted for, and in an open
+    /// loop stopped early every request due and never sent.
     fn done(&mut self, now: Instant) -> bool {
         let p = self.parts();
-        *p.stopping || p.sched.done(p.rec, now, p.cfg.timeout)
+        let (stopping, connections) = (*p.stopping, p.connections);
+        if !(stopping || p.sched.done(p.rec, now, p.cfg.timeout)) {
+            return false;
+        }
+        self.note_outstanding(now);
+        for i in 0..connections {
+            self.owe_at_end(i, now, stopping);
+        }
+        let p = self.parts();
+        if stopping && p.sched.open_loop() {
+            p.sched.never_sent(p.rec, now);
+        }
+        true
     }
 }

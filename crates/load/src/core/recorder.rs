@@ -94,6 +94,21 @@ pub struct Recorder {
     pub lost_packets: u64,
     pub requests: u64,
     pub sent: u64,
+    /// Requests still owed when the loop ended (in flight, or dropped by
+    /// the server and waiting to go again): counted, with their age so far
+    /// in the latency, never dropped.
+    pub unanswered: u64,
+    /// Open loop: requests that fell due and were never sent (every
+    /// connection stayed busy); in the latency from their intended time.
+    pub never_sent: u64,
+    /// When the last answer (a response, or an error the server caused)
+    /// came, and the longest time the server answered nothing while
+    /// requests were outstanding: (from, how long).
+    last_answer: Instant,
+    /// Since when requests have been outstanding without a break (as the
+    /// housekeeping ticks saw it).
+    outstanding_since: Option<Instant>,
+    pub silence: Option<(Instant, std::time::Duration)>,
     pub bytes_read: u64,
     pub reconnects: u64,
     pub errors: Errors,
@@ -160,6 +175,11 @@ impl Recorder {
             lost_packets: 0,
             requests: 0,
             sent: 0,
+            unanswered: 0,
+            never_sent: 0,
+            last_answer: measure_from,
+            outstanding_since: None,
+            silence: None,
             bytes_read: 0,
             reconnects: 0,
             errors: Errors::default(),
@@ -220,29 +240,26 @@ impl Recorder {
         now >= self.measure_from && self.measure_until.is_none_or(|u| now < u)
     }
 
-    /// When a request's outcome counts: in open loop by its intended send
-    /// time, so that the requests of the measured schedule are the ones
-    /// counted, however late they end; in closed loop by when it ended.
+    /// When a request's outcome counts: by its intended send time (closed
+    /// loop: its send time), in both loops, so that every request counted
+    /// as sent in the measured phase has its outcome counted there, however
+    /// late it ends: `sent` = responses + their errors + unanswered.
     #[inline]
-    fn counted_at(&self, intended: Instant, end: Instant) -> Instant {
-        if self.open_loop {
-            intended
-        } else {
-            end
-        }
+    fn counted_at(&self, intended: Instant) -> Instant {
+        intended
     }
 
-    /// `n` requests were sent at `start` (meant for `intended`).
+    /// `n` requests were sent, meant for `intended` (closed loop: sent then).
     #[inline]
-    pub fn sent(&mut self, n: u64, intended: Instant, start: Instant) {
-        if self.measuring(self.counted_at(intended, start)) {
+    pub fn sent(&mut self, n: u64, intended: Instant) {
+        if self.measuring(self.counted_at(intended)) {
             self.sent += n;
         }
     }
 
     /// A request counted by `sent` was not processed and will be sent again.
-    pub fn unsent(&mut self, intended: Instant, start: Instant) {
-        if self.measuring(self.counted_at(intended, start)) {
+    pub fn unsent(&mut self, intended: Instant) {
+        if self.measuring(self.counted_at(intended)) {
             self.sent = self.sent.saturating_sub(1);
         }
     }
@@ -259,7 +276,8 @@ impl Recorder {
         status: u16,
         from: Origin,
     ) -> Option<u64> {
-        let at = self.counted_at(intended, end);
+        let at = self.counted_at(intended);
+        self.last_answer = self.last_answer.max(end);
         if !self.measuring(at) {
             return None;
         }
@@ -293,7 +311,11 @@ impl Recorder {
 
     /// Counts an error; true when it was in the measured period.
     pub fn error(&mut self, kind: ErrorKind, now: Instant, intended: Option<(Instant, Instant, u32)>) -> bool {
-        let at = intended.map_or(now, |(i, _, _)| self.counted_at(i, now));
+        let at = intended.map_or(now, |(i, _, _)| self.counted_at(i));
+        if !matches!(kind, ErrorKind::Timeout) {
+            // The server did something (closed, reset, spoke nonsense).
+            self.last_answer = self.last_answer.max(now);
+        }
         if !self.measuring(at) {
             return false;
         }
@@ -301,25 +323,77 @@ impl Recorder {
         if let Some(s) = self.stage(at) {
             kind.count_in(&mut s.errors);
         }
+        if let (true, ErrorKind::Timeout, Some((intended, _, _))) = (self.open_loop, kind, intended) {
+            // Open loop: a request that timed out fell due all the same, and
+            // what it waited belongs in the latency (docs/load.md).
+            self.latency.saturating_record(now.saturating_duration_since(intended).as_nanos().max(1) as u64);
+        }
         self.tick(at);
         self.second.errors += 1;
         // A request that never got an answer is as slow as the run let it be:
         // it belongs in the slow log (with status 0), not silently dropped.
-        if let (true, Some((intended, start, conn))) = (self.slow_cap > 0, intended) {
+        if let Some((intended, start, conn)) = intended {
             let latency_ns = now.saturating_duration_since(intended).as_nanos() as u64;
-            let slow = Slow {
-                latency_ns,
-                intended,
-                start,
-                end: now,
-                connection: conn,
-                status: 0,
-                ready: start,
-                connecting: false,
-            };
-            self.note_slow(slow);
+            self.slow_unanswered(latency_ns, intended, start, now, conn);
         }
         true
+    }
+
+    /// A request still owed when the loop ends at `now`: counted as
+    /// unanswered (by when it was sent, as `sent` counts it), its age so far
+    /// in the latency from its intended time, and in the slow log.
+    pub fn unanswered(&mut self, intended: Instant, start: Instant, now: Instant, connection: u32) {
+        if !self.measuring(self.counted_at(intended)) {
+            return;
+        }
+        self.unanswered += 1;
+        self.unheard(intended, start, now, connection);
+    }
+
+    /// Open loop: a request due at `intended` that was never sent by `now`,
+    /// the end of the schedule: counted, and in the latency from then.
+    pub fn never_sent(&mut self, intended: Instant, now: Instant) {
+        if !self.measuring(intended) {
+            return;
+        }
+        self.never_sent += 1;
+        self.unheard(intended, intended, now, u32::MAX);
+    }
+
+    /// The age at `now` of a request that got no answer, in the latency
+    /// (and the slow log, with status 0): what it waited is what it cost.
+    fn unheard(&mut self, intended: Instant, start: Instant, now: Instant, connection: u32) {
+        let latency_ns = now.saturating_duration_since(intended).as_nanos().max(1) as u64;
+        self.latency.saturating_record(latency_ns);
+        self.slow_unanswered(latency_ns, intended, start, now, connection);
+    }
+
+    /// A request with no response, in the slow log with status 0.
+    fn slow_unanswered(&mut self, latency_ns: u64, intended: Instant, start: Instant, end: Instant, connection: u32) {
+        if self.slow_cap > 0 {
+            let slow =
+                Slow { latency_ns, intended, start, end, connection, status: 0, ready: start, connecting: false };
+            self.note_slow(slow);
+        }
+    }
+
+    /// Notes at `now` that the oldest request still outstanding was sent at
+    /// `oldest` (none outstanding: `None`). The time since the last answer,
+    /// or since requests have been outstanding without a break if later, is
+    /// a silence of the server (requests that time out and are replaced do
+    /// not end it), and the longest one in the measured phase is kept.
+    /// Each loop calls this at its housekeeping tick and once at its end.
+    pub fn outstanding(&mut self, oldest: Option<Instant>, now: Instant) {
+        let Some(oldest) = oldest else {
+            self.outstanding_since = None;
+            return;
+        };
+        let since = *self.outstanding_since.get_or_insert(oldest);
+        let from = self.last_answer.max(since).max(self.measure_from);
+        let took = now.saturating_duration_since(from);
+        if self.silence.is_none_or(|(_, longest)| took > longest) {
+            self.silence = Some((from, took));
+        }
     }
 
     /// A TLS handshake finished after `took`.
@@ -377,6 +451,11 @@ impl Recorder {
         self.lost_packets += other.lost_packets;
         self.requests += other.requests;
         self.sent += other.sent;
+        self.unanswered += other.unanswered;
+        self.never_sent += other.never_sent;
+        if other.silence.is_some_and(|(_, o)| self.silence.is_none_or(|(_, s)| o > s)) {
+            self.silence = other.silence;
+        }
         self.bytes_read += other.bytes_read;
         self.reconnects += other.reconnects;
         self.errors.add(&other.errors);
@@ -412,5 +491,35 @@ mod tests {
         let mut slow: Vec<u64> = r.finish().iter().map(|s| s.latency_ns / 1_000_000).collect();
         slow.sort();
         assert_eq!(slow, [7, 9]);
+    }
+
+    #[test]
+    fn requests_outstanding_with_no_answer_are_a_silence_until_an_answer_ends_it() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut r = Recorder::new(t0, None, 0, Arc::new(Timeline::default()), false);
+        let on = Origin { connection: 0, ready: t0, connecting: false };
+        r.response(at(0), at(0), at(100), 200, on);
+        r.outstanding(Some(at(200)), at(500));
+        assert_eq!(r.silence, Some((at(200), Duration::from_millis(300))));
+        // A timeout replaced the request: the server is silent all the same.
+        r.error(ErrorKind::Timeout, at(1000), Some((at(200), at(200), 0)));
+        r.outstanding(Some(at(1000)), at(2000));
+        assert_eq!(r.silence, Some((at(200), Duration::from_millis(1800))));
+        r.outstanding(None, at(2050));
+        r.response(at(2100), at(2100), at(2150), 200, on);
+        r.outstanding(Some(at(2200)), at(2500));
+        assert_eq!(r.silence, Some((at(200), Duration::from_millis(1800))), "the longest is kept");
+    }
+
+    #[test]
+    fn unanswered_and_never_sent_requests_are_counted_with_their_age_in_the_latency() {
+        let t0 = Instant::now();
+        let mut r = Recorder::new(t0, None, 4, Arc::new(Timeline::default()), true);
+        r.unanswered(t0, t0, t0 + Duration::from_secs(3), 1);
+        r.never_sent(t0 + Duration::from_secs(1), t0 + Duration::from_secs(2));
+        assert_eq!((r.unanswered, r.never_sent, r.requests, r.latency.len()), (1, 1, 0, 2));
+        assert!(r.latency.max() >= 2_990_000_000, "{}", r.latency.max());
+        assert!(r.finish().iter().all(|s| s.status == 0));
     }
 }

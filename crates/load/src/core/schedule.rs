@@ -53,7 +53,7 @@ impl Schedule {
             in_flight: 0,
             due: VecDeque::new(),
             over: false,
-            starved: Starved::default(),
+            starved: Starved::until(share.end),
             max_lag_ns: 0,
             start: share.start,
             measure_from: share.measure_from,
@@ -104,7 +104,7 @@ impl Schedule {
             self.max_lag_ns = self.max_lag_ns.max(lag);
         }
         let intended = if open_loop { intended } else { now };
-        rec.sent(1, intended, now);
+        rec.sent(1, intended);
         self.in_flight += 1;
         (intended, intended.max(could).min(now))
     }
@@ -153,7 +153,7 @@ impl Schedule {
     /// A request the server never processed: sent again, keeping its
     /// intended time (open loop) or back on the `-n` quota (closed loop).
     pub fn requeue(&mut self, rec: &mut Recorder, slot: &Slot) {
-        rec.unsent(slot.intended, slot.start);
+        rec.unsent(slot.intended);
         if self.pacer.is_some() {
             self.due.push_front(slot.intended);
         } else if let Some(n) = self.quota.as_mut() {
@@ -167,8 +167,9 @@ impl Schedule {
     }
 
     /// Whether the loop ends at `now`: at the end of a timed run (open loop:
-    /// once the requests in flight are answered, up to `timeout` later; the
-    /// due ones never sent are timeouts), or once `-n` is used up.
+    /// once the requests in flight are answered, up to `timeout` later), or
+    /// once `-n` is used up. The due requests never sent are counted then,
+    /// in the latency from their intended time to the schedule's end.
     pub fn done(&mut self, rec: &mut Recorder, now: Instant, timeout: Duration) -> bool {
         let Some(end) = self.end.filter(|end| now >= *end) else { return self.finished() };
         if self.pacer.is_none() {
@@ -180,11 +181,30 @@ impl Schedule {
         if owed && now < end + timeout {
             return false;
         }
-        for intended in std::mem::take(&mut self.due) {
-            // Scheduled, never sent: every stream stayed busy.
-            rec.error(ErrorKind::Timeout, now, Some((intended, intended, u32::MAX)));
-        }
+        self.never_sent(rec, end);
         true
+    }
+
+    /// Open loop: every request that fell due before `until` and was not
+    /// sent (every stream stayed busy) is counted never sent.
+    pub fn never_sent(&mut self, rec: &mut Recorder, until: Instant) {
+        self.take_due(until);
+        for intended in std::mem::take(&mut self.due) {
+            rec.never_sent(intended, until);
+        }
+    }
+
+    /// The loop has ended at `now` with `slot` (on connection `i`) owed: at
+    /// the end of an open-loop drain it timed out, otherwise (a closed
+    /// loop's end, Ctrl-C) it is unanswered; its age is in the latency.
+    pub fn owed_at_end(&mut self, rec: &mut Recorder, slot: &Slot, i: usize, now: Instant, stopping: bool) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        let drained = self.pacer.is_some() && !stopping && self.end.is_some_and(|end| now >= end);
+        if drained {
+            error_of(rec, slot, ErrorKind::Timeout, now, i);
+        } else {
+            rec.unanswered(slot.intended, slot.start, now, i as u32);
+        }
     }
 }
 

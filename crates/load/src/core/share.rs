@@ -28,9 +28,17 @@ pub struct Share {
 pub struct Starved {
     total: Duration,
     since: Option<Instant>,
+    /// The end of the measured phase: a wait is counted up to it, never
+    /// into the drain after it (nothing is sent then).
+    until: Option<Instant>,
 }
 
 impl Starved {
+    /// Waits counted within the measured phase ending at `until`.
+    pub fn until(until: Option<Instant>) -> Starved {
+        Starved { until, ..Starved::default() }
+    }
+
     /// Due requests wait from `now` (or from earlier, if they already did).
     pub fn begin(&mut self, now: Instant) {
         self.since.get_or_insert(now);
@@ -44,6 +52,7 @@ impl Starved {
     /// They no longer wait, as of `now`.
     pub fn end(&mut self, now: Instant, measure_from: Instant) {
         if let Some(since) = self.since.take() {
+            let now = self.until.map_or(now, |until| now.min(until));
             self.total += now.saturating_duration_since(since.max(measure_from));
         }
     }

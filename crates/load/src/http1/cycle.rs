@@ -55,6 +55,7 @@ impl<'a, T: Transport> Core<'a, T> {
         let head = cfg.is_head();
         let share_start = share.start;
         let share_index = share.index;
+        let share_end = share.end;
         Core {
             cfg,
             conns: (0..share.connections).map(|i| Conn::new(i as u32, head, share.start)).collect(),
@@ -64,14 +65,11 @@ impl<'a, T: Transport> Core<'a, T> {
             share,
             stopping: false,
             max_lag_ns: 0,
-            starved: Starved::default(),
+            starved: Starved::until(share_end),
             next_tick: share_start,
             request_len,
             draining: false,
-            idempotent: match &cfg.mix {
-                Some(mix) => mix.templates.iter().all(|t| idempotent(&t.spec.method)),
-                None => idempotent(&cfg.method),
-            },
+            idempotent: cfg.idempotent(),
             picker: cfg.mix.clone().map(|mix| Picker::new(mix, share_index)),
             ramp: cfg.stages.as_ref().filter(|s| s.ramp == Ramp::Connections),
         }
@@ -135,14 +133,43 @@ impl<'a, T: Transport> Core<'a, T> {
         }
     }
 
-    /// The end of an open-loop drain: what is still owed timed out.
-    fn abandon(&mut self, now: Instant) {
+    /// The loop ends at `now`: every request is accounted for. At the end
+    /// of an open-loop drain what is still owed timed out (it waited
+    /// `--timeout` past the end); otherwise (a closed loop's end, Ctrl-C) it
+    /// is unanswered, its age so far in the latency. In open loop, the
+    /// requests that fell due and were never sent are counted too.
+    fn settle(&mut self, now: Instant) {
+        let oldest = self.conns.iter().filter(|c| c.owed() > 0).map(|c| c.start).min();
+        self.rec.outstanding(oldest, now);
+        let drained = self.draining && !self.stopping;
         for i in 0..self.conns.len() {
             let owed = self.conns[i].owed() as usize;
-            if owed > 0 {
+            if owed > 0 && drained {
                 self.count_lost(i, owed, ErrorKind::Timeout, now);
+            } else if owed > 0 {
+                let c = &self.conns[i];
+                let (intended, start, id) = (c.intended, c.start, c.id);
+                (0..owed).for_each(|_| self.rec.unanswered(intended, start, now, id));
             }
+            self.conns[i].batch = 0;
+            self.conns[i].retry = 0;
         }
+        let Some(pacer) = self.pacer.as_mut() else { return };
+        let until = self.share.end.map_or(now, |end| end.min(now));
+        while pacer.next() < until && self.share.quota != Some(0) {
+            let intended = pacer.take(now);
+            self.rec.never_sent(intended, until);
+        }
+    }
+
+    /// Housekeeping's note of the oldest request outstanding at `now`. A
+    /// connection being reopened (after a timeout, a close, a failed
+    /// connect) is about to send again: it keeps the silence going.
+    fn note_outstanding(&mut self, now: Instant) {
+        let reopening = |c: &Conn<T>| matches!(c.state, State::Connecting | State::Handshaking | State::Backoff);
+        let oldest = self.conns.iter().filter(|c| c.in_flight()).map(|c| c.start).min();
+        let oldest = oldest.or_else(|| self.conns.iter().any(reopening).then_some(now));
+        self.rec.outstanding(oldest, now);
     }
 
     /// Counts `kind` against the last `owed` requests of connection `i`'s
@@ -241,10 +268,6 @@ pub fn peer_gone(errno: i32) -> bool {
     matches!(errno, libc::ECONNRESET | libc::EPIPE)
 }
 
-fn idempotent(method: &str) -> bool {
-    matches!(method, "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE")
-}
-
 /// The hooks a loop provides; the provided methods are the cycle itself.
 pub trait Cycle<'a> {
     type Stream: Transport;
@@ -285,8 +308,8 @@ pub trait Cycle<'a> {
         }
         let core = self.core();
         let done = core.done(now);
-        if done && core.draining && !core.stopping {
-            core.abandon(now);
+        if done {
+            core.settle(now);
         }
         done
     }
@@ -325,7 +348,7 @@ pub trait Cycle<'a> {
             batch = batch.min(*q);
             *q -= batch;
         }
-        core.rec.sent(batch, intended, start);
+        core.rec.sent(batch, intended);
         self.transmit(i, batch as u32, intended, start, true);
     }
 
@@ -522,5 +545,6 @@ pub trait Cycle<'a> {
                 _ => {}
             }
         }
+        self.core().note_outstanding(now);
     }
 }

@@ -7,6 +7,7 @@
 
 use crate::error::LoadError;
 use crate::http2::frame;
+use crate::http2::session::NO_STREAMS;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -15,9 +16,13 @@ const PAYLOAD: &[u8; 8] = b"stampede";
 
 pub fn preflight(addr: SocketAddr, url: &str, timeout: Duration) -> Result<(), LoadError> {
     exchange(addr, timeout).map_err(|why| {
-        LoadError::Config(format!(
-            "--http2: {url} does not speak HTTP/2 with prior knowledge ({why}); drop --http2 to load it over HTTP/1.1"
-        ))
+        LoadError::Config(if why == NO_STREAMS {
+            format!("--http2: {url}: {NO_STREAMS}, so it accepts no request; raise the server's stream limit")
+        } else {
+            format!(
+                "--http2: {url} does not speak HTTP/2 with prior knowledge ({why}); drop --http2 to load it over HTTP/1.1"
+            )
+        })
     })
 }
 
@@ -72,6 +77,9 @@ impl Answer {
                 return Err("no HTTP/2 handshake".into());
             }
             self.frames += 1;
+            if f.kind == frame::SETTINGS && f.flags & frame::ACK == 0 && allows_no_streams(f.payload) {
+                return Err(NO_STREAMS.into());
+            }
             if f.kind == frame::PING && f.flags & frame::ACK != 0 && f.payload == PAYLOAD {
                 return Ok(true);
             }
@@ -80,6 +88,13 @@ impl Answer {
         self.buf.drain(..used);
         Ok(false)
     }
+}
+
+/// Whether a SETTINGS payload sets SETTINGS_MAX_CONCURRENT_STREAMS to 0.
+fn allows_no_streams(payload: &[u8]) -> bool {
+    payload
+        .chunks_exact(6)
+        .any(|p| u16::from_be_bytes([p[0], p[1]]) == frame::SETTINGS_MAX_CONCURRENT_STREAMS && p[2..] == [0, 0, 0, 0])
 }
 
 #[cfg(test)]

@@ -66,6 +66,9 @@ pub struct Session {
     pub goaway: bool,
 }
 
+/// Why a connection whose server allows no streams is given up.
+pub const NO_STREAMS: &str = "the server allows no streams (SETTINGS_MAX_CONCURRENT_STREAMS 0)";
+
 /// Flow control is given back once this much of a window is used.
 const TOP_UP: u32 = frame::MAX_WINDOW / 2;
 
@@ -220,6 +223,9 @@ impl Session {
                 } else if self.block_stream == 0 {
                     return Err(ProtocolError("CONTINUATION without HEADERS"));
                 }
+                if self.block.len() + f.payload.len() > crate::response::MAX_HEAD_BYTES {
+                    return Err(ProtocolError("a header block over 64 KiB (HEADERS and CONTINUATION frames)"));
+                }
                 if f.flags & frame::END_HEADERS == 0 {
                     self.block.extend_from_slice(f.payload);
                     return Ok(());
@@ -293,6 +299,9 @@ impl Session {
         for pair in payload.chunks_exact(6) {
             let value = frame::u32_at(pair, 2, "")?;
             match u16::from_be_bytes([pair[0], pair[1]]) {
+                // Zero streams is legal (RFC 9113 §6.5.2) but leaves a load
+                // generator nothing to do: said, not waited out in silence.
+                frame::SETTINGS_MAX_CONCURRENT_STREAMS if value == 0 => return Err(ProtocolError(NO_STREAMS)),
                 frame::SETTINGS_MAX_CONCURRENT_STREAMS => self.max_streams = value as usize,
                 frame::SETTINGS_INITIAL_WINDOW_SIZE => {
                     let delta = i64::from(value) - self.initial_window;

@@ -20,7 +20,7 @@ const SETTINGS: u64 = 0x04;
 /// PUSH_PROMISE (no push was allowed), GOAWAY, MAX_PUSH_ID.
 const NOT_ON_A_REQUEST: [u64; 5] = [0x03, SETTINGS, 0x05, 0x07, 0x0d];
 /// The largest response header block read (a status line needs a few bytes).
-const MAX_BLOCK: u64 = 64 * 1024;
+const MAX_BLOCK: u64 = crate::response::MAX_HEAD_BYTES as u64;
 /// H3_REQUEST_REJECTED: the server did not process the request (RFC 9114 §8.1).
 pub const REQUEST_REJECTED: u64 = 0x10b;
 /// H3_REQUEST_CANCELLED: this side gives up on a request (a timeout).

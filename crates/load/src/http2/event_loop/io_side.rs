@@ -128,13 +128,16 @@ impl<T: Transport> Http2Loop<'_, T> {
     }
 
     /// The connection ended under its streams (closed, or a socket error).
-    /// After a GOAWAY its streams are sent again; otherwise each is an error.
+    /// The streams a GOAWAY said were not processed were already sent again;
+    /// those left are at or below its last stream id: the server may have
+    /// processed them (RFC 9113 §6.8), so they are sent again only when
+    /// the method is idempotent, and are otherwise each an error.
     fn lost(&mut self, i: usize, kind: ErrorKind, now: Instant) {
         let slots = std::mem::take(&mut self.conns[i].session.slots);
-        let goaway = self.conns[i].session.goaway;
+        let retry = self.conns[i].session.goaway && self.cfg.idempotent();
         for slot in &slots {
             self.sched.in_flight -= 1;
-            if goaway {
+            if retry {
                 self.sched.requeue(&mut self.rec, slot);
             } else {
                 error_of(&mut self.rec, slot, kind, now, i);
@@ -208,5 +211,20 @@ impl<T: Transport> Housekeeping for Http2Loop<'_, T> {
 
     fn reconnect(&mut self, i: usize, now: Instant) {
         self.open(i, now, false);
+    }
+
+    /// The oldest request outstanding, for the record's silences; a
+    /// connection being reopened is about to send again and keeps the
+    /// silence going.
+    fn outstanding(&self, now: Instant) -> Option<Instant> {
+        let oldest = self.conns.iter().flat_map(|c| c.session.slots.iter().map(|s| s.start)).min();
+        let reopening = self.conns.iter().any(|c| matches!(c.state, State::Connecting | State::Handshaking));
+        oldest.or_else(|| reopening.then_some(now))
+    }
+
+    fn owe_at_end(&mut self, i: usize, now: Instant, stopping: bool) {
+        for slot in std::mem::take(&mut self.conns[i].session.slots) {
+            self.sched.owed_at_end(&mut self.rec, &slot, i, now, stopping);
+        }
     }
 }

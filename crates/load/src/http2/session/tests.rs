@@ -121,3 +121,25 @@ fn protocol_errors_are_reported() {
         assert!(feed(&mut s, &bodies, &bad, bad.len()).is_err(), "{bad:?}");
     }
 }
+
+#[test]
+fn an_endless_header_block_is_a_protocol_error_past_64_kib() {
+    let (mut s, bodies) = session(1, b"");
+    let mut server = frame_bytes(frame::HEADERS, 0, 1, &[0u8; 16_384]);
+    for _ in 0..3 {
+        server.extend(frame_bytes(frame::CONTINUATION, 0, 1, &[0u8; 16_384]));
+    }
+    assert!(feed(&mut s, &bodies, &server, server.len()).is_ok(), "64 KiB is allowed");
+    let more = frame_bytes(frame::CONTINUATION, 0, 1, &[0u8; 1]);
+    let err = feed(&mut s, &bodies, &more, more.len()).unwrap_err();
+    assert!(err.0.contains("64 KiB"), "{}", err.0);
+}
+
+#[test]
+fn a_server_allowing_no_streams_is_said_and_one_allowing_some_is_not() {
+    let (mut s, bodies) = session(0, b"");
+    let some = frame_bytes(frame::SETTINGS, 0, 0, &[0, 3, 0, 0, 0, 100]);
+    assert!(feed(&mut s, &bodies, &some, some.len()).is_ok());
+    let none = frame_bytes(frame::SETTINGS, 0, 0, &[0, 3, 0, 0, 0, 0]);
+    assert_eq!(feed(&mut s, &bodies, &none, none.len()).unwrap_err().0, NO_STREAMS);
+}

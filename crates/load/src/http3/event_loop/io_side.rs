@@ -333,4 +333,19 @@ impl Housekeeping for Http3Loop<'_> {
     fn reconnect(&mut self, i: usize, now: Instant) {
         self.open(i, now, false);
     }
+
+    /// The oldest request outstanding, for the record's silences; a
+    /// connection being reopened is about to send again and keeps the
+    /// silence going.
+    fn outstanding(&self, now: Instant) -> Option<Instant> {
+        let oldest = self.conns.iter().flat_map(|c| c.requests.iter().map(|r| r.slot.start)).min();
+        let reopening = self.conns.iter().any(|c| matches!(c.state, State::Connecting));
+        oldest.or_else(|| reopening.then_some(now))
+    }
+
+    fn owe_at_end(&mut self, i: usize, now: Instant, stopping: bool) {
+        for r in std::mem::take(&mut self.conns[i].requests) {
+            self.sched.owed_at_end(&mut self.rec, &r.slot, i, now, stopping);
+        }
+    }
 }
