@@ -45,7 +45,9 @@ pub fn from_run(doc: &ResultsDoc, run: &RunRecord) -> Option<Source> {
     let samples = &run.server.samples;
     match (run.clock.measured_start_mono_ns, input::server_cores(doc)) {
         (Some(t0), Some(cores)) if !samples.is_empty() => {
-            events.extend(windows::events(samples, t0, cores));
+            let measured_s = run.load.as_ref().map_or(0.0, |l| l.duration_s);
+            let listener = windows::Listener { drops: run.listen_drops, measured_s };
+            events.extend(windows::events(samples, t0, cores, listener));
             clock.push(format!(
                 "probe samples placed from the measured phase's start (CLOCK_MONOTONIC {t0} ns), {cores} server cores"
             ));
@@ -111,7 +113,7 @@ pub fn from_run(doc: &ResultsDoc, run: &RunRecord) -> Option<Source> {
         _ => {}
     }
     notes.extend(no_lock);
-    notes.extend(backlog_note(run, &load));
+    notes.extend(backlog_note(run, &load, latency_phase.is_some()));
     Some(Source {
         notes,
         app: run.app.clone(),
@@ -148,18 +150,17 @@ fn bursts<'a>(f: &'a FrameShift, kind: Kind, what: &'a str, unit: &'a str) -> im
 
 /// Connect errors that came with a full accept queue are the server's: its
 /// listen backlog was too short for the connections opened at once, and the
-/// kernel dropped their SYNs. Says so, with the kernel's counts, when both
-/// were seen in the run.
-fn backlog_note(run: &RunRecord, load: &LoadResult) -> Option<String> {
+/// kernel dropped their SYNs. Says so when the server's own listen socket
+/// dropped connection attempts in the phase explained (`listen_drops`, as
+/// `stampede run` judges it); the host's `net_drops` count every program's
+/// listeners and are never taken as the server's.
+fn backlog_note(run: &RunRecord, load: &LoadResult, latency_phase: bool) -> Option<String> {
     let connect = load.errors.connect;
-    let (overflows, dropped) = run
-        .server
-        .samples
-        .iter()
-        .fold((0, 0), |(o, d), s| (o + s.net_drops.listen_overflows, d + s.net_drops.listen_drops));
-    (connect > 0 && overflows + dropped > 0).then(|| {
+    let own = if latency_phase { run.listen_drops.after } else { run.listen_drops.measured };
+    let dropped = own.filter(|d| *d > 0)?;
+    (connect > 0).then(|| {
         format!(
-            "connect errors are the server's: the {connect} came with {overflows} accept-queue overflows and {dropped} dropped SYNs on its listen socket (a backlog too short for the connections), not with the load generator"
+            "connect errors are the server's: the {connect} came with its own listen socket dropping {dropped} connection attempts (a backlog too short for the connections), not with the load generator"
         )
     })
 }
@@ -184,4 +185,66 @@ pub fn from_load(app: &str, load: LoadResult, logs: Vec<(String, Parsed)>) -> So
         source.events.extend(parsed.events);
     }
     source
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A results document of one run of 2 s with 12 connect errors, during
+    /// which the host's counters saw 686 accept-queue overflows; its own
+    /// listener's drops in the measured phase are `own`.
+    fn doc(own: serde_json::Value) -> ResultsDoc {
+        let samples: Vec<_> = (0..20)
+            .map(|i| {
+                let mut s = json!({"t_s": f64::from(i) * 0.1, "cpu_cores": 0.3});
+                if i == 5 {
+                    s["net_drops"] = json!({"listen_overflows": 686, "listen_drops": 686});
+                }
+                s
+            })
+            .collect();
+        serde_json::from_value(json!({
+            "environment": {"cores": 2},
+            "runs": [{
+                "app": "healthy",
+                "load": {"duration_s": 2.0, "errors": {"connect": 12}},
+                "server": {"samples": samples},
+                "clock": {"measured_start_mono_ns": 1_000_000_000u64},
+                "listen_drops": {"measured": own},
+            }],
+        }))
+        .unwrap()
+    }
+
+    fn explained(own: serde_json::Value) -> Source {
+        let doc = doc(own);
+        from_run(&doc, &doc.runs[0]).unwrap()
+    }
+
+    fn blames_the_accept_queue(source: &Source) -> bool {
+        source.notes.iter().any(|n| n.contains("connect errors are the server's"))
+            || source.events.iter().any(|e| e.kind == Kind::KernelDrops)
+    }
+
+    #[test]
+    fn the_hosts_overflowing_listeners_are_not_the_servers_accept_queue() {
+        for own in [json!(0), json!(null)] {
+            let source = explained(own.clone());
+            assert!(!blames_the_accept_queue(&source), "own drops {own}: {:?} {:?}", source.notes, source.events);
+        }
+    }
+
+    #[test]
+    fn the_servers_own_listener_dropping_connections_is_named() {
+        let source = explained(json!(40));
+        let note = source.notes.iter().find(|n| n.contains("connect errors are the server's"));
+        assert!(
+            note.is_some_and(|n| n.contains("the 12 came with its own listen socket dropping 40")),
+            "{:?}",
+            source.notes
+        );
+        assert!(source.events.iter().any(|e| e.kind == Kind::KernelDrops), "{:?}", source.events);
+    }
 }

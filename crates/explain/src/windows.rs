@@ -8,25 +8,52 @@
 //! spike when its wait per wall-clock second is at least three times the
 //! run's median and at least 10% of one core (threads that were ready to run
 //! spent that long waiting for a CPU). A sample whose `net_drops` counted
-//! an accept-queue overflow, a dropped SYN or a retransmitted segment is a
-//! `kernel_drops` event: the kernel lost a packet of some connection in that
-//! interval, or since the probe last read the counters (at most
-//! `NET_DROPS_PERIOD` before the sample's end; counters are per network
-//! namespace, so not necessarily one of the load's connections).
+//! a retransmitted segment is a `kernel_drops` event: the kernel lost a
+//! packet of some connection in that interval, or since the probe last read
+//! the counters (at most `NET_DROPS_PERIOD` before the sample's end;
+//! counters are per network namespace, so not necessarily one of the load's
+//! connections). Its accept-queue overflows and dropped SYNs count only in
+//! a phase where the server's own listen socket dropped connection attempts
+//! (`listen_drops` in the run record): on a shared host those counters are
+//! every program's listeners', and another program's overflowing listener
+//! is no evidence about the server.
 
 use crate::event::{Event, Kind};
 
 /// A probe sample as results.json stores it (declared once in stampede-schema).
 pub use stampede_schema::process::Sample;
-use stampede_schema::process::NET_DROPS_PERIOD;
+use stampede_schema::process::{NetDrops, NET_DROPS_PERIOD};
+use stampede_schema::run::ListenDrops;
 
 const SATURATED: f64 = 0.9;
 const SPIKE_OVER_MEDIAN: f64 = 3.0;
 const SPIKE_FLOOR: f64 = 0.1;
 
+/// What the server's own listen socket dropped, and where its phases meet.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Listener {
+    pub drops: ListenDrops,
+    /// The measured phase's length: samples up to it are the measured
+    /// phase's, later ones the latency phase's.
+    pub measured_s: f64,
+}
+
+impl Listener {
+    /// Whether the listener dropped connection attempts in the phase of a
+    /// sample ending at `t_s` (never in the warmup: not read there).
+    fn dropped_at(&self, t_s: f64) -> bool {
+        let drops = match t_s {
+            t if t <= 0.0 => None,
+            t if t <= self.measured_s => self.drops.measured,
+            _ => self.drops.after,
+        };
+        drops.unwrap_or(0) > 0
+    }
+}
+
 /// Turns samples into events. `t0_mono_ns` is CLOCK_MONOTONIC at `t_s = 0`;
 /// `allowed_cores` the CPUs the server may use.
-pub fn events(samples: &[Sample], t0_mono_ns: u64, allowed_cores: f64) -> Vec<Event> {
+pub fn events(samples: &[Sample], t0_mono_ns: u64, allowed_cores: f64, listener: Listener) -> Vec<Event> {
     let mono = |t_s: f64| (t0_mono_ns as i128 + (t_s * 1e9).round() as i128).max(0) as u64;
     let intervals: Vec<(f64, f64, &Sample)> =
         samples.windows(2).filter(|w| w[1].t_s > w[0].t_s).map(|w| (w[0].t_s, w[1].t_s, &w[1])).collect();
@@ -48,7 +75,10 @@ pub fn events(samples: &[Sample], t0_mono_ns: u64, allowed_cores: f64) -> Vec<Ev
                 error_ns: 0,
             });
         }
-        let d = s.net_drops;
+        let mut d = s.net_drops;
+        if !listener.dropped_at(s.t_s) {
+            d = NetDrops { retrans_segs: d.retrans_segs, ..NetDrops::default() };
+        }
         if !d.is_zero() {
             // Counted since the probe's last reading of the counters, which
             // may be several samples back.
@@ -57,10 +87,7 @@ pub fn events(samples: &[Sample], t0_mono_ns: u64, allowed_cores: f64) -> Vec<Ev
                 start_mono_ns: start.min(end.saturating_sub(period)),
                 end_mono_ns: end,
                 kind: Kind::KernelDrops,
-                label: format!(
-                    "kernel: {} accept-queue overflows, {} SYNs dropped, {} segments retransmitted",
-                    d.listen_overflows, d.listen_drops, d.retrans_segs
-                ),
+                label: drops_label(&d),
                 stopped: false,
                 error_ns: 0,
             });
@@ -85,6 +112,17 @@ pub fn events(samples: &[Sample], t0_mono_ns: u64, allowed_cores: f64) -> Vec<Ev
     out
 }
 
+/// The kernel's counts of an interval, the listener's only when its own.
+fn drops_label(d: &NetDrops) -> String {
+    if d.listen_overflows + d.listen_drops == 0 {
+        return format!("kernel: {} segments retransmitted", d.retrans_segs);
+    }
+    format!(
+        "kernel: {} accept-queue overflows, {} SYNs dropped, {} segments retransmitted (the server's listen socket dropped connection attempts in this phase)",
+        d.listen_overflows, d.listen_drops, d.retrans_segs
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,10 +134,10 @@ mod tests {
     #[test]
     fn a_hog_is_found_and_a_quiet_run_gives_nothing() {
         let quiet: Vec<Sample> = (0..20).map(|i| sample(i as f64 * 0.1, 0.4, 0.5)).collect();
-        assert!(events(&quiet, 1_000_000_000, 1.0).is_empty());
+        assert!(events(&quiet, 1_000_000_000, 1.0, Listener::default()).is_empty());
         let mut hog = quiet.clone();
         hog[10] = sample(1.0, 0.98, 45.0);
-        let found = events(&hog, 1_000_000_000, 1.0);
+        let found = events(&hog, 1_000_000_000, 1.0, Listener::default());
         let kinds: Vec<Kind> = found.iter().map(|e| e.kind).collect();
         assert_eq!(kinds, [Kind::CpuSaturation, Kind::Runqueue]);
         assert_eq!(found[0].start_mono_ns, 1_900_000_000);
@@ -113,7 +151,7 @@ mod tests {
         use stampede_schema::process::NetDrops;
         let mut samples: Vec<Sample> = (0..20).map(|i| sample(i as f64 * 0.1, 0.4, 0.5)).collect();
         samples[5].net_drops = NetDrops { listen_overflows: 1, listen_drops: 1, retrans_segs: 0 };
-        let found = events(&samples, 0, 4.0);
+        let found = events(&samples, 0, 4.0, own_drops(Some(1)));
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!((found[0].kind, found[0].start_mono_ns), (Kind::KernelDrops, 400_000_000));
         assert!(found[0].label.contains("1 accept-queue overflows"), "{}", found[0].label);
@@ -138,8 +176,33 @@ mod tests {
         // at 1.00 s happened in 0.90-1.00 s, not only in 0.99-1.00 s.
         let mut samples: Vec<Sample> = (0..200).map(|i| sample(i as f64 * 0.01, 0.4, 0.05)).collect();
         samples[100].net_drops = NetDrops { retrans_segs: 1, ..NetDrops::default() };
-        let found = events(&samples, 0, 4.0);
+        let found = events(&samples, 0, 4.0, Listener::default());
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!((found[0].start_mono_ns, found[0].end_mono_ns), (900_000_000, 1_000_000_000));
+    }
+
+    /// The server's listener dropped `measured` in a measured phase of 2 s.
+    fn own_drops(measured: Option<u64>) -> Listener {
+        Listener { drops: ListenDrops { measured, after: None }, measured_s: 2.0 }
+    }
+
+    #[test]
+    fn the_hosts_listen_drops_are_no_event_when_the_servers_own_listener_dropped_nothing() {
+        let mut samples: Vec<Sample> = (0..20).map(|i| sample(i as f64 * 0.1, 0.4, 0.5)).collect();
+        // Another program's listener overflowing on the same host.
+        samples[5].net_drops = NetDrops { listen_overflows: 686, listen_drops: 686, retrans_segs: 0 };
+        for unknown_or_none in [None, Some(0)] {
+            let found = events(&samples, 0, 4.0, own_drops(unknown_or_none));
+            assert!(found.is_empty(), "{unknown_or_none:?}: {found:?}");
+        }
+        // Its own listener dropped in the latency phase, not the measured one.
+        let later = Listener { drops: ListenDrops { measured: Some(0), after: Some(5) }, measured_s: 2.0 };
+        assert!(events(&samples, 0, 4.0, later).is_empty());
+        // A retransmission is still the kernel losing a packet; the host's
+        // listen counts are left out of it.
+        samples[5].net_drops.retrans_segs = 2;
+        let found = events(&samples, 0, 4.0, own_drops(Some(0)));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].label, "kernel: 2 segments retransmitted");
     }
 }

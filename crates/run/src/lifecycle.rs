@@ -302,6 +302,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
 
     let report = finished.report;
     record.server = report.server;
+    record.listen_drops = finished.listen_drops;
     record.loadgen = report.loadgen;
     record.machine = MachineRecord { summary: report.machine, probe_cpu_cores: report.probe_cpu_cores };
     let was_interrupted = matches!(load, Err(LoadError::Interrupted))

@@ -66,14 +66,9 @@ pub struct Finished {
     pub strays: Vec<String>,
 }
 
-/// The drops of the server's own listen socket (`sk_drops`, what `ss -ltm`
-/// shows as `d`; stampede_probe::listen_drops) in the measured phase and in
-/// what followed it (the latency phase); `None` where unknown.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListenDrops {
-    pub measured: Option<u64>,
-    pub after: Option<u64>,
-}
+/// What the server's own listen socket dropped, declared in stampede-schema
+/// (the run record keeps it for `stampede explain`).
+pub use stampede_schema::run::ListenDrops;
 
 /// Reads of the listener's counter at the phases' edges.
 #[derive(Debug, Default)]

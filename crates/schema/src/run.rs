@@ -183,6 +183,11 @@ pub struct RunRecord {
     pub latency: Option<LoadResult>,
     #[serde(deserialize_with = "lenient::or_default")]
     pub server: TreeSummary,
+    /// What the server's own listen socket dropped in each phase: the one
+    /// evidence of its accept queue overflowing (the host's `net_drops`
+    /// count every program's listeners). Absent when nothing is known.
+    #[serde(default, skip_serializing_if = "ListenDrops::is_unknown", deserialize_with = "lenient::or_default")]
+    pub listen_drops: ListenDrops,
     #[serde(deserialize_with = "lenient::or_default")]
     pub loadgen: TreeSummary,
     #[serde(deserialize_with = "lenient::or_default")]
@@ -236,6 +241,7 @@ impl Default for RunRecord {
             load: None,
             latency: None,
             server: TreeSummary::default(),
+            listen_drops: ListenDrops::default(),
             loadgen: TreeSummary::default(),
             machine: MachineRecord::default(),
             rps_per_server_core: 0.0,
@@ -246,6 +252,23 @@ impl Default for RunRecord {
             database: None,
             warnings: Vec::new(),
         }
+    }
+}
+
+/// The drops of the server's own listen socket (`sk_drops`, what `ss -ltm`
+/// shows as `d`, summed over the listeners on the server's port; read by
+/// stampede_probe::listen_drops) in the measured phase and in what followed
+/// it (the latency phase); `None` where unknown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ListenDrops {
+    pub measured: Option<u64>,
+    pub after: Option<u64>,
+}
+
+impl ListenDrops {
+    pub fn is_unknown(&self) -> bool {
+        self.measured.is_none() && self.after.is_none()
     }
 }
 
