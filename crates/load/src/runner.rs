@@ -56,8 +56,10 @@ pub fn run_watched(cfg: &LoadConfig, watcher: Option<Watcher>) -> Result<LoadRes
             }
         }
         Protocol::Http2 { .. } => {
-            if link.tls.is_none() {
-                crate::http2::preflight::preflight(cfg.target.addr, &cfg.target.url, timeout)?;
+            let (addr, url) = (cfg.target.addr, &cfg.target.url);
+            match &link.tls {
+                Some(tls) => crate::http2::preflight::preflight_tls(tls, addr, url, timeout)?,
+                None => crate::http2::preflight::preflight(addr, url, timeout)?,
             }
             let shared = crate::http2::event_loop::Shared::new(cfg);
             match &link.tls {

@@ -78,6 +78,20 @@ impl TlsShared {
         url: &str,
         timeout: Duration,
     ) -> Result<Option<String>, LoadError> {
+        let mut stream = self.connect_blocking(addr, url, timeout)?;
+        stream.conn.send_close_notify();
+        let _ = stream.conn.write_tls(&mut stream.sock);
+        Ok(stream.conn.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned()))
+    }
+
+    /// A blocking connection with its handshake done, reads and writes
+    /// bounded by `timeout`: for the checks before a run.
+    pub fn connect_blocking(
+        &self,
+        addr: std::net::SocketAddr,
+        url: &str,
+        timeout: Duration,
+    ) -> Result<rustls::StreamOwned<ClientConnection, std::net::TcpStream>, LoadError> {
         let fail = |reason: String| LoadError::Tls { url: url.into(), reason };
         let mut tcp = std::net::TcpStream::connect_timeout(&addr, timeout)
             .map_err(|e| LoadError::Connect { url: url.into(), reason: e.to_string() })?;
@@ -88,9 +102,7 @@ impl TlsShared {
         while conn.is_handshaking() {
             conn.complete_io(&mut tcp).map_err(|e| fail(describe(&e, &self.alpn)))?;
         }
-        conn.send_close_notify();
-        let _ = conn.write_tls(&mut tcp);
-        Ok(conn.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned()))
+        Ok(rustls::StreamOwned::new(conn, tcp))
     }
 }
 

@@ -1,6 +1,7 @@
-//! Before a cleartext `--http2` run: an HTTP/2 handshake and a PING, so
-//! that a server which does not speak HTTP/2 is named in one line instead of
-//! a run of failed connections. A PING, not a request: it proves the
+//! Before a `--http2` run: an HTTP/2 handshake and a PING, so that a server
+//! which does not speak HTTP/2, or allows no streams, is named in one line
+//! instead of a run of failed connections (over TLS too, after ALPN agreed
+//! on h2: a server may agree and then allow no streams). A PING, not a request: it proves the
 //! protocol without giving the server work, and a server that is merely
 //! slow to answer requests still passes. Blocking and done once, with the
 //! same framing code as the runs (`http2::frame`).
@@ -8,6 +9,7 @@
 use crate::error::LoadError;
 use crate::http2::frame;
 use crate::http2::session::NO_STREAMS;
+use crate::tls::TlsShared;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -15,25 +17,60 @@ use std::time::{Duration, Instant};
 const PAYLOAD: &[u8; 8] = b"stampede";
 
 pub fn preflight(addr: SocketAddr, url: &str, timeout: Duration) -> Result<(), LoadError> {
-    exchange(addr, timeout).map_err(|why| {
-        LoadError::Config(if why == NO_STREAMS {
-            format!("--http2: {url}: {NO_STREAMS}, so it accepts no request; raise the server's stream limit")
-        } else {
-            format!(
-                "--http2: {url} does not speak HTTP/2 with prior knowledge ({why}); drop --http2 to load it over HTTP/1.1"
-            )
-        })
+    let exchanged = TcpStream::connect_timeout(&addr, timeout)
+        .map_err(|_| "connect failed".to_string())
+        .and_then(|mut tcp| exchange(&mut tcp, timeout));
+    exchanged.map_err(|why| {
+        said(url, why, "does not speak HTTP/2 with prior knowledge", "; drop --http2 to load it over HTTP/1.1")
     })
 }
 
-fn exchange(addr: SocketAddr, timeout: Duration) -> Result<(), String> {
+/// The same over TLS, once ALPN agreed on h2: a server may agree and then
+/// allow no streams.
+pub fn preflight_tls(tls: &TlsShared, addr: SocketAddr, url: &str, timeout: Duration) -> Result<(), LoadError> {
+    let mut stream = tls.connect_blocking(addr, url, timeout)?;
+    let exchanged = exchange(&mut stream, timeout);
+    stream.conn.send_close_notify();
+    let _ = stream.flush();
+    exchanged.map_err(|why| said(url, why, "agreed on h2 by ALPN but does not speak HTTP/2", ""))
+}
+
+/// A server allowing no streams is said the same whatever the transport;
+/// anything else failed is `what`, with `then` what to do.
+fn said(url: &str, why: String, what: &str, then: &str) -> LoadError {
+    LoadError::Config(if why == NO_STREAMS {
+        format!("--http2: {url}: {NO_STREAMS}, so it accepts no request; raise the server's stream limit")
+    } else {
+        format!("--http2: {url} {what} ({why}){then}")
+    })
+}
+
+/// A blocking connection whose socket's timeouts can be set.
+trait Wire: Read + Write {
+    fn tcp(&self) -> &TcpStream;
+}
+
+impl Wire for TcpStream {
+    fn tcp(&self) -> &TcpStream {
+        self
+    }
+}
+
+impl Wire for rustls::StreamOwned<rustls::ClientConnection, TcpStream> {
+    fn tcp(&self) -> &TcpStream {
+        &self.sock
+    }
+}
+
+fn exchange(wire: &mut impl Wire, timeout: Duration) -> Result<(), String> {
     let deadline = Instant::now() + timeout;
     let late = || format!("no answer to an HTTP/2 PING within {timeout:?}");
-    let mut tcp = TcpStream::connect_timeout(&addr, timeout).map_err(|_| "connect failed".to_string())?;
     let mut out = Vec::new();
     frame::client_start(&mut out);
     frame::ping(&mut out, 0, PAYLOAD);
-    tcp.set_write_timeout(Some(timeout)).and_then(|_| tcp.write_all(&out)).map_err(|_| late())?;
+    let sent =
+        wire.tcp().set_write_timeout(Some(timeout)).and_then(|_| wire.write_all(&out)).and_then(|_| wire.flush());
+    sent.map_err(|_| late())?;
     let mut answer = Answer::default();
     let mut chunk = [0u8; 16 * 1024];
     loop {
@@ -41,8 +78,8 @@ fn exchange(addr: SocketAddr, timeout: Duration) -> Result<(), String> {
         if left.is_zero() {
             return Err(late());
         }
-        tcp.set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
-        let n = match tcp.read(&mut chunk) {
+        wire.tcp().set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
+        let n = match wire.read(&mut chunk) {
             Ok(0) => return Err("no HTTP/2 handshake".into()),
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
