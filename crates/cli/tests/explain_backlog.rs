@@ -22,6 +22,10 @@ fn late_sends_behind_a_full_accept_queue_are_connection_setup_not_the_generator(
     let named: Vec<&str> = e.explain["above_chance"].as_array().unwrap().iter().filter_map(|c| c.as_str()).collect();
     assert_eq!(named.first(), Some(&"connection_setup"), "{named:?}: {}", e.human);
     assert!(e.human.contains("waiting for a connection to open"), "{}", e.human);
+    // The evidence explain takes for the note: the server's own listener's
+    // drops, kept in the run record (never the host's counters).
+    let own = e.run()["listen_drops"]["measured"].as_u64().unwrap_or(0);
+    assert!(own > 0, "the backlog-1 listener dropped SYNs: {}", e.run()["listen_drops"]);
     let connect_errors = e.run()["load"]["errors"]["connect"].as_u64().unwrap_or(0);
     let notes = e.explain["notes"].to_string();
     if connect_errors > 0 {
