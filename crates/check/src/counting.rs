@@ -10,9 +10,16 @@
 //! The margins are TechEmpower's: fewer statements or rows than asked fails
 //! (no margin); a bulk update (fewer UPDATE statements than rows) may update
 //! 5% fewer rows than asked, as an id drawn twice in one request is written
-//! once; more than 1.05 times the expected count is a warning. Deadlocks come
-//! from `pg_stat_database`, which backends flush at most once a second after
-//! they go idle, hence [`STATS_FLUSH`].
+//! once; more than 1.05 times the expected count is a warning.
+//!
+//! `pg_stat_statements` counts a statement when it ends, before its answer
+//! leaves the database, so the counts need no wait once the phase's answers
+//! are back. Deadlocks and rollbacks come from `pg_stat_database`, which a
+//! backend flushes when it goes idle, at most once a second (PostgreSQL 15's
+//! PGSTAT_MIN_INTERVAL): those are read once they have stopped changing,
+//! polled up to [`STATS_FLUSH`], instead of a fixed wait of that length. A
+//! backend that flushed less than a second before it went idle keeps its
+//! counts for PGSTAT_IDLE_INTERVAL (10 s); neither wait sees those.
 
 use std::time::{Duration, Instant};
 
@@ -20,8 +27,14 @@ use crate::contract::ProbeCheck;
 use crate::database::{message, Database};
 
 /// How long an idle backend may keep its `pg_stat_database` counts before
-/// reporting them (PostgreSQL 15's PGSTAT_MIN_INTERVAL, 1 s), and a margin.
+/// reporting them (PostgreSQL 15's PGSTAT_MIN_INTERVAL, 1 s), and a margin:
+/// the longest the counters are waited for.
 pub const STATS_FLUSH: Duration = Duration::from_millis(1200);
+/// How often the counters are read while waiting for them.
+const POLL: Duration = Duration::from_millis(50);
+/// Counters unchanged this long have been flushed by the backends that went
+/// idle at the phase's end (they flush as they go idle, within milliseconds).
+const STILL: Duration = Duration::from_millis(300);
 
 /// Above this many times the expected count, TechEmpower warns ("excessively high").
 const EXCESS: f64 = 1.05;
@@ -68,14 +81,39 @@ impl Snapshot {
 /// their statistics, so that the phase's deadlocks are its own.
 pub fn settle(db: &mut Database) {
     if db.quiet_since.is_none() {
-        std::thread::sleep(STATS_FLUSH);
+        wait_still(db);
     }
 }
 
 /// Waits after a phase for its statistics, and marks the server quiet.
 pub fn flushed(db: &mut Database) {
-    std::thread::sleep(STATS_FLUSH);
+    wait_still(db);
     db.quiet_since = Some(Instant::now());
+}
+
+/// Polls `pg_stat_database`'s transaction counters until they have not
+/// changed for [`STILL`], or for at most [`STATS_FLUSH`]. Unreadable
+/// counters are not waited for: nothing would be read from them.
+fn wait_still(db: &mut Database) {
+    let deadline = Instant::now() + STATS_FLUSH;
+    let Some(mut last) = activity(db) else { return };
+    let mut since = Instant::now();
+    while Instant::now() < deadline && since.elapsed() < STILL {
+        std::thread::sleep(POLL);
+        let now = activity(db);
+        if now != Some(last) {
+            last = now.unwrap_or(last);
+            since = Instant::now();
+        }
+    }
+}
+
+/// Commits, rollbacks and deadlocks of the database: what its backends'
+/// flushes change.
+fn activity(db: &mut Database) -> Option<(i64, i64, i64)> {
+    let sql = "SELECT xact_commit, xact_rollback, deadlocks FROM pg_stat_database WHERE datname = current_database()";
+    let row = db.client.query_one(sql, &[]).ok()?;
+    Some((row.get(0), row.get(1), row.get(2)))
 }
 
 /// `(deadlocks, rolled back)` during the phase, when readable.
@@ -106,9 +144,7 @@ fn tally(db: &mut Database, table: &str) -> Result<Tally, String> {
 }
 
 fn transactions(db: &mut Database) -> Option<(i64, i64)> {
-    let sql = "SELECT deadlocks, xact_rollback FROM pg_stat_database WHERE datname = current_database()";
-    let row = db.client.query_one(sql, &[]).ok()?;
-    Some((row.get(0), row.get(1)))
+    activity(db).map(|(_, rolled_back, deadlocks)| (deadlocks, rolled_back))
 }
 
 /// What a phase asked of the database: `answered` requests that came back
