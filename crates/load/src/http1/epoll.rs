@@ -30,7 +30,7 @@ use crate::core::pacer::Timer;
 use crate::core::recorder::{ErrorKind, Recorder};
 use crate::core::rx_time::{self, Clocks};
 use crate::core::share::{Output, Share};
-use crate::core::transport::Transport;
+use crate::core::transport::{ReadSide, Transport};
 use crate::http1::conn::State;
 use crate::http1::cycle::{peer_gone, Core, Cycle};
 use mio::{Events, Poll, Token};
@@ -101,7 +101,7 @@ impl<'a, T: Transport> Worker<'a, T> {
             for ev in events.iter() {
                 match ev.token() {
                     TIMER => self.timer.as_mut().map_or((), Timer::fired),
-                    Token(i) => self.on_event(i, ev.is_readable() || ev.is_read_closed() || ev.is_error(), now),
+                    Token(i) => self.on_event(i, ReadSide::of(ev), now),
                 }
             }
             if self.end_batch(now) {
@@ -136,10 +136,10 @@ impl<'a, T: Transport> Worker<'a, T> {
         }
     }
 
-    /// `readable`: the socket has data, an end or an error to read. An event
+    /// `side`: whether the socket has data, an end or an error to read. An event
     /// that only says it is writable again (an ACK freed send space) costs
     /// no read: the last readable edge already drained it.
-    fn on_event(&mut self, i: usize, readable: bool, now: Instant) {
+    fn on_event(&mut self, i: usize, side: ReadSide, now: Instant) {
         match self.core.conns[i].state {
             State::Connecting => match self.core.conns[i].finish_connect() {
                 Ok(true) if T::HANDSHAKE => {
@@ -162,11 +162,11 @@ impl<'a, T: Transport> Worker<'a, T> {
                 // than the socket buffers is only written while its first
                 // responses are read: the server stops reading while its
                 // answers have nowhere to go.
-                if readable || self.core.conns[i].state == State::Reading {
-                    self.read(i, now);
+                if side.readable() || self.core.conns[i].state == State::Reading {
+                    self.read(i, side, now);
                 }
             }
-            State::Reading | State::Idle if readable => self.read(i, now),
+            State::Reading | State::Idle if side.readable() => self.read(i, side, now),
             State::Reading | State::Idle | State::Backoff => {}
         }
     }
@@ -228,14 +228,14 @@ impl<'a, T: Transport> Worker<'a, T> {
         }
     }
 
-    fn read(&mut self, i: usize, now: Instant) {
+    fn read(&mut self, i: usize, side: ReadSide, now: Instant) {
         // The buffer is lent to the parser while `self` records what it finds.
         let mut buf = std::mem::take(&mut self.buf);
-        self.read_into(i, &mut buf, now);
+        self.read_into(i, &mut buf, side, now);
         self.buf = buf;
     }
 
-    fn read_into(&mut self, i: usize, buf: &mut [u8], now: Instant) {
+    fn read_into(&mut self, i: usize, buf: &mut [u8], side: ReadSide, now: Instant) {
         let stamped = self.core.pacer.is_some();
         loop {
             let Some(stream) = self.core.conns[i].stream.as_mut() else { return };
@@ -253,7 +253,7 @@ impl<'a, T: Transport> Worker<'a, T> {
             if !self.received(i, &buf[..n], at) {
                 return; // reconnecting: the rest was the old socket's
             }
-            if T::drained(n, buf.len()) {
+            if side.drained::<T>(n, buf.len()) {
                 // A short read drained the socket; the next edge will wake us.
                 return;
             }

@@ -41,7 +41,7 @@ use crate::core::recorder::{ErrorKind, Recorder};
 use crate::core::rx_time::{self, Clocks, GATHER_US};
 use crate::core::schedule::Schedule;
 use crate::core::share::{Output, Share};
-use crate::core::transport::Transport;
+use crate::core::transport::{ReadSide, Transport};
 use crate::http2::block::{self as h2_block, Prepared};
 use crate::http2::session::{Ended, Session, Slot};
 use crate::mix::Picker;
@@ -195,7 +195,7 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
             for ev in events.iter() {
                 match ev.token() {
                     TIMER => self.sched.timer_fired(),
-                    Token(i) => self.on_event(i, ev.is_readable() || ev.is_read_closed() || ev.is_error(), now),
+                    Token(i) => self.on_event(i, ReadSide::of(ev), now),
                 }
             }
             if self.sched.open_loop() {
@@ -218,7 +218,7 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
         Output::at_end(self.rec, self.sched.starved, &self.share, self.sched.max_lag_ns, start, busy_from)
     }
 
-    fn on_event(&mut self, i: usize, readable: bool, now: Instant) {
+    fn on_event(&mut self, i: usize, side: ReadSide, now: Instant) {
         match self.conns[i].state {
             State::Connecting => {
                 let connected = self.conns[i].stream.as_ref().map(|s| finish_connect(s.tcp()));
@@ -238,8 +238,8 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
                 if self.conns[i].session.written < self.conns[i].session.out.len() || T::HANDSHAKE {
                     self.write(i, now);
                 }
-                if readable {
-                    self.read(i, now);
+                if side.readable() {
+                    self.read(i, side, now);
                 }
             }
             State::Backoff(_) => {}

@@ -8,7 +8,7 @@ use super::{Http2Loop, BACKOFF};
 use crate::core::housekeeping::{Housekeeping, Parts, State};
 use crate::core::recorder::{ErrorKind, Origin};
 use crate::core::schedule::error_of;
-use crate::core::transport::Transport;
+use crate::core::transport::{ReadSide, Transport};
 use crate::http2::session::Ended;
 use std::io;
 use std::time::{Duration, Instant};
@@ -38,14 +38,14 @@ impl<T: Transport> Http2Loop<'_, T> {
     /// says why (and which streams it processed) may still be unread, so
     /// what is there is read first.
     fn write_failed(&mut self, i: usize, now: Instant) {
-        self.drain(i, now);
+        self.drain(i, ReadSide::Closed, now);
         if self.conns[i].state == State::Open {
             self.lost(i, ErrorKind::Write, now);
         }
     }
 
-    pub(super) fn read(&mut self, i: usize, now: Instant) {
-        self.drain(i, now);
+    pub(super) fn read(&mut self, i: usize, side: ReadSide, now: Instant) {
+        self.drain(i, side, now);
         if self.conns[i].state == State::Open {
             self.recycle_if_done(i, now);
         }
@@ -60,7 +60,7 @@ impl<T: Transport> Http2Loop<'_, T> {
     }
 
     /// Reads until the socket is empty, handing the bytes to the session.
-    fn drain(&mut self, i: usize, now: Instant) {
+    fn drain(&mut self, i: usize, side: ReadSide, now: Instant) {
         let mut buf = std::mem::take(&mut self.buf);
         while let Some(stream) = self.conns[i].stream.as_mut() {
             let (n, rx) = match stream.read_stamped(&mut buf) {
@@ -85,7 +85,7 @@ impl<T: Transport> Http2Loop<'_, T> {
                 self.protocol_error(i, now);
                 break;
             }
-            if T::drained(n, buf.len()) {
+            if side.drained::<T>(n, buf.len()) {
                 break;
             }
         }
