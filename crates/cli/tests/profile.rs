@@ -339,7 +339,8 @@ fn results_dir(s: &support_run::Scratch) -> PathBuf {
 
 #[test]
 fn run_profile_without_perf_says_so_once_and_completes_without_a_profile() {
-    let s = support_run::Scratch::new("profile-noperf");
+    // The scratch folder's name must not say "perf": run's plan names it.
+    let s = support_run::Scratch::new("profile-no-tool");
     let app = s.app("alpha", "");
     let scenario = s.scenario(&RUN_SCENARIO.replace("APP", app.to_str().unwrap()));
     let bin = path_without_perf(&s.dir);
