@@ -16,7 +16,8 @@
 //! concurrent GC phase, a saturated or run-queue-bound sample) by as long as
 //! it overlapped the request. A packet the kernel dropped or retransmitted
 //! (`kernel_drops`) can account for up to a second: the retransmission
-//! timeout of a SYN.
+//! timeout of a SYN. A request's own waits (for a connection, for the load
+//! generator: `Event::owner`) meet that request only.
 
 use crate::event::{Cause, Event, Kind};
 
@@ -96,7 +97,7 @@ pub fn attribute<'a>(requests: &[Request], events: &'a [Event], margins: Margins
             let met: Vec<&Event> = sorted[first..]
                 .iter()
                 .take_while(|&&(s, _, _)| s <= to)
-                .filter(|&&(_, t, _)| t >= from)
+                .filter(|&&(_, t, e)| t >= from && e.can_touch(&request))
                 .map(|&(_, _, e)| e)
                 .collect();
             let excess_ns = ((request.latency_us - margins.median_us).max(0.0) * 1000.0) as u64;
@@ -152,7 +153,9 @@ fn count_shares(attributed: &[Attributed<'_>], has: impl Fn(&Attributed<'_>, Cau
 /// moved by the same offset to 64 evenly spread places in `span` (wrapping
 /// round), attributed again, the shares averaged. When events cover much of
 /// the time, a cause meets many requests whatever their latency; a share
-/// well above its chance level is evidence, one near it is not.
+/// well above its chance level is evidence, one near it is not. A moved
+/// request is no longer the owner of its own waits, so their chance level is
+/// 0: a request's wait is measured on that request, not met by coincidence.
 pub fn chance(requests: &[Request], events: &[Event], margins: Margins, span: (u64, u64)) -> Shares {
     const PLACES: u64 = 64;
     let (from, to) = span;
@@ -205,6 +208,7 @@ mod tests {
             label: kind.name().into(),
             stopped: true,
             error_ns: 0,
+            owner: None,
         }
     }
 

@@ -253,6 +253,7 @@ mod tests {
                 label: "gc".into(),
                 stopped: true,
                 error_ns: 0,
+                owner: None,
             })
             .collect();
         let causes: Vec<Cause> = dominant(&levels(&states, &samples, &gc, &[])).iter().map(|d| d.cause).collect();

@@ -79,6 +79,7 @@ pub fn runtime_events(run: &RunRecord) -> Vec<Event> {
                 label: e.label.clone(),
                 stopped: e.stopped,
                 error_ns: e.error_ns,
+                owner: None,
             })
         })
         .collect()

@@ -145,6 +145,7 @@ fn bursts<'a>(f: &'a FrameShift, kind: Kind, what: &'a str, unit: &'a str) -> im
         },
         stopped: false,
         error_ns: 0,
+        owner: None,
     })
 }
 

@@ -73,6 +73,7 @@ pub fn events(samples: &[Sample], t0_mono_ns: u64, allowed_cores: f64, listener:
                 label: format!("server used {cores:.2} of {allowed_cores} allowed cores"),
                 stopped: false,
                 error_ns: 0,
+                owner: None,
             });
         }
         let mut d = s.net_drops;
@@ -90,6 +91,7 @@ pub fn events(samples: &[Sample], t0_mono_ns: u64, allowed_cores: f64, listener:
                 label: drops_label(&d),
                 stopped: false,
                 error_ns: 0,
+                owner: None,
             });
         }
         let wait = s.runqueue_wait_ms;
@@ -106,6 +108,7 @@ pub fn events(samples: &[Sample], t0_mono_ns: u64, allowed_cores: f64, listener:
                 ),
                 stopped: false,
                 error_ns: 0,
+                owner: None,
             });
         }
     }

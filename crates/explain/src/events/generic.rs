@@ -32,7 +32,7 @@ pub fn parse(text: &str, what: &str) -> Result<Parsed, ExplainError> {
             .ok_or_else(|| bad("kind must be gc, safepoint, pause, cpu_saturation or runqueue"))?;
         let label = fields.next().unwrap_or(kind.name()).trim().to_string();
         let stopped = matches!(kind, Kind::Gc | Kind::Safepoint | Kind::Pause);
-        events.push(Event { start_mono_ns: start, end_mono_ns: end, kind, label, stopped, error_ns: 0 });
+        events.push(Event { start_mono_ns: start, end_mono_ns: end, kind, label, stopped, error_ns: 0, owner: None });
     }
     Ok(Parsed { events, clock: "given on CLOCK_MONOTONIC".into(), clock_error_ns: 0 })
 }

@@ -91,7 +91,15 @@ pub fn parse(text: &str, exec_mono_ns: Option<u64>, what: &str) -> Result<Parsed
         let mark_start = t0 + c.sweep_term_ns;
         let mark_end = mark_start + c.mark_ns;
         let mut push = |start: u64, end: u64, label: String, stopped: bool| {
-            events.push(Event { start_mono_ns: start, end_mono_ns: end, kind: Kind::Gc, label, stopped, error_ns })
+            events.push(Event {
+                start_mono_ns: start,
+                end_mono_ns: end,
+                kind: Kind::Gc,
+                label,
+                stopped,
+                error_ns,
+                owner: None,
+            })
         };
         push(t0, mark_start, format!("gc {}{forced}: sweep termination (stop-the-world)", c.number), true);
         push(mark_start, mark_end, format!("gc {}{forced}: concurrent mark and assists", c.number), false);

@@ -103,6 +103,7 @@ pub fn parse(text: &str) -> Parsed {
         label,
         stopped,
         error_ns: 0,
+        owner: None,
     };
     if safepoints.is_empty() {
         events.extend(pauses.into_iter().map(|(s, e, label)| event(s, e, Kind::Gc, label, true)));

@@ -64,6 +64,7 @@ pub fn parse(text: &str, exec_mono_ns: Option<u64>, what: &str) -> Result<Parsed
                 label: format!("{} {:.2} ms", c.kind, c.pause_ns as f64 / 1e6),
                 stopped: true,
                 error_ns: align.error_ns,
+                owner: None,
             }
         })
         .collect();

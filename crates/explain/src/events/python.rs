@@ -30,6 +30,7 @@ pub fn parse(text: &str) -> Parsed {
                         label: format!("gc.collect generation {gen}"),
                         stopped: true,
                         error_ns: 0,
+                        owner: None,
                     });
                 }
             }
