@@ -8,19 +8,19 @@ use std::path::{Path, PathBuf};
 
 use crate::database::{Database, DatabaseError};
 use crate::environment;
-use crate::error::ScenarioError;
 use crate::interrupt::{self, interrupted};
-use crate::lifecycle::{run_once, RunContext, RunSpec};
-use crate::manifest::{self, Manifest};
-use crate::matrix::{self, Combination};
-use crate::prepare::{prepare, PrepareError};
-use crate::profiling;
-use crate::progress::Progress;
+use crate::phases::profiling;
+use crate::phases::{run_once, RunContext, RunSpec};
 use crate::record::{ResultsDoc, Skipped, SCHEMA};
-use crate::remote_server::{ServerHost, ServerHostError};
 use crate::results::ResultsWriter;
+use crate::scenario::error::ScenarioError;
+use crate::scenario::manifest::{self, Manifest};
+use crate::scenario::matrix::{self, Combination};
 use crate::scenario::Scenario;
-use crate::tables;
+use crate::server::prepare::{prepare, PrepareError};
+use crate::server::remote_server::{ServerHost, ServerHostError};
+use crate::terminal::progress::Progress;
+use crate::terminal::tables;
 
 pub struct RunOptions {
     pub scenario_path: PathBuf,
@@ -31,7 +31,7 @@ pub struct RunOptions {
     /// The `stampede` binary that provides `load` and `check`.
     pub exe: PathBuf,
     pub tool_version: String,
-    /// Print what would be executed (plan.rs) on stdout and run nothing.
+    /// Print what would be executed (terminal/plan.rs) on stdout and run nothing.
     pub print_plan: bool,
 }
 
@@ -64,7 +64,7 @@ struct App {
 pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
     interrupt::install();
     // Orphans of what we start (a server's daemonized child) come back to
-    // us rather than to init; the stops find them by their tag (server.rs).
+    // us rather than to init; the stops find them by their tag (server/process.rs).
     stampede_probe::lifeline::become_subreaper();
     let scenario = Scenario::load(&options.scenario_path, &options.sets)?;
     if (scenario.pinning.server.is_some() || scenario.pinning.loadgen.is_some()) && manifest::which("taskset").is_none()
@@ -96,9 +96,11 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
         }
         apps.push(App { path, manifest, combos, notes });
     }
-    // The commands to run, said before any of them runs (plan.rs).
-    let plan =
-        crate::plan::render(&scenario, apps.iter().map(|a| (a.path.as_path(), &a.manifest, a.combos.as_slice())));
+    // The commands to run, said before any of them runs (terminal/plan.rs).
+    let plan = crate::terminal::plan::render(
+        &scenario,
+        apps.iter().map(|a| (a.path.as_path(), &a.manifest, a.combos.as_slice())),
+    );
     if options.print_plan {
         print!("{plan}");
         return Ok(RunSummary { results_path: PathBuf::new(), exit_code: 0 });
@@ -137,7 +139,7 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
             eprintln!("stampede: {}", spec.opening());
             match Database::open(spec, &logs, &interrupted) {
                 Ok(db) => Some(db),
-                Err(DatabaseError::Cluster(crate::database_cluster::ClusterError::Interrupted)) => {
+                Err(DatabaseError::Cluster(crate::database::cluster::ClusterError::Interrupted)) => {
                     eprintln!("stampede: {} while the database started; nothing was measured", interrupt::reason());
                     return Ok(RunSummary { results_path: writer.path.clone(), exit_code: interrupt::exit_code() });
                 }
@@ -187,7 +189,7 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
         for combo in &app.combos {
             // The contract is checked on the first run of each app × knobs;
             // the same build with the same settings does the same work after.
-            let mut contract: Option<Vec<crate::contract::Checked>> = None;
+            let mut contract: Option<Vec<crate::phases::contract::Checked>> = None;
             for iteration in 1..=scenario.iterations {
                 for profile in &scenario.profiles {
                     if interrupted() {
@@ -195,7 +197,7 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         break 'apps;
                     }
                     let title = format!("{name} [{}] {} #{iteration}", combo.label(), profile.name);
-                    let stem = crate::names::run_stem(name, &combo.label(), &profile.name, iteration);
+                    let stem = crate::scenario::names::run_stem(name, &combo.label(), &profile.name, iteration);
                     let phase = |what: &str| progress.set_message(format!("{title}: {what}"));
                     let note = |line: &str| progress.note(line);
                     let ctx = RunContext {
@@ -211,7 +213,8 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         database_env: &database_env,
                     };
                     // A broken contract skips the profiles it governs, not the others.
-                    let governing = contract.as_deref().map(|c| crate::contract::governing(c, &profile.path_label()));
+                    let governing =
+                        contract.as_deref().map(|c| crate::phases::contract::governing(c, &profile.path_label()));
                     let broken: Vec<&str> = governing.iter().flatten().filter_map(|c| c.broken.as_deref()).collect();
                     if !broken.is_empty() {
                         let mut record = crate::record::failed(
@@ -265,7 +268,7 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
                         tables::run_tables(&record, &prepared.runtime_version, cores)
                     ));
                     if let Some(m) = &record.server.microstates {
-                        progress.println(&crate::microstates::table(m));
+                        progress.println(&crate::terminal::microstates::table(m));
                     }
                     if let Some(profile) = &record.cpu_profile {
                         progress.println(&profiling::table(profile));

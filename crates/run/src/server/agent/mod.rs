@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use protocol::{Action, Command, Event, Host, Request, Serve};
 
-use crate::matrix::Combination;
-use crate::served::{pick_port, Failure, Launch, LocalServer, Served};
+use crate::scenario::matrix::Combination;
+use crate::server::served::{pick_port, Failure, Launch, LocalServer, Served};
 
 /// The largest piece of the server's log sent back to the controller.
 const LOG_BYTES: u64 = 64 * 1024;
@@ -45,7 +45,7 @@ pub fn run(mut input: impl BufRead + Send + 'static, out: &mut dyn Write) -> i32
         Action::Describe => 0,
         Action::Prepare { app, build } => {
             let logs = scratch();
-            match crate::prepare::prepare(&app.manifest(), build, &logs, &|| gone.load(Ordering::SeqCst)) {
+            match crate::server::prepare::prepare(&app.manifest(), build, &logs, &|| gone.load(Ordering::SeqCst)) {
                 Ok(p) => {
                     send(out, &Event::Prepared { build_time_ms: p.build_time_ms, runtime_version: p.runtime_version });
                     0
@@ -109,7 +109,7 @@ fn run_server(serve: &Serve, commands: &mpsc::Receiver<Command>, gone: &AtomicBo
         Err(reason) => return fail(out, reason),
     };
     let combo = Combination { env: serve.env.clone(), args: serve.args.clone(), ..Default::default() };
-    let log = scratch().join(format!("{}-{}.log", crate::names::file_part(&app.name), std::process::id()));
+    let log = scratch().join(format!("{}-{}.log", crate::scenario::names::file_part(&app.name), std::process::id()));
     let launch = Launch {
         app: &app,
         combo: &combo,
@@ -168,7 +168,7 @@ fn drive(
             Ok(Command::Warmup) => server.mark_warmup(),
             Ok(Command::Measure) => {
                 server.mark_measured_start();
-                if !send(out, &Event::Measuring { mono_ns: crate::events::mono_ns() }) {
+                if !send(out, &Event::Measuring { mono_ns: crate::server::events::mono_ns() }) {
                     return (2, false);
                 }
             }
@@ -204,7 +204,7 @@ fn log_tail(path: &Path) -> String {
 mod tests {
     use super::protocol::{App, Serve, VERSION};
     use super::*;
-    use crate::manifest::Manifest;
+    use crate::scenario::manifest::Manifest;
     use std::io::BufReader;
 
     fn app(toml: &str) -> App {
@@ -266,7 +266,7 @@ mod tests {
             start_timeout_ms: 10_000,
             stop_grace_ms: 500,
             sample_interval_ms: 50,
-            ready: crate::ready::ReadyCheck::any_answer(),
+            ready: crate::server::ready::ReadyCheck::any_answer(),
         };
         let (code, events) = session(&Request { version: VERSION, action: Action::Serve(serve) });
         assert_eq!(code, 2);

@@ -5,7 +5,7 @@
 //! comma list given where the file has an array becomes that array
 //! (`apps=go,rust`).
 
-use crate::error::ScenarioError;
+use crate::scenario::error::ScenarioError;
 
 pub fn apply(root: &mut toml::Value, arg: &str) -> Result<(), ScenarioError> {
     // The message quotes the argument: a secret in it is masked.

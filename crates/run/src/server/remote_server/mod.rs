@@ -17,12 +17,12 @@ use std::time::{Duration, Instant};
 
 use stampede_remote::{clock, copy, HostError, Ssh};
 
-use crate::agent::protocol::{Action, App, Command, Event, Request, Serve, VERSION};
-use crate::hosts::Hosts;
-use crate::manifest::Manifest;
-use crate::prepare::{PrepareError, Prepared};
-use crate::ready::ReadyCheck;
-use crate::served::{Failure, Finished, Launch, Readiness, Served, TAIL_LINES};
+use crate::scenario::hosts::Hosts;
+use crate::scenario::manifest::Manifest;
+use crate::server::agent::protocol::{Action, App, Command, Event, Request, Serve, VERSION};
+use crate::server::prepare::{PrepareError, Prepared};
+use crate::server::ready::ReadyCheck;
+use crate::server::served::{Failure, Finished, Launch, Readiness, Served, TAIL_LINES};
 use session::{stop_group, Next, Session};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -163,8 +163,8 @@ impl ServerHost {
     /// The URL the controller and the load use, once the server answers there.
     pub fn reachable(&self, port: u16, ready: &ReadyCheck) -> Result<String, String> {
         let address = self.record.address.as_str();
-        match crate::http::get_status_at(address, port, &ready.path, Duration::from_secs(5)) {
-            Ok((code, _)) if ready.accepts(code) => Ok(crate::hosts::url_base(address, port)),
+        match crate::server::http::get_status_at(address, port, &ready.path, Duration::from_secs(5)) {
+            Ok((code, _)) if ready.accepts(code) => Ok(crate::scenario::hosts::url_base(address, port)),
             Ok((code, _)) => Err(format!("the server answers {ready} on its host but {code} at hosts.server_address {address}:{port}: is another server there?")),
             Err(e) => Err(format!(
                 "the server answers on {} but not at hosts.server_address {address}:{port} ({e}): the app must listen on that address or 0.0.0.0, and no firewall may block the port",
@@ -291,7 +291,10 @@ impl Served for RemoteServer<'_> {
     }
 
     fn output_tail(&mut self) -> String {
-        self.exited.as_ref().map(|(_, tail)| tail.clone()).unwrap_or_else(|| crate::server::tail(&self.log, TAIL_LINES))
+        self.exited
+            .as_ref()
+            .map(|(_, tail)| tail.clone())
+            .unwrap_or_else(|| crate::server::process::tail(&self.log, TAIL_LINES))
     }
 
     fn set_loadgen(&self, _pid: i32) {}
@@ -309,7 +312,7 @@ impl Served for RemoteServer<'_> {
     }
 
     fn mark_measured_start(&mut self) {
-        let sent = crate::events::mono_ns();
+        let sent = crate::server::events::mono_ns();
         if !self.session.send(Command::Measure) {
             return;
         }
@@ -318,7 +321,7 @@ impl Served for RemoteServer<'_> {
         while Instant::now() < deadline {
             match self.poll(Duration::from_millis(20)) {
                 Next::Event(Event::Measuring { mono_ns }) => {
-                    self.mono_offset = Some(MonoOffset::estimate(sent, mono_ns, crate::events::mono_ns()));
+                    self.mono_offset = Some(MonoOffset::estimate(sent, mono_ns, crate::server::events::mono_ns()));
                     return;
                 }
                 Next::Gone => return,
@@ -376,7 +379,7 @@ impl Drop for RemoteServer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::EventRecord;
+    use crate::server::events::EventRecord;
 
     #[test]
     fn host_times_move_onto_this_clock_with_their_uncertainty() {

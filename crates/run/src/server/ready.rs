@@ -13,7 +13,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::manifest::Manifest;
+use crate::scenario::manifest::Manifest;
 
 /// The request that tells a server is ready, and what answer counts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

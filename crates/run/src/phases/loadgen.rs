@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use crate::pinning;
 use crate::scenario::Profile;
+use crate::server::pinning;
 use stampede_schema::{LoadResult, LoadSpec};
 
 #[derive(Debug, thiserror::Error)]
@@ -38,7 +38,7 @@ pub struct LoadPhase<'a> {
     pub duration: Duration,
     pub cpus: Option<&'a str>,
     /// Send the load from these hosts (`[hosts] load`).
-    pub hosts: Option<&'a crate::hosts::Hosts>,
+    pub hosts: Option<&'a crate::scenario::hosts::Hosts>,
     /// Write the HdrHistogram interval log here (`--hdr-log`).
     pub hdr_log: Option<std::path::PathBuf>,
     /// Open loop at this many requests per second (the latency phase),
@@ -64,7 +64,7 @@ impl LoadPhase<'_> {
             spec.rate = self.rate;
         }
         spec.slow_log = self.slow_log;
-        spec.from_hosts = self.hosts.map(crate::hosts::Hosts::load_spec);
+        spec.from_hosts = self.hosts.map(crate::scenario::hosts::Hosts::load_spec);
         Ok(spec)
     }
 

@@ -14,7 +14,7 @@ pub fn parse(text: &str) -> Result<Duration, String> {
 /// Formats a duration the way `parse` reads it (`1s`, `500ms`).
 pub use stampede_schema::units::format_duration as format;
 
-/// `#[serde(with = "crate::duration::serde_text")]` for `Duration` fields.
+/// `#[serde(with = "crate::scenario::duration::serde_text")]` for `Duration` fields.
 pub use stampede_schema::units::serde_text;
 
 #[cfg(test)]

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use stampede_probe::lifeline::{self, Lineage};
 
-use crate::database_seed::{PASSWORD, USER};
-use crate::subprocess::{self, last_lines};
+use crate::database::seed::{PASSWORD, USER};
+use crate::server::subprocess::{self, last_lines};
 
 /// How long `initdb` and the first connection may take.
 const INITDB_LIMIT: Duration = Duration::from_secs(120);
@@ -157,7 +157,7 @@ fn start_in(
         // "postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)" → "15.18"
         .map(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().nth(2).unwrap_or("").to_string())
         .unwrap_or_default();
-    let port = crate::http::free_port().map_err(setup("find a free port"))?;
+    let port = crate::server::http::free_port().map_err(setup("find a free port"))?;
     let log_file = File::create(log).map_err(setup("create logs/database.log"))?;
     let mut cmd = Command::new(postgres);
     cmd.arg("-D").arg(&data).arg("-p").arg(port.to_string());
@@ -187,10 +187,10 @@ fn start_in(
         }
         // (Returning drops the cluster, which stops it.)
         if cluster.child.try_wait().ok().flatten().is_some() || started.elapsed() > START_LIMIT {
-            let tail = crate::server::tail(log, 3);
+            let tail = crate::server::process::tail(log, 3);
             return Err(ClusterError::Start { secs: START_LIMIT.as_secs(), tail, log: log.to_path_buf() });
         }
-        if crate::database_seed::reachable(&cluster.url("postgres")).is_ok() {
+        if crate::database::seed::reachable(&cluster.url("postgres")).is_ok() {
             cluster.lineage.refresh();
             return Ok(cluster);
         }
@@ -233,7 +233,7 @@ fn statement_counts_installed(postgres: &Path) -> bool {
 /// `name` on PATH, else in the newest /usr/lib/postgresql/<version>/bin
 /// (Debian keeps PostgreSQL's server programs there, off PATH).
 fn binary(name: &str) -> Option<PathBuf> {
-    if let Some(path) = crate::manifest::which(name) {
+    if let Some(path) = crate::scenario::manifest::which(name) {
         return Some(path);
     }
     let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")

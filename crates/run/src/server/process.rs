@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 
 use stampede_probe::lifeline::{self, Lineage, Tag};
 
-use crate::manifest::Manifest;
-use crate::matrix::Combination;
-use crate::pinning;
+use crate::scenario::manifest::Manifest;
+use crate::scenario::matrix::Combination;
+use crate::server::pinning;
 
 pub struct Server {
     child: Child,
@@ -39,7 +39,7 @@ pub struct Server {
     /// CLOCK_MONOTONIC just before the spawn: the anchor for runtime clocks.
     pub exec_mono_ns: u64,
     /// Where this run's runtime events go, when the manifest has `[events]`.
-    pub capture: Option<crate::events::Capture>,
+    pub capture: Option<crate::server::events::Capture>,
     /// Threads copying piped output (events from `output`) to the log.
     pumps: Vec<std::thread::JoinHandle<()>>,
 }
@@ -67,7 +67,7 @@ impl Server {
         extra_env: &[(String, String)],
     ) -> io::Result<Server> {
         let log = File::create(log_path)?;
-        let capture = app.events.as_ref().and_then(|settings| crate::events::Capture::new(settings, log_path));
+        let capture = app.events.as_ref().and_then(|settings| crate::server::events::Capture::new(settings, log_path));
         let env = match (&capture, &app.events) {
             (Some(capture), Some(settings)) => capture.env(settings, &combo.env),
             _ => combo.env.clone(),
@@ -92,7 +92,7 @@ impl Server {
         } else {
             cmd.stdout(log.try_clone()?).stderr(log.try_clone()?);
         }
-        let exec_mono_ns = crate::events::mono_ns();
+        let exec_mono_ns = crate::server::events::mono_ns();
         let spawned_at = Instant::now();
         let mut child = cmd.spawn()?;
         let pgid = child.id() as i32;
@@ -103,7 +103,7 @@ impl Server {
             let streams: [Option<Box<dyn Read + Send>>; 2] =
                 [child.stdout.take().map(|s| Box::new(s) as _), child.stderr.take().map(|s| Box::new(s) as _)];
             for stream in streams.into_iter().flatten() {
-                pumps.push(crate::events::pump(stream, log.clone(), stamped.clone()));
+                pumps.push(crate::server::events::pump(stream, log.clone(), stamped.clone()));
             }
         }
         Ok(Server {

@@ -6,8 +6,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::manifest::Manifest;
-use crate::subprocess::{self, last_lines, SubprocessError};
+use crate::scenario::manifest::Manifest;
+use crate::server::subprocess::{self, last_lines, SubprocessError};
 
 const BUILD_LIMIT: Duration = Duration::from_secs(900);
 const VERSION_LIMIT: Duration = Duration::from_secs(20);
@@ -44,7 +44,7 @@ pub fn prepare(
     }
     let mut build_time_ms = 0.0;
     if let (true, Some(command)) = (build, app.build.as_deref()) {
-        let log = logs.join(format!("{}.build.log", crate::names::file_part(&app.name)));
+        let log = logs.join(format!("{}.build.log", crate::scenario::names::file_part(&app.name)));
         let done = subprocess::run(
             subprocess::shell(command, &app.command_dir()),
             command,
@@ -61,7 +61,7 @@ pub fn prepare(
                 command: command.to_string(),
                 code: done.status.code().map(|c| c.to_string()).unwrap_or_else(|| "a signal".into()),
                 log: log.display().to_string(),
-                tail: crate::server::tail(&log, 3),
+                tail: crate::server::process::tail(&log, 3),
             });
         }
         build_time_ms = done.took.as_secs_f64() * 1000.0;

@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use stampede_schema::LoadResult;
 
-use crate::loadgen::LoadError;
+use crate::phases::loadgen::LoadError;
 use crate::scenario::Profile;
 
 /// `latency = { fraction = 0.7, duration = "4s" }` in a profile.

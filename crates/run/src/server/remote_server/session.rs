@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use stampede_remote::ssh::{last_line, Ssh};
 use stampede_remote::HostError;
 
-use crate::agent::protocol::{self, Command, Event, Host, Request};
+use crate::server::agent::protocol::{self, Command, Event, Host, Request};
 
 /// What polling the agent gave.
 pub enum Next {

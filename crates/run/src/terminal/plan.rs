@@ -11,8 +11,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::manifest::Manifest;
-use crate::matrix::Combination;
+use crate::scenario::manifest::Manifest;
+use crate::scenario::matrix::Combination;
 use crate::scenario::Scenario;
 
 /// ssh configuration keywords whose value runs on this machine (ssh_config(5)).
@@ -70,7 +70,7 @@ fn line(out: &mut String, what: &str, command: &str) {
 }
 
 /// The ssh part: which hosts, which configuration, and the local commands in it.
-fn ssh(out: &mut String, hosts: &crate::hosts::Hosts) {
+fn ssh(out: &mut String, hosts: &crate::scenario::hosts::Hosts) {
     let mut reached: Vec<String> = hosts.load.iter().map(|h| format!("{h} (load)")).collect();
     reached.extend(hosts.server.iter().map(|h| format!("{h} (server)")));
     let remote = hosts.remote_path.as_deref().unwrap_or("stampede");

@@ -2,7 +2,7 @@
 //! which one runs the server. With `load = ["user@h1", …]` every load phase
 //! runs as `stampede load --hosts …` from this machine, which then only
 //! coordinates (docs/hosts.md). With `server = "user@srv"` the server, its
-//! build and its probe run there under `stampede agent` (remote_server.rs),
+//! build and its probe run there under `stampede agent` (server/remote_server/),
 //! reached at `server_address`; without it they stay on this machine.
 
 use std::path::PathBuf;
@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use stampede_schema::hosts::{HostsSpec, OnHostFailure};
 
-use crate::error::ScenarioError;
+use crate::scenario::error::ScenarioError;
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -97,7 +97,7 @@ impl Hosts {
         if !matches!(self.on_host_failure.as_str(), "stop" | "continue") {
             return Err(field("on_host_failure", format!("{:?}: use \"stop\" or \"continue\"", self.on_host_failure)));
         }
-        if let Err(e) = crate::duration::parse(&self.max_clock_offset) {
+        if let Err(e) = crate::scenario::duration::parse(&self.max_clock_offset) {
             return Err(field("max_clock_offset", format!("{:?}: {e}", self.max_clock_offset)));
         }
         if loadgen_pinned && !self.load.is_empty() {
@@ -121,7 +121,7 @@ impl Hosts {
                 "continue" => OnHostFailure::Continue,
                 _ => OnHostFailure::Stop,
             },
-            max_clock_offset: crate::duration::parse(&self.max_clock_offset)
+            max_clock_offset: crate::scenario::duration::parse(&self.max_clock_offset)
                 .unwrap_or(HostsSpec::default().max_clock_offset),
             ..HostsSpec::default()
         }

@@ -11,9 +11,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::manifest::Manifest;
-use crate::ready::ReadyCheck;
-use crate::served::{Finished, Readiness};
+use crate::scenario::manifest::Manifest;
+use crate::server::ready::ReadyCheck;
+use crate::server::served::{Finished, Readiness};
 
 /// The protocol's version; the agent refuses a request of another (3: the
 /// measured phase's end is marked, `measure_end`).
@@ -180,7 +180,7 @@ mod tests {
                 start_timeout_ms: 30_000,
                 stop_grace_ms: 5_000,
                 sample_interval_ms: 100,
-                ready: crate::ready::ReadyCheck::ok_on("/api/count/1"),
+                ready: crate::server::ready::ReadyCheck::ok_on("/api/count/1"),
             }),
         };
         for request in [serve, Request { version: VERSION, action: Action::Prepare { app: app(), build: true } }] {

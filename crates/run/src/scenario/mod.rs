@@ -3,23 +3,31 @@
 //! CPU pinning. `--set key=value` overrides are applied to the parsed TOML
 //! before it is checked, so an override is held to the same rules as the file.
 
+pub mod duration;
+pub(crate) mod error;
+pub mod hosts;
+pub mod manifest;
+pub mod matrix;
+pub(crate) mod names;
+pub(crate) mod overrides;
+pub(crate) mod text;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::duration::serde_text;
-use crate::latency_phase::LatencyPhase;
+use crate::phases::latency::LatencyPhase;
+use crate::scenario::duration::serde_text;
 use stampede_load::stages::Stages;
 use stampede_schema::LoadSpec;
 
 /// The most iterations a scenario may ask for.
 pub const MAX_ITERATIONS: u32 = 10_000;
-use crate::error::ScenarioError;
-use crate::hosts::Hosts;
-use crate::overrides;
-use crate::text::Text;
+use crate::scenario::error::ScenarioError;
+use crate::scenario::hosts::Hosts;
+use crate::scenario::text::Text;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -95,7 +103,7 @@ pub struct Profile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// The open-loop phase after the measured one that the run's latency
-    /// comes from (latency_phase.rs).
+    /// comes from (phases/latency.rs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency: Option<LatencyPhase>,
     #[serde(flatten)]
@@ -378,7 +386,7 @@ impl Scenario {
             }
             // Names become file names sanitised (`api/v1` → `api_v1`): two
             // that sanitise alike would share their logs.
-            let file_name = crate::names::file_part(&profile.name);
+            let file_name = crate::scenario::names::file_part(&profile.name);
             if names.contains(&file_name) {
                 return Err(field(&at("name"), &format!("{:?} is used twice (in file names, where `/` and other signs become `_`): give each profile its own name", profile.name)));
             }
@@ -391,7 +399,7 @@ impl Scenario {
         }
         for (role, cpus) in [("pinning.server", &self.pinning.server), ("pinning.loadgen", &self.pinning.loadgen)] {
             if let Some(cpus) = cpus {
-                crate::pinning::parse_cpu_list(cpus.as_str()).map_err(|reason| field(role, &reason))?;
+                crate::server::pinning::parse_cpu_list(cpus.as_str()).map_err(|reason| field(role, &reason))?;
             }
         }
         if let Some(hosts) = &self.hosts {

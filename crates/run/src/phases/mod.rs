@@ -5,25 +5,30 @@
 //! an invalid record; the server is stopped on every path (its `Drop` does it
 //! if nothing else does).
 
+pub(crate) mod contention;
+pub(crate) mod contract;
+pub(crate) mod fault;
+pub mod latency;
+pub(crate) mod loadgen;
+pub(crate) mod profiling;
+
 use std::path::Path;
 use std::time::Duration;
 
-use crate::contention::{self, GeneratorCpu};
-use crate::contract::{self, Checked, Verdict};
 use crate::database::Database;
-use crate::fault;
 use crate::interrupt::interrupted;
-use crate::latency_phase;
-use crate::loadgen::{LoadError, LoadPhase};
-use crate::manifest::Manifest;
-use crate::matrix::Combination;
-use crate::names::run_stem;
-use crate::pinning;
-use crate::ready::ReadyCheck;
+use crate::phases::loadgen::{LoadError, LoadPhase};
 use crate::record::{rps_per_core, MachineRecord, RunRecord};
-use crate::remote_server::ServerHost;
+use crate::scenario::manifest::Manifest;
+use crate::scenario::matrix::Combination;
+use crate::scenario::names::run_stem;
 use crate::scenario::{Profile, Scenario};
-use crate::served::{pick_port, Failure, Launch, LocalServer, Served};
+use crate::server::pinning;
+use crate::server::ready::ReadyCheck;
+use crate::server::remote_server::ServerHost;
+use crate::server::served::{pick_port, Failure, Launch, LocalServer, Served};
+use contention::GeneratorCpu;
+use contract::{Checked, Verdict};
 use stampede_schema::database::DatabaseUsage;
 
 /// The built-in contract of the database endpoints, checked with a database.
@@ -240,19 +245,19 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     let recorder = server
         .local_pid()
         .filter(|_| ctx.profiling)
-        .map(|pid| crate::profiling::start(pid as u32, s.cpu_profile_frequency, s.cpu_profile_off_cpu));
+        .map(|pid| crate::phases::profiling::start(pid as u32, s.cpu_profile_frequency, s.cpu_profile_off_cpu));
     server.mark_measured_start();
     // One interval log per run beside results.json (the generator cannot
     // write one when it runs on load hosts).
     let hdr_log = hosts.is_none().then(|| format!("{stem}.hlog"));
     // Every measured phase keeps its slowest requests for `stampede explain`
-    // (latency_phase::slow_log): here about twice the warmup's rate, since a
+    // (latency::slow_log): here about twice the warmup's rate, since a
     // server still warming up answers slower than a warm one.
     let duration = spec.profile.duration();
     let expected = record.warmup.as_ref().filter(|w| w.rps > 0.0).map(|w| 2.0 * w.rps * duration.as_secs_f64());
     let measured = LoadPhase {
         hdr_log: hdr_log.as_ref().map(|name| ctx.results_dir.join(name)),
-        slow_log: latency_phase::slow_log(spec.profile.spec.slow_log, expected),
+        slow_log: latency::slow_log(spec.profile.spec.slow_log, expected),
         ..phase(duration)
     };
     let load = measured.run(|pid| server.set_loadgen(pid), &|| interrupted() || !server.alive());
@@ -263,7 +268,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         (ctx.phase)("reading the profile");
         let title = format!("{} [{}] {} #{}", spec.app.name, spec.combo.label(), spec.profile.name, spec.iteration);
         let slow = load.as_ref().map_or(&[][..], |doc| doc.slow_requests.as_slice());
-        record.cpu_profile = crate::profiling::finish(recorder, slow, ctx.results_dir, &stem, &title, ctx.note);
+        record.cpu_profile = crate::phases::profiling::finish(recorder, slow, ctx.results_dir, &stem, &title, ctx.note);
     }
     // No later phase runs against a server that has exited: its figures
     // would describe connection errors, not the server.
@@ -271,7 +276,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     let latency = match (&load, &spec.profile.latency) {
         (Ok(closed), Some(latency)) if !interrupted() && server.alive() && !dead => {
             (ctx.phase)("measuring latency (open loop)");
-            Some(latency_phase::run(spec.profile, latency, closed.rps, |duration, rate, slow_log| {
+            Some(latency::run(spec.profile, latency, closed.rps, |duration, rate, slow_log| {
                 let open = LoadPhase { rate: Some(rate), slow_log, ..phase(duration) };
                 open.run(|pid| server.set_loadgen(pid), &|| interrupted() || !server.alive())
             }))
@@ -284,7 +289,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         Err(failure) => return end(record, failure),
     };
     if let Some(profile) = &record.cpu_profile {
-        crate::profiling::remove_perf_maps(profile);
+        crate::phases::profiling::remove_perf_maps(profile);
     }
     if !finished.strays.is_empty() {
         (ctx.note)(&format!(
@@ -306,7 +311,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     record.loadgen = report.loadgen;
     record.machine = MachineRecord { summary: report.machine, probe_cpu_cores: report.probe_cpu_cores };
     let was_interrupted = matches!(load, Err(LoadError::Interrupted))
-        || matches!(latency, Some(latency_phase::Outcome::Failed(LoadError::Interrupted)));
+        || matches!(latency, Some(latency::Outcome::Failed(LoadError::Interrupted)));
     if let Some(db) = ctx.database {
         let tree = report.database.as_ref();
         let rps = load.as_ref().map_or(0.0, |doc| doc.rps);
@@ -331,7 +336,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
         server_reasons.push(crash.clone());
         record.invalidate(crash);
         server_reasons.extend(load.as_ref().map(fault::crash_consequences).unwrap_or_default());
-        if let Some(latency_phase::Outcome::Measured(doc)) = &latency {
+        if let Some(latency::Outcome::Measured(doc)) = &latency {
             server_reasons.extend(fault::crash_consequences(doc).into_iter().map(|r| format!("latency phase: {r}")));
         }
     }
@@ -351,7 +356,7 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
     // finds below spoils only the latency figures (`load_valid`).
     let load_valid = record.valid;
     match latency {
-        Some(latency_phase::Outcome::Measured(doc)) => {
+        Some(latency::Outcome::Measured(doc)) => {
             let backlog = fault::Backlog::of_listener(finished.listen_drops.after);
             let from_s = record.load.as_ref().map_or(0.0, |l| l.duration_s);
             let cpu = GeneratorCpu::of(&record.loadgen.samples, from_s, f64::INFINITY, doc.duration_s);
@@ -364,9 +369,9 @@ pub fn run_once(ctx: &RunContext, spec: &RunSpec) -> Outcome {
             }
             record.latency = Some(*doc);
         }
-        Some(latency_phase::Outcome::Failed(LoadError::Interrupted)) => record.invalidate(crate::interrupt::reason()),
-        Some(latency_phase::Outcome::Failed(err)) => record.invalidate(format!("latency phase: {err}")),
-        Some(latency_phase::Outcome::NoRate) => {
+        Some(latency::Outcome::Failed(LoadError::Interrupted)) => record.invalidate(crate::interrupt::reason()),
+        Some(latency::Outcome::Failed(err)) => record.invalidate(format!("latency phase: {err}")),
+        Some(latency::Outcome::NoRate) => {
             record.invalidate("latency phase: the closed loop sustained under 1 request/s to take a fraction of")
         }
         None => {}

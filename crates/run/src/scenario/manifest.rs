@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use stampede_check::UrlMap;
 
-use crate::error::ScenarioError;
+use crate::scenario::error::ScenarioError;
 
 /// Unknown fields are refused, as in scenarios and contracts: a misspelt
 /// `contrat = "tfb"` would otherwise leave the app judged by the wrong contract.
@@ -33,7 +33,7 @@ pub struct Manifest {
     #[serde(default)]
     pub contract: Option<String>,
     /// The path that answers `200` once the server is up; absent: the
-    /// claimed contract's `ready`, else any response on `/` (ready.rs).
+    /// claimed contract's `ready`, else any response on `/` (server/ready.rs).
     #[serde(default)]
     pub ready: Option<String>,
     #[serde(default)]
@@ -43,7 +43,7 @@ pub struct Manifest {
     pub profile: ProfileSettings,
     /// `[events]`: how to switch on and read runtime GC events (docs/explain.md).
     #[serde(default)]
-    pub events: Option<crate::events::EventsSettings>,
+    pub events: Option<crate::server::events::EventsSettings>,
     /// The folder `build`, `run` and `version` run in, relative to the
     /// manifest's folder (e.g. `src` for an app that opens its templates by
     /// relative path); absent: the manifest's folder.
@@ -128,7 +128,7 @@ impl Manifest {
         let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
         let mut manifest: Manifest =
             toml::from_str(&text).map_err(|e| bad(e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")))?;
-        if let Some(problem) = crate::names::app_name_problem(&manifest.name) {
+        if let Some(problem) = crate::scenario::names::app_name_problem(&manifest.name) {
             return Err(bad(problem));
         }
         if manifest.run.trim().is_empty() {
@@ -345,7 +345,7 @@ build_env = { RUSTFLAGS = "-C force-frame-pointers=yes", Q = "it's" }
         .unwrap();
         let built = m.profiled().build.unwrap();
         assert_eq!(built, "export Q='it'\\''s'; export RUSTFLAGS='-C force-frame-pointers=yes'; cargo build");
-        let knob = crate::matrix::Combination {
+        let knob = crate::scenario::matrix::Combination {
             env: BTreeMap::from([("GOGC".into(), "off".into())]),
             args: "--nogc".into(),
             ..Default::default()

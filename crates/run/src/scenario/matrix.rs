@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::manifest::Manifest;
+use crate::scenario::manifest::Manifest;
 use crate::scenario::Matrix;
 
 /// One app's settings for a run.
@@ -22,7 +22,7 @@ pub struct Combination {
 impl Combination {
     /// This combination under profiling: the `[profile]` environment (a knob
     /// setting the same variable keeps its value) and arguments added.
-    pub fn profiled(&self, settings: &crate::manifest::ProfileSettings) -> Combination {
+    pub fn profiled(&self, settings: &crate::scenario::manifest::ProfileSettings) -> Combination {
         let mut c = self.clone();
         for (k, v) in &settings.env {
             c.env.entry(k.clone()).or_insert_with(|| v.clone());
@@ -163,8 +163,8 @@ pub fn expand(app: &Manifest, matrix: &Matrix) -> (Vec<Combination>, Vec<String>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::manifest::{Knob, KnobValue};
-    use crate::text::Text;
+    use crate::scenario::manifest::{Knob, KnobValue};
+    use crate::scenario::text::Text;
 
     fn app() -> Manifest {
         let mut values = BTreeMap::new();

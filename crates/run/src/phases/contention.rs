@@ -106,7 +106,7 @@ mod tests {
     use super::*;
 
     fn open_load(generator_busy: f64) -> LoadResult {
-        crate::fault::tests::load(0, true, generator_busy)
+        crate::phases::fault::tests::load(0, true, generator_busy)
     }
 
     fn samples(wait_ms_each: f64, cores: f64) -> Vec<Sample> {

@@ -1,10 +1,10 @@
-//! The server under test, wherever it runs. A run's lifecycle (lifecycle.rs)
+//! The server under test, wherever it runs. A run's lifecycle (phases/)
 //! asks the same things of a server on this machine and of one on another
 //! host: wait until it is ready (ready.rs), say whether it crashed, mark the warmup
 //! and the measured phase for its probe, and finally stop it and hand over
 //! what the probe measured. [`LocalServer`] does this with a [`Server`]
 //! process group and a [`Probe`] here; `stampede agent` runs that very same
-//! `LocalServer` on the server's host, and remote_server.rs drives the agent
+//! `LocalServer` on the server's host, and remote_server/ drives the agent
 //! over ssh behind the same trait, so both paths share one lifecycle.
 
 use std::path::Path;
@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use stampede_probe::{Probe, ProbeConfig, ProbeReport};
 
-use crate::events::{mono_ns, EventRecord};
-use crate::http;
-use crate::manifest::Manifest;
-use crate::matrix::Combination;
-use crate::ready::ReadyCheck;
-use crate::server::Server;
+use crate::scenario::manifest::Manifest;
+use crate::scenario::matrix::Combination;
+use crate::server::events::{mono_ns, EventRecord};
+use crate::server::http;
+use crate::server::process::Server;
+use crate::server::ready::ReadyCheck;
 
 /// Lines of the server's output quoted in a failure.
 pub const TAIL_LINES: usize = 3;
@@ -210,7 +210,7 @@ impl Served for LocalServer {
             if Instant::now() > deadline {
                 return Err(Failure::Run(format!(
                     "{name} did not answer {ready} within {} (port {port}): {}",
-                    crate::duration::format(timeout),
+                    crate::scenario::duration::format(timeout),
                     self.server.output_tail(TAIL_LINES)
                 )));
             }
@@ -279,8 +279,13 @@ impl Served for LocalServer {
         };
         if let Some(capture) = self.server.capture.clone() {
             let t0 = self.measured_mono_ns.unwrap_or(load_end_mono_ns);
-            match crate::events::collect(&capture, self.server.exec_mono_ns, t0, self.warmup_mono_ns, load_end_mono_ns)
-            {
+            match crate::server::events::collect(
+                &capture,
+                self.server.exec_mono_ns,
+                t0,
+                self.warmup_mono_ns,
+                load_end_mono_ns,
+            ) {
                 Ok(events) => finished.events = events,
                 Err(e) => finished.events_error = Some(e),
             }

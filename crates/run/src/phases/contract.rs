@@ -15,7 +15,7 @@ use stampede_check::UrlMap;
 use stampede_schema::check::CheckReport;
 use stampede_schema::run::ContractVerdict;
 
-use crate::subprocess::{self, last_lines, SubprocessError};
+use crate::server::subprocess::{self, last_lines, SubprocessError};
 
 /// The checker's per-request timeout (`stampede check --timeout`'s default,
 /// which run does not change).

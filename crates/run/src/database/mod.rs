@@ -1,21 +1,24 @@
 //! The database a scenario's apps talk to (issue 18, apps/CONTRACT.md's
 //! database endpoints). A scenario with a `[database]` section gets one for
 //! the whole of `stampede run`: by default a private PostgreSQL cluster that
-//! Stampede creates, seeds and stops itself (database_cluster.rs,
-//! database_seed.rs); with `url = "postgres://…"` the user's own server,
+//! Stampede creates, seeds and stops itself (cluster.rs,
+//! seed.rs); with `url = "postgres://…"` the user's own server,
 //! used as it is (seeded only with `seed = true`). Either way every app is
 //! started with the same connection settings in its environment
 //! (`DATABASE_URL` and the libpq `PG*` variables), `stampede check` is given
 //! the URL so its database rules can read the rows back, and the probe
 //! samples a local cluster's process tree beside the server's.
 
+pub(crate) mod cluster;
+pub(crate) mod seed;
+
 use std::path::Path;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::database_cluster::{Cluster, ClusterError};
-use crate::database_seed::{self, SeedError};
+use crate::database::cluster::{Cluster, ClusterError};
+use seed::SeedError;
 
 /// The scenario's `[database]` section.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -79,19 +82,19 @@ impl Database {
         match &spec.url {
             Some(url) => {
                 if spec.seed {
-                    database_seed::seed(url)?;
+                    seed::seed(url)?;
                 } else {
-                    database_seed::reachable(url)?;
+                    seed::reachable(url)?;
                 }
                 Ok(Database { url: url.clone(), cluster: None })
             }
             None => {
                 let cluster = Cluster::start(&logs.join("database.log"), interrupted)?;
                 let admin = cluster.url("postgres");
-                database_seed::create_database(&admin, database_seed::DATABASE)?;
-                let url = cluster.url(database_seed::DATABASE);
-                database_seed::seed(&url)?;
-                database_seed::count_statements(&url)?;
+                seed::create_database(&admin, seed::DATABASE)?;
+                let url = cluster.url(seed::DATABASE);
+                seed::seed(&url)?;
+                seed::count_statements(&url)?;
                 Ok(Database { url, cluster: Some(cluster) })
             }
         }

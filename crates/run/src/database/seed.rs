@@ -127,7 +127,7 @@ pub fn seed(url: &str) -> Result<(), SeedError> {
 }
 
 /// `CREATE EXTENSION pg_stat_statements` in the private cluster's database,
-/// which preloads the module when it is installed (database_cluster.rs), so
+/// which preloads the module when it is installed (cluster.rs), so
 /// `stampede check` can count each endpoint's statements and rows. Where the
 /// module is not loaded this does nothing: the check then says it could not
 /// count.
