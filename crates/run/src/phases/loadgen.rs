@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
+use crate::scenario::pinning;
 use crate::scenario::Profile;
-use crate::server::pinning;
 use stampede_schema::{LoadResult, LoadSpec};
 
 #[derive(Debug, thiserror::Error)]

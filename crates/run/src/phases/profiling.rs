@@ -10,6 +10,11 @@ use stampede_profile::slow::{SlowWindow, Windows};
 use stampede_profile::{perf, top, Profile, ProfileError, Recorder};
 use stampede_schema::load::SlowRequest;
 use stampede_schema::profile::ProfileSummary;
+use stampede_schema::LoadResult;
+
+use crate::phases::loadgen::LoadError;
+use crate::phases::state::RunState;
+use crate::server::served::Served;
 
 /// Whether profiling can work on this machine. `Err` is the one line to print
 /// once, before the first run (perf missing or forbidden).
@@ -36,6 +41,29 @@ pub struct Recorders {
 /// often (bench/profile_cost.sh).
 pub fn start(pid: u32, frequency_hz: u32, off_cpu: bool) -> Recorders {
     Recorders { on_cpu: Recorder::start(pid, frequency_hz), off_cpu: off_cpu.then(|| Recorder::start_off_cpu(pid)) }
+}
+
+/// Runs the measured phase `measure` under perf when the run profiles and
+/// the server runs here (scenario validation refuses it remotely): perf
+/// starts after the warmup and is stopped, its stacks read while a JVM can
+/// still write its perf map, as soon as the load ends.
+pub fn around(
+    run: &mut RunState,
+    server: &mut dyn Served,
+    measure: impl FnOnce(&mut RunState, &mut dyn Served) -> Result<LoadResult, LoadError>,
+) -> Result<LoadResult, LoadError> {
+    let s = run.ctx.scenario;
+    let pid = server.local_pid().filter(|_| run.ctx.profiling);
+    let recorders = pid.map(|pid| start(pid as u32, s.cpu_profile_frequency, s.cpu_profile_off_cpu));
+    let load = measure(run, server);
+    if let Some(recorders) = recorders {
+        (run.ctx.phase)("reading the profile");
+        let spec = run.spec;
+        let title = format!("{} [{}] {} #{}", spec.app.name, spec.combo.label(), spec.profile.name, spec.iteration);
+        let slow = load.as_ref().map_or(&[][..], |doc| doc.slow_requests.as_slice());
+        run.record.cpu_profile = finish(recorders, slow, run.ctx.results_dir, &run.stem, &title, run.ctx.note);
+    }
+    load
 }
 
 /// Stops the recorder, writes `flame-<stem>.svg` and `stacks-<stem>.folded`

@@ -43,7 +43,7 @@ pub struct Manifest {
     pub profile: ProfileSettings,
     /// `[events]`: how to switch on and read runtime GC events (docs/explain.md).
     #[serde(default)]
-    pub events: Option<crate::server::events::EventsSettings>,
+    pub events: Option<EventsSettings>,
     /// The folder `build`, `run` and `version` run in, relative to the
     /// manifest's folder (e.g. `src` for an app that opens its templates by
     /// relative path); absent: the manifest's folder.
@@ -251,6 +251,35 @@ pub fn locate(app: &str, scenario_dir: &Path) -> Result<PathBuf, ScenarioError> 
         }
     }
     Err(ScenarioError::UnknownApp { name: app.into(), looked: PathBuf::from("apps").join(app).join("app.toml") })
+}
+
+/// The `[events]` table of a manifest.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EventsSettings {
+    /// The parser: go, jvm, node, python.
+    pub runtime: String,
+    /// `output` (the server's stdout and stderr) or `file` (at `{events}`).
+    #[serde(default = "output")]
+    pub source: String,
+    /// Variables that switch the events on; `{events}` is the file path.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+fn output() -> String {
+    "output".into()
+}
+
+impl EventsSettings {
+    /// Checks the table; the message names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        stampede_explain::events::Runtime::parse(&self.runtime).map_err(|e| format!("events.runtime: {e}"))?;
+        if self.source != "output" && self.source != "file" {
+            return Err(format!("events.source: {:?} is neither \"output\" nor \"file\"", self.source));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

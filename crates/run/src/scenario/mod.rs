@@ -6,10 +6,12 @@
 pub mod duration;
 pub(crate) mod error;
 pub mod hosts;
+pub mod latency;
 pub mod manifest;
 pub mod matrix;
 pub(crate) mod names;
 pub(crate) mod overrides;
+pub(crate) mod pinning;
 pub(crate) mod text;
 
 use std::collections::BTreeMap;
@@ -18,8 +20,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::phases::latency::LatencyPhase;
 use crate::scenario::duration::serde_text;
+use crate::scenario::latency::LatencyPhase;
 use stampede_load::stages::Stages;
 use stampede_schema::LoadSpec;
 
@@ -399,7 +401,7 @@ impl Scenario {
         }
         for (role, cpus) in [("pinning.server", &self.pinning.server), ("pinning.loadgen", &self.pinning.loadgen)] {
             if let Some(cpus) = cpus {
-                crate::server::pinning::parse_cpu_list(cpus.as_str()).map_err(|reason| field(role, &reason))?;
+                crate::scenario::pinning::parse_cpu_list(cpus.as_str()).map_err(|reason| field(role, &reason))?;
             }
         }
         if let Some(hosts) = &self.hosts {

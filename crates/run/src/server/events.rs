@@ -15,37 +15,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use serde::{Deserialize, Serialize};
 use stampede_explain::events::{self, Runtime};
 
-/// The `[events]` table of a manifest.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct EventsSettings {
-    /// The parser: go, jvm, node, python.
-    pub runtime: String,
-    /// `output` (the server's stdout and stderr) or `file` (at `{events}`).
-    #[serde(default = "output")]
-    pub source: String,
-    /// Variables that switch the events on; `{events}` is the file path.
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-}
-
-fn output() -> String {
-    "output".into()
-}
-
-impl EventsSettings {
-    /// Checks the table; the message names the field.
-    pub fn validate(&self) -> Result<(), String> {
-        Runtime::parse(&self.runtime).map_err(|e| format!("events.runtime: {e}"))?;
-        if self.source != "output" && self.source != "file" {
-            return Err(format!("events.source: {:?} is neither \"output\" nor \"file\"", self.source));
-        }
-        Ok(())
-    }
-}
+use crate::scenario::manifest::EventsSettings;
 
 /// Where one run's events go.
 #[derive(Debug, Clone)]

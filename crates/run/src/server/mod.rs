@@ -8,7 +8,6 @@
 pub mod agent;
 pub(crate) mod events;
 pub(crate) mod http;
-pub(crate) mod pinning;
 pub(crate) mod prepare;
 pub(crate) mod process;
 pub(crate) mod ready;

@@ -21,7 +21,7 @@ use stampede_probe::lifeline::{self, Lineage, Tag};
 
 use crate::scenario::manifest::Manifest;
 use crate::scenario::matrix::Combination;
-use crate::server::pinning;
+use crate::scenario::pinning;
 
 pub struct Server {
     child: Child,
