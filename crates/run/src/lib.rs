@@ -16,7 +16,9 @@
 pub mod database;
 mod environment;
 mod interrupt;
+mod observer;
 pub mod phases;
+mod plan;
 pub mod record;
 mod results;
 mod runner;
