@@ -19,15 +19,15 @@ use crate::interrupt::{self, interrupted};
 use crate::observer::{Observers, Ran};
 use crate::phases::contract::{self, Checked};
 use crate::phases::profiling;
-use crate::phases::{run_once, RunContext, RunSpec};
+use crate::phases::{run_once, Outcome, RunContext, RunSpec};
 use crate::plan::{self, Step};
-use crate::record::{ResultsDoc, Skipped, SCHEMA};
+use crate::record::{ResultsDoc, RunRecord, Skipped, SCHEMA};
 use crate::results::ResultsWriter;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::manifest::{self, Manifest};
 use crate::scenario::matrix::{self, Combination};
 use crate::scenario::names::run_stem;
-use crate::scenario::Scenario;
+use crate::scenario::{Profile, Scenario};
 use crate::server::prepare::{prepare, PrepareError, Prepared};
 use crate::server::remote_server::{ServerHost, ServerHostError};
 use crate::terminal::screen::Screen;
@@ -328,31 +328,59 @@ impl Walk<'_> {
         observers: &mut Observers,
         walked: &mut Walked,
     ) -> std::io::Result<()> {
-        let (app, combo, profile) =
-            (&self.apps[at.app].manifest, &self.apps[at.app].combos[at.combo], &self.scenario.profiles[at.profile]);
+        let (app, combo, profile) = self.names(at);
         let title = format!("{} [{}] {} #{}", app.name, combo.label(), profile.name, at.iteration);
         let stem = run_stem(&app.name, &combo.label(), &profile.name, at.iteration);
         let checked = contracts.get(&(at.app, at.combo));
         let version = &at.prepared.runtime_version;
-        // A broken contract skips the profiles it governs, not the others.
-        let governing = checked.map(|c| contract::governing(c, &profile.path_label())).unwrap_or_default();
-        let broken: Vec<&str> = governing.iter().filter_map(|c| c.broken.as_deref()).collect();
-        if !broken.is_empty() {
-            let reason = format!("{} (checked on this combination's first run)", broken.join("; "));
-            let mut record = crate::record::failed(
-                &app.name,
-                &combo.knobs,
-                profile,
-                at.iteration,
-                at.prepared.build_time_ms,
-                reason,
-            );
-            record.verdicts = governing.iter().map(|c| c.verdict.clone()).collect();
+        if let Some(record) = self.broken(at, checked) {
             walked.any_invalid = true;
             walked.completed += 1;
             let ran = Ran { title: &title, stem: &stem, record: &record, interrupted: false, runtime_version: version };
             return observers.contract_skipped(&ran);
         }
+        let outcome = self.run_once(at, checked, &title, observers);
+        if let Some(checked) = outcome.contract {
+            contracts.insert((at.app, at.combo), checked);
+        }
+        // Masked before the terminal shows it, as results.json will be.
+        let mut record = outcome.record;
+        record.redact(&self.redaction);
+        walked.completed += u64::from(!outcome.interrupted);
+        walked.any_invalid |= !record.valid;
+        let interrupted = outcome.interrupted;
+        observers.ran(&Ran { title: &title, stem: &stem, record: &record, interrupted, runtime_version: version })?;
+        walked.host_lost = outcome.host_lost;
+        walked.stopped |= interrupted;
+        Ok(())
+    }
+
+    /// The app, the combination and the profile of a run.
+    fn names(&self, at: &RunAt) -> (&Manifest, &Combination, &Profile) {
+        let app = &self.apps[at.app];
+        (&app.manifest, &app.combos[at.combo], &self.scenario.profiles[at.profile])
+    }
+
+    /// The record of a run not started, when a contract `checked` on its
+    /// combination's first run is broken and governs its profile (a broken
+    /// contract skips the profiles it governs, not the others).
+    fn broken(&self, at: &RunAt, checked: Option<&Vec<Checked>>) -> Option<RunRecord> {
+        let (app, combo, profile) = self.names(at);
+        let governing = contract::governing(checked?, &profile.path_label());
+        let broken: Vec<&str> = governing.iter().filter_map(|c| c.broken.as_deref()).collect();
+        if broken.is_empty() {
+            return None;
+        }
+        let reason = format!("{} (checked on this combination's first run)", broken.join("; "));
+        let build_time_ms = at.prepared.build_time_ms;
+        let mut record = crate::record::failed(&app.name, &combo.knobs, profile, at.iteration, build_time_ms, reason);
+        record.verdicts = governing.iter().map(|c| c.verdict.clone()).collect();
+        Some(record)
+    }
+
+    /// Runs it (phases/), its phases shown as `title: phase`.
+    fn run_once(&self, at: &RunAt, checked: Option<&Vec<Checked>>, title: &str, observers: &Observers) -> Outcome {
+        let (app, combo, profile) = self.names(at);
         let spec = RunSpec {
             app,
             combo,
@@ -362,42 +390,21 @@ impl Walk<'_> {
             check: self.scenario.check && checked.is_none(),
             checked: checked.map_or(&[], Vec::as_slice),
         };
-        let outcome = {
-            let phase = |what: &str| observers.doing(&format!("{title}: {what}"));
-            let note = |line: &str| observers.note(line);
-            let ctx = RunContext {
-                exe: &self.options.exe,
-                scenario: self.scenario,
-                logs: self.logs,
-                phase: &phase,
-                profiling: self.profiling,
-                results_dir: self.results_dir,
-                note: &note,
-                server_host: self.server_host,
-                database: self.database,
-                database_env: self.database_env,
-            };
-            run_once(&ctx, &spec)
+        let phase = |what: &str| observers.doing(&format!("{title}: {what}"));
+        let note = |line: &str| observers.note(line);
+        let ctx = RunContext {
+            exe: &self.options.exe,
+            scenario: self.scenario,
+            logs: self.logs,
+            phase: &phase,
+            profiling: self.profiling,
+            results_dir: self.results_dir,
+            note: &note,
+            server_host: self.server_host,
+            database: self.database,
+            database_env: self.database_env,
         };
-        if let Some(checked) = outcome.contract {
-            contracts.insert((at.app, at.combo), checked);
-        }
-        // Masked before the terminal shows it, as results.json will be.
-        let mut record = outcome.record;
-        record.redact(&self.redaction);
-        walked.completed += u64::from(!outcome.interrupted);
-        walked.any_invalid |= !record.valid;
-        let ran = Ran {
-            title: &title,
-            stem: &stem,
-            record: &record,
-            interrupted: outcome.interrupted,
-            runtime_version: version,
-        };
-        observers.ran(&ran)?;
-        walked.host_lost = outcome.host_lost;
-        walked.stopped |= outcome.interrupted;
-        Ok(())
+        run_once(&ctx, &spec)
     }
 }
 

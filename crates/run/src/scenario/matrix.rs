@@ -5,7 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::scenario::manifest::Manifest;
+use crate::scenario::manifest::{Knob, Manifest};
+use crate::scenario::text::Text;
 use crate::scenario::Matrix;
 
 /// One app's settings for a run.
@@ -56,54 +57,12 @@ pub fn expand(app: &Manifest, matrix: &Matrix) -> (Vec<Combination>, Vec<String>
     let mut notes = Vec::new();
     let mut axes: Vec<Vec<Setting>> = Vec::new();
     if !matrix.threads.is_empty() {
-        axes.push(
-            matrix
-                .threads
-                .iter()
-                .map(|t| {
-                    let env = if t.as_str().is_empty() {
-                        BTreeMap::new()
-                    } else {
-                        BTreeMap::from([("THREADS".to_string(), t.0.clone())])
-                    };
-                    Setting { knob: ("threads".to_string(), t.0.clone()), env, args: String::new() }
-                })
-                .collect(),
-        );
+        axes.push(matrix.threads.iter().map(threads_setting).collect());
     }
     for (name, wanted) in &matrix.knobs {
-        let Some(knob) = app.knobs.get(name) else {
-            notes.push(format!("{} has no knob {name:?}: it runs at its default", app.name));
-            continue;
-        };
-        let mut axis = Vec::new();
-        for value in wanted {
-            let names: Vec<String> = match value.as_str() {
-                "*" => knob.values.keys().cloned().collect(),
-                "default" if !knob.values.contains_key("default") => vec![knob.default.clone()],
-                other => vec![other.to_string()],
-            };
-            for value_name in names {
-                match knob.values.get(&value_name) {
-                    Some(v) => {
-                        if !axis.iter().any(|s: &Setting| s.knob.1 == value_name) {
-                            axis.push(Setting {
-                                knob: (name.clone(), value_name.clone()),
-                                env: v.env.clone(),
-                                args: v.args.clone().unwrap_or_default(),
-                            });
-                        }
-                    }
-                    None => notes.push(format!(
-                        "{} has no value {value_name:?} for knob {name:?} (it has {}): skipped",
-                        app.name,
-                        knob.values.keys().cloned().collect::<Vec<_>>().join(", ")
-                    )),
-                }
-            }
-        }
-        if !axis.is_empty() {
-            axes.push(axis);
+        match app.knobs.get(name) {
+            Some(knob) => axes.extend(knob_axis(app, name, knob, wanted, &mut notes)),
+            None => notes.push(format!("{} has no knob {name:?}: it runs at its default", app.name)),
         }
     }
     for (var, values) in &matrix.env {
@@ -118,6 +77,64 @@ pub fn expand(app: &Manifest, matrix: &Matrix) -> (Vec<Combination>, Vec<String>
                 .collect(),
         );
     }
+    let mut combos = product(axes);
+    // Knobs the scenario did not vary run at the manifest's default values.
+    for combo in &mut combos {
+        at_defaults(app, combo);
+    }
+    let mut unique: Vec<Combination> = Vec::new();
+    for combo in combos {
+        if !unique.contains(&combo) {
+            unique.push(combo);
+        }
+    }
+    (unique, notes)
+}
+
+/// `threads = [...]`: the value in `THREADS` (none for the empty one).
+fn threads_setting(t: &Text) -> Setting {
+    let env =
+        if t.as_str().is_empty() { BTreeMap::new() } else { BTreeMap::from([("THREADS".to_string(), t.0.clone())]) };
+    Setting { knob: ("threads".to_string(), t.0.clone()), env, args: String::new() }
+}
+
+/// The settings of knob `name` that `wanted` names (`*` for all, `default`
+/// for the manifest's default), each once; `None` when none exists.
+fn knob_axis(
+    app: &Manifest,
+    name: &str,
+    knob: &Knob,
+    wanted: &[Text],
+    notes: &mut Vec<String>,
+) -> Option<Vec<Setting>> {
+    let mut axis: Vec<Setting> = Vec::new();
+    for value in wanted {
+        let names: Vec<String> = match value.as_str() {
+            "*" => knob.values.keys().cloned().collect(),
+            "default" if !knob.values.contains_key("default") => vec![knob.default.clone()],
+            other => vec![other.to_string()],
+        };
+        for value_name in names {
+            match knob.values.get(&value_name) {
+                Some(v) if !axis.iter().any(|s| s.knob.1 == value_name) => axis.push(Setting {
+                    knob: (name.to_string(), value_name.clone()),
+                    env: v.env.clone(),
+                    args: v.args.clone().unwrap_or_default(),
+                }),
+                Some(_) => {}
+                None => notes.push(format!(
+                    "{} has no value {value_name:?} for knob {name:?} (it has {}): skipped",
+                    app.name,
+                    knob.values.keys().cloned().collect::<Vec<_>>().join(", ")
+                )),
+            }
+        }
+    }
+    (!axis.is_empty()).then_some(axis)
+}
+
+/// Every combination of one setting per axis, in the axes' order.
+fn product(axes: Vec<Vec<Setting>>) -> Vec<Combination> {
     let mut combos = vec![Combination::default()];
     for axis in axes {
         let mut next = Vec::new();
@@ -135,36 +152,30 @@ pub fn expand(app: &Manifest, matrix: &Matrix) -> (Vec<Combination>, Vec<String>
         }
         combos = next;
     }
-    // Knobs the scenario did not vary run at the manifest's default values.
-    for combo in &mut combos {
-        for (name, knob) in &app.knobs {
-            if combo.knobs.contains_key(name) {
-                continue;
+    combos
+}
+
+/// Gives `combo` the manifest's default value of every knob it does not set.
+fn at_defaults(app: &Manifest, combo: &mut Combination) {
+    for (name, knob) in &app.knobs {
+        if combo.knobs.contains_key(name) {
+            continue;
+        }
+        if let Some(v) = knob.values.get(&knob.default) {
+            for (k, val) in &v.env {
+                combo.env.entry(k.clone()).or_insert_with(|| val.clone());
             }
-            if let Some(v) = knob.values.get(&knob.default) {
-                for (k, val) in &v.env {
-                    combo.env.entry(k.clone()).or_insert_with(|| val.clone());
-                }
-                if let Some(args) = &v.args {
-                    combo.args = if combo.args.is_empty() { args.clone() } else { format!("{} {args}", combo.args) };
-                }
+            if let Some(args) = &v.args {
+                combo.args = if combo.args.is_empty() { args.clone() } else { format!("{} {args}", combo.args) };
             }
         }
     }
-    let mut unique: Vec<Combination> = Vec::new();
-    for combo in combos {
-        if !unique.contains(&combo) {
-            unique.push(combo);
-        }
-    }
-    (unique, notes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::manifest::{Knob, KnobValue};
-    use crate::scenario::text::Text;
+    use crate::scenario::manifest::KnobValue;
 
     fn app() -> Manifest {
         let mut values = BTreeMap::new();

@@ -3,6 +3,7 @@
 //! CPU pinning. `--set key=value` overrides are applied to the parsed TOML
 //! before it is checked, so an override is held to the same rules as the file.
 
+pub mod database;
 pub mod duration;
 pub(crate) mod error;
 pub mod hosts;
@@ -84,7 +85,7 @@ pub struct Scenario {
     pub dir: PathBuf,
     /// A PostgreSQL database for the apps: a private cluster, or `url`'s (docs/database.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub database: Option<crate::database::DatabaseSpec>,
+    pub database: Option<database::DatabaseSpec>,
     /// Headers whose values are secret besides `Authorization`,
     /// `Proxy-Authorization` and `Cookie`: written as `***` in results.json,
     /// the report and the terminal (docs/results.md, "Secrets").
