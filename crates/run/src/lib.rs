@@ -17,7 +17,7 @@ pub mod database;
 mod environment;
 mod interrupt;
 mod observer;
-pub mod phases;
+mod phases;
 mod plan;
 pub mod record;
 mod results;

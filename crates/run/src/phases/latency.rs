@@ -7,6 +7,8 @@
 //! never counted (coordinated omission); this phase is how `stampede run`
 //! measures latency the way the rest of Stampede tells users to.
 //!
+//! The profile's `latency` table itself is scenario/latency.rs.
+//!
 //! Also here: how many slow requests each phase keeps by default, so that
 //! `stampede explain` has the requests above p99 of every run without being
 //! asked.
