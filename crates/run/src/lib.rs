@@ -18,11 +18,11 @@ mod environment;
 mod interrupt;
 mod observer;
 mod phases;
-mod plan;
 pub mod record;
 mod results;
 mod runner;
 pub mod scenario;
+mod schedule;
 pub mod server;
 pub mod terminal;
 

@@ -1,6 +1,6 @@
 //! The scenario loop: resolve the apps and expand their knob matrices, say
 //! the plan of commands, open results.json (and the database), then walk the
-//! flat plan of steps (plan.rs: prepare each app once, then every
+//! flat plan of steps (schedule.rs: prepare each app once, then every
 //! combination × iteration × profile of it), telling the observers
 //! (observer.rs: the terminal, the results writer) what happened. Ends with
 //! the summary table and the path of the results; exits 128 + the signal's
@@ -20,7 +20,6 @@ use crate::observer::{Observers, Ran};
 use crate::phases::contract::{self, Checked};
 use crate::phases::profiling;
 use crate::phases::{run_once, Outcome, RunContext, RunSpec};
-use crate::plan::{self, Step};
 use crate::record::{ResultsDoc, RunRecord, Skipped, SCHEMA};
 use crate::results::ResultsWriter;
 use crate::scenario::error::ScenarioError;
@@ -28,6 +27,7 @@ use crate::scenario::manifest::{self, Manifest};
 use crate::scenario::matrix::{self, Combination};
 use crate::scenario::names::run_stem;
 use crate::scenario::{Profile, Scenario};
+use crate::schedule::{self, Step};
 use crate::server::prepare::{prepare, PrepareError, Prepared};
 use crate::server::remote_server::{ServerHost, ServerHostError};
 use crate::terminal::screen::Screen;
@@ -109,8 +109,8 @@ pub fn run(options: RunOptions) -> Result<RunSummary, RunError> {
         Err(err) => return Err(RunError::Database(err, writer.dir.clone())),
     };
     let counts: Vec<usize> = apps.iter().map(|a| a.combos.len()).collect();
-    let steps = plan::steps(&counts, scenario.iterations, scenario.profiles.len());
-    let total = plan::runs(&steps);
+    let steps = schedule::steps(&counts, scenario.iterations, scenario.profiles.len());
+    let total = schedule::runs(&steps);
     let cores = server_host.as_ref().map_or_else(stampede_probe::machine_cores, |h| h.record.cores);
     let mut screen = Screen::new(total, cores);
     let (logs, results_dir) = (writer.logs(), writer.dir.clone());
