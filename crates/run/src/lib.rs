@@ -4,50 +4,28 @@
 //! its start, check the contract, warm up, load it while the probe samples its
 //! process tree, stop it, and append the run to results.json.
 //!
-//! With `[hosts] server` the server runs on another host under `stampede
-//! agent` ([`agent::run`], remote_server.rs); the lifecycle is the same.
+//! The folders follow that path: `scenario/` (the scenario file, manifests,
+//! the knob matrix), `server/` (building, starting, sampling and stopping a
+//! server, here or on `[hosts] server` under `stampede agent`:
+//! [`server::agent::run`], `server/remote_server/`), `database/` (the
+//! scenario's PostgreSQL), `phases/` (one run, phase by phase, and the
+//! judgement of its validity) and `terminal/` (what people see).
 //!
 //! The binary's `run` command only parses flags and calls [`run`].
 
-pub mod agent;
-mod contention;
-mod contract;
 pub mod database;
-mod database_cluster;
-mod database_seed;
-pub mod duration;
 mod environment;
-mod error;
-mod events;
-mod fault;
-pub mod hosts;
-mod http;
 mod interrupt;
-pub mod latency_phase;
-mod lifecycle;
-mod loadgen;
-pub mod manifest;
-pub mod matrix;
-mod microstates;
-mod names;
-mod overrides;
-mod pinning;
-mod plan;
-mod prepare;
-mod profiling;
-pub mod progress;
-mod ready;
+mod observer;
+mod phases;
 pub mod record;
-pub mod remote_server;
 mod results;
 mod runner;
 pub mod scenario;
-mod served;
-mod server;
-mod subprocess;
-mod tables;
-mod text;
+mod schedule;
+pub mod server;
+pub mod terminal;
 
-pub use error::ScenarioError;
 pub use runner::{run, RunError, RunOptions, RunSummary};
+pub use scenario::error::ScenarioError;
 pub use scenario::Scenario;

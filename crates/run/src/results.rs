@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use crate::observer::{Ran, RunObserver};
 use crate::record::{ResultsDoc, RunRecord, Skipped};
 
 pub struct ResultsWriter {
@@ -75,6 +76,27 @@ impl ResultsWriter {
 
     pub fn logs(&self) -> PathBuf {
         self.dir.join("logs")
+    }
+}
+
+/// The results writer as an observer of the runner: results.json is
+/// rewritten after each app's build (its runtime version) and each run.
+impl RunObserver for ResultsWriter {
+    fn prepared(&mut self, app: &str, runtime_version: &str) -> std::io::Result<()> {
+        self.doc.environment.runtimes.insert(app.to_owned(), runtime_version.to_owned());
+        self.write()
+    }
+
+    fn skipped(&mut self, skipped: &Skipped, _runs: u64) -> std::io::Result<()> {
+        self.skip(skipped.clone())
+    }
+
+    fn contract_skipped(&mut self, run: &Ran) -> std::io::Result<()> {
+        self.push(run.record.clone(), run.stem)
+    }
+
+    fn ran(&mut self, run: &Ran) -> std::io::Result<()> {
+        self.push(run.record.clone(), run.stem)
     }
 }
 

@@ -7,7 +7,7 @@
 
 use stampede_load::progress::Live;
 use stampede_load::{text, LoadConfig, Stop};
-use stampede_run::progress::Progress;
+use stampede_run::terminal::progress::Progress;
 use std::io::IsTerminal;
 
 pub struct LoadProgress {

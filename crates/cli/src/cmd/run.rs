@@ -79,7 +79,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         [("--duration", &args.duration), ("--warmup", &args.warmup), ("--sample-interval", &args.sample_interval)]
     {
         if let Some(v) = value {
-            stampede_run::duration::parse(v).map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
+            stampede_run::scenario::duration::parse(v).map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
         }
     }
     if let Some(d) = &args.duration {

@@ -14,7 +14,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
-use stampede_run::database::{Database, DatabaseSpec};
+use stampede_run::database::Database;
+use stampede_run::scenario::database::DatabaseSpec;
 
 /// A seeded private cluster, stopped and removed on drop.
 pub fn cluster(test: &str) -> (Database, PathBuf) {

@@ -1,0 +1,129 @@
+//! When a started server counts as up. `stampede run` polls one path until it
+//! answers, and that moment is the run's start time, so the path must be one
+//! the app actually serves: an app that implements only the `sequence` API has
+//! no `/plaintext`. The path comes from the app's manifest (`ready`), else
+//! from the contract it claims (the contract file's `ready`, so each built-in
+//! contract says it in one place), else any HTTP response on `/`, whatever
+//! its status, for an app that claims no contract. An app with its own URLs
+//! (the manifest's `urls` or `tfb_config`) is asked the contract's ready path
+//! at its own URL, or, when it does not serve that endpoint (a TechEmpower
+//! database-only test has no `/plaintext`), one it does serve.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::scenario::manifest::Manifest;
+
+/// The request that tells a server is ready, and what answer counts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadyCheck {
+    /// The request target, e.g. `/plaintext`.
+    pub path: String,
+    /// True: any HTTP status counts (the server answers at all); false: `200` only.
+    pub any_status: bool,
+}
+
+impl ReadyCheck {
+    /// `200` on `path`.
+    pub fn ok_on(path: &str) -> ReadyCheck {
+        ReadyCheck { path: path.to_string(), any_status: false }
+    }
+
+    /// Any HTTP response on `/`.
+    pub fn any_answer() -> ReadyCheck {
+        ReadyCheck { path: "/".into(), any_status: true }
+    }
+
+    /// The app's manifest `ready`, else its contract's, else any answer on `/`.
+    /// Fails (one line naming the contract) when the claimed contract cannot be read.
+    pub fn for_app(app: &Manifest) -> Result<ReadyCheck, String> {
+        if let Some(path) = app.ready.as_deref() {
+            return Ok(ReadyCheck::ok_on(path));
+        }
+        let Some(claimed) = app.contract() else {
+            return Ok(served(&app.urls).unwrap_or_else(ReadyCheck::any_answer));
+        };
+        let contract = stampede_check::resolve(&claimed).map_err(|e| format!("{}: contract: {e}", app.name))?;
+        let Some(path) = contract.ready.as_deref() else {
+            return Ok(served(&app.urls).unwrap_or_else(ReadyCheck::any_answer));
+        };
+        if app.urls.is_empty() || app.urls.entries().contains_key(stampede_check::endpoint_of(path)) {
+            return Ok(ReadyCheck::ok_on(&app.urls.rewrite(path)));
+        }
+        Ok(served(&app.urls).unwrap_or_else(|| ReadyCheck::ok_on(path)))
+    }
+
+    /// Whether a response with this status means the server is ready.
+    pub fn accepts(&self, status: u16) -> bool {
+        self.any_status || status == 200
+    }
+}
+
+/// `200` on one of the app's own URLs: the cheapest endpoint it serves
+/// (plaintext, json, db, fortunes), else one that takes a count, asked for 1.
+fn served(urls: &stampede_check::UrlMap) -> Option<ReadyCheck> {
+    let plain = ["plaintext", "json", "db", "fortunes"].into_iter().find(|e| urls.entries().contains_key(*e));
+    let path = match plain {
+        Some(endpoint) => urls.rewrite(&format!("/{endpoint}")),
+        None => urls.rewrite(&format!("/{}?queries=1", urls.entries().keys().next()?)),
+    };
+    Some(ReadyCheck::ok_on(&path))
+}
+
+impl fmt::Display for ReadyCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.any_status {
+            write!(f, "any HTTP response on {}", self.path)
+        } else {
+            write!(f, "200 on {}", self.path)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(text: &str) -> Manifest {
+        let mut m: Manifest = toml::from_str(&format!("name = \"a\"\nrun = \"r\"\n{text}")).unwrap();
+        m.dir = "apps/a".into();
+        m
+    }
+
+    #[test]
+    fn the_manifest_then_the_contract_then_any_answer_on_root() {
+        assert_eq!(ReadyCheck::for_app(&manifest("")).unwrap(), ReadyCheck::ok_on("/plaintext"));
+        assert_eq!(ReadyCheck::for_app(&manifest("contract = \"tfb\"")).unwrap(), ReadyCheck::ok_on("/plaintext"));
+        assert_eq!(
+            ReadyCheck::for_app(&manifest("contract = \"sequence\"")).unwrap(),
+            ReadyCheck::ok_on("/api/count/1")
+        );
+        let none = ReadyCheck::for_app(&manifest("contract = \"none\"")).unwrap();
+        assert_eq!(none, ReadyCheck::any_answer());
+        assert!(none.accepts(404) && none.accepts(500));
+        assert_eq!(none.to_string(), "any HTTP response on /");
+        let own = ReadyCheck::for_app(&manifest("contract = \"sequence\"\nready = \"/health\"")).unwrap();
+        assert_eq!(own, ReadyCheck::ok_on("/health"));
+        assert!(own.accepts(200) && !own.accepts(404));
+        assert_eq!(own.to_string(), "200 on /health");
+    }
+
+    #[test]
+    fn a_database_only_server_is_asked_a_url_it_serves() {
+        assert_eq!(ReadyCheck::for_app(&manifest("contract = \"db\"")).unwrap(), ReadyCheck::ok_on("/db"));
+        let only_db = manifest("contract = \"tfb\"\n[urls]\ndb = \"/dbs\"\nqueries = \"/queries/\"");
+        assert_eq!(ReadyCheck::for_app(&only_db).unwrap(), ReadyCheck::ok_on("/dbs"));
+        let only_queries = manifest("contract = \"none\"\n[urls]\nqueries = \"/q?n=\"");
+        assert_eq!(ReadyCheck::for_app(&only_queries).unwrap(), ReadyCheck::ok_on("/q?n=1"));
+        let own_plaintext = manifest("[urls]\nplaintext = \"/hello/text\"");
+        assert_eq!(ReadyCheck::for_app(&own_plaintext).unwrap(), ReadyCheck::ok_on("/hello/text"));
+    }
+
+    #[test]
+    fn an_unreadable_contract_is_one_line_naming_the_app() {
+        let e = ReadyCheck::for_app(&manifest("contract = \"missing.toml\"")).unwrap_err();
+        assert!(e.starts_with("a: contract: cannot read contract file apps/a/missing.toml"), "{e}");
+        assert!(!e.contains('\n'));
+    }
+}
