@@ -10,7 +10,7 @@ use crate::common;
 use crate::support_hostile;
 use crate::support_proto;
 
-use common::{load_json, stampede};
+use common::{load_json, load_json_any, stampede};
 use std::time::Duration;
 use support_hostile::{Hostile, Seen, Trick};
 use support_proto::h2_server::{Behaviour, H2Server};
@@ -18,11 +18,12 @@ use support_proto::h2_server::{Behaviour, H2Server};
 const DEADLINE: Duration = Duration::from_secs(60);
 const ENGINES: [&str; 2] = ["epoll", "io-uring"];
 
+/// A load on `engine`: its exit status says whether it stalled (checked).
 fn load(engine: &str, args: &[&str], url: &str) -> serde_json::Value {
     let mut all = vec!["--engine", engine];
     all.extend_from_slice(args);
     all.push(url);
-    load_json(&all, DEADLINE)
+    load_json_any(&all, DEADLINE)
 }
 
 fn errors(r: &serde_json::Value) -> u64 {
@@ -183,7 +184,7 @@ fn http2_against_an_http1_server_is_one_line_and_exit_2() {
 #[test]
 fn an_http2_timeout_reopens_the_connection() {
     let srv = H2Server::start(Behaviour::Silent, None);
-    let r = load_json(
+    let r = load_json_any(
         &["--http2", "-c", "1", "--streams", "2", "-d", "1s", "--timeout", "200ms", &srv.url("http")],
         DEADLINE,
     );
@@ -207,8 +208,9 @@ pub fn assert_adds_up(r: &serde_json::Value, what: &str) {
 /// Regression: a server that answered for a while and then read nothing
 /// read as a fast, valid run. In closed loop the requests still unanswered
 /// at the end were counted nowhere; in open loop the requests that fell due
-/// and were never sent were in no count and not in the latency; and no
-/// field said the server had stopped answering.
+/// and were never sent were in no count and not in the latency; no field
+/// said the server had stopped answering; and `stampede load` exited 0, so a
+/// script checking its status took the hang for a measurement.
 #[test]
 fn a_server_that_stops_answering_leaves_every_request_counted_and_the_stall_said() {
     for engine in ENGINES {
@@ -230,12 +232,15 @@ fn a_server_that_stops_answering_leaves_every_request_counted_and_the_stall_said
         let out = stampede(&["load", "--engine", engine, "-d", "2s", "-c", "2", &srv.url("/")], DEADLINE);
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("STALLED: the server stopped answering") && text.contains("Unanswered"), "{text}");
+        assert_eq!(out.status.code(), Some(1), "{engine}: a stalled run exits 1, its text printed");
     }
-    // A server that answers: no stall, and the counts add up all the same.
+    // A server that answers: no stall, exit 0, and the counts add up all the same.
     for engine in ENGINES {
         let srv = Hostile::start(Trick::None);
         let r = load(engine, &["-d", "1s", "-c", "4"], &srv.url("/"));
         assert!(r.get("stalled").is_none(), "{engine}: {}", r["stalled"]);
+        let out = stampede(&["load", "--engine", engine, "-d", "1s", "-c", "2", &srv.url("/")], DEADLINE);
+        assert_eq!(out.status.code(), Some(0), "{engine}: {}", String::from_utf8_lossy(&out.stdout));
         assert!(r["unanswered"].as_u64().unwrap() <= 4, "{engine}: {r}");
         assert_adds_up(&r, engine);
     }
@@ -256,7 +261,7 @@ fn an_http2_server_that_stops_answering_leaves_every_stream_counted() {
         if tls {
             closed.extend(["--ca", ca.to_str().unwrap()]);
         }
-        let r = load_json(&closed, DEADLINE);
+        let r = load_json_any(&closed, DEADLINE);
         assert_eq!(r["unanswered"], 4, "tls {tls}: {r}");
         assert_adds_up(&r, "h2 closed");
         assert!(r["stalled"]["for_s"].as_f64().unwrap() >= 1.0, "tls {tls}: {}", r["stalled"]);
@@ -265,7 +270,7 @@ fn an_http2_server_that_stops_answering_leaves_every_stream_counted() {
         let mut open = closed.clone();
         open[7] = &url2;
         open.extend(["--rate", "200", "--timeout", "3s"]);
-        let r = load_json(&open, DEADLINE);
+        let r = load_json_any(&open, DEADLINE);
         let (sent, never) = (r["sent"].as_u64().unwrap(), r["never_sent"].as_u64().unwrap());
         assert!(never > 0 && (399..=401).contains(&(sent + never)), "tls {tls} open: {sent} + {never}: {r}");
         assert_adds_up(&r, "h2 open");
