@@ -244,6 +244,10 @@ pub struct Http3Stats {
     /// Request streams the server reset (RESET_STREAM) in the measured
     /// period; each counts as a `read` error.
     pub stream_resets: u64,
+    /// Connections the server sent GOAWAY on in the measured period; each
+    /// was reopened, and its requests the GOAWAY said were not processed
+    /// were sent again.
+    pub goaway: u64,
     /// Packets QUIC declared lost and sent again, over the whole run
     /// (warmup included); a loss costs time, not a request.
     pub lost_packets: u64,
