@@ -3,8 +3,8 @@
 //! behind pipelined requests, double answers, slow answers, and a server
 //! that does not speak the protocol asked for. Every count is checked
 //! against what the server saw, on both HTTP/1.1 engines, in closed and
-//! open loop, pipelined, and over HTTP/2 and HTTP/3. Each test is named
-//! after the defect it guards against.
+//! open loop, pipelined, over HTTPS, and over HTTP/2 and HTTP/3. Each test
+//! is named after the defect it guards against.
 
 use crate::common;
 use crate::support_hostile;
@@ -245,6 +245,46 @@ fn a_server_that_stops_answering_leaves_every_request_counted_and_the_stall_said
         assert!(r["unanswered"].as_u64().unwrap() <= 4, "{engine}: {r}");
         assert_adds_up(&r, engine);
     }
+}
+
+/// The same over HTTPS (HTTP/1.1 on TLS, its own engine): a TLS server
+/// that answers for 300 ms and then reads nothing leaves its requests
+/// counted in closed and open loop, the stall said, and exit 1; a TLS
+/// server that answers exits 0 with no stall.
+#[test]
+fn an_https_server_that_stops_answering_leaves_every_request_counted_and_the_stall_said() {
+    let certs = support_proto::Certs::generate();
+    let ca = certs.ca_file("hostile-https");
+    let ca = ca.to_str().unwrap();
+    let start = |trick| Hostile::start_tls(trick, certs.server_config(&[]));
+    let hang = Trick::HangAfter(Duration::from_millis(300));
+
+    let srv = start(hang);
+    let r = load_json_any(&["--ca", ca, "-d", "2s", "-c", "4", &srv.url("/")], DEADLINE);
+    assert_eq!((r["unanswered"].as_u64(), r["tls"].is_object()), (Some(4), true), "closed: {r}");
+    assert_adds_up(&r, "https closed");
+    assert!(r["stalled"]["for_s"].as_f64().unwrap() >= 1.0, "closed: {}", r["stalled"]);
+    assert!(r["latency_us"]["max"].as_f64().unwrap() >= 1e6, "closed: their age is in the latency");
+
+    let srv = start(hang);
+    let open = ["--ca", ca, "--rate", "200", "-d", "2s", "-c", "4", "--timeout", "1s", &srv.url("/")];
+    let r = load_json_any(&open, DEADLINE);
+    let (sent, never) = (r["sent"].as_u64().unwrap(), r["never_sent"].as_u64().unwrap());
+    assert!(never > 0 && (399..=401).contains(&(sent + never)), "open: due = sent + never sent: {sent} + {never}: {r}");
+    assert_adds_up(&r, "https open");
+    assert!(r["stalled"]["for_s"].as_f64().unwrap() >= 1.0, "open: {}", r["stalled"]);
+    assert!(r["latency_us"]["max"].as_f64().unwrap() >= 1e6, "open: never sent, in the latency");
+
+    let srv = start(hang);
+    let out = stampede(&["load", "--ca", ca, "-d", "2s", "-c", "2", &srv.url("/")], DEADLINE);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("STALLED: the server stopped answering") && text.contains("Unanswered"), "{text}");
+    assert_eq!(out.status.code(), Some(1), "a stalled run exits 1, its text printed");
+
+    let srv = start(Trick::None);
+    let r = load_json(&["--ca", ca, "-d", "1s", "-c", "4", &srv.url("/")], DEADLINE);
+    assert!(r.get("stalled").is_none() && r["requests"].as_u64().unwrap() > 0, "{r}");
+    assert_adds_up(&r, "https healthy");
 }
 
 /// The same over HTTP/2 (cleartext and TLS): streams the server holds
