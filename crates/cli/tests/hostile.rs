@@ -416,6 +416,23 @@ fn after_an_http3_goaway_only_idempotent_requests_the_server_may_have_processed_
     assert_eq!(r["http3"]["goaway"], 1, "{r}");
 }
 
+/// A graceful GOAWAY every 10 requests, as nginx sends at
+/// `keepalive_requests`, with the connection held open: the requests it
+/// covers are answered, none goes on that connection after it, and the
+/// client reopens it itself. Every request answered once, no error.
+#[test]
+fn a_graceful_http3_goaway_costs_a_reconnect_not_a_request() {
+    let certs = support_proto::Certs::generate();
+    let srv = H3Server::start(H3Behaviour::GracefulGoaway(10), certs.server_config(&[b"h3"]));
+    let url = srv.url("/");
+    let r = load_json(&h3_args(&url, &["-c", "1", "-n", "50"]), DEADLINE);
+    assert_eq!((r["requests"].as_u64(), errors(&r)), (Some(50), 0), "{r}");
+    assert_eq!(srv.counts.requests.load(std::sync::atomic::Ordering::Relaxed), 50, "each answered once");
+    let goaways = r["http3"]["goaway"].as_u64().unwrap();
+    assert!((4..=5).contains(&goaways), "the last may come after the last answer: {r}");
+    assert!(r["reconnects"].as_u64().unwrap() >= 4, "{r}");
+}
+
 /// A HEADERS frame that claims a gigabyte is a malformed response at once
 /// (over 64 KiB, the limit of every protocol): counted, the stream given
 /// up, no memory spent on it.

@@ -28,6 +28,11 @@ pub enum Behaviour {
     /// below it may have been processed: counted in `held`; the rest were
     /// not) and close the connection. Later connections are answered.
     GoawayAfter(u64),
+    /// After accepting this many requests on a connection, a graceful GOAWAY
+    /// (`h3`'s shutdown: those accepted are still answered) and the
+    /// connection held open for the client to close, as nginx does at
+    /// `keepalive_requests`.
+    GracefulGoaway(u64),
     /// Answer every request with a HEADERS frame that claims 1 GiB and
     /// sends zeros until the client gives up on the stream.
     EndlessHeaders,
@@ -128,7 +133,13 @@ async fn serve(
     let quic = conn.clone();
     let mut h3 = h3::server::Connection::<_, Bytes>::new(h3_quinn::Connection::new(conn)).await?;
     let on_this = Arc::new(AtomicU64::new(0));
+    let mut accepted = 0;
     while let Some(resolver) = h3.accept().await? {
+        accepted += 1;
+        if matches!(behaviour, Behaviour::GracefulGoaway(n) if accepted == n) {
+            counts.goaways.fetch_add(1, Ordering::Relaxed);
+            h3.shutdown(1).await?;
+        }
         let (counts, on_this, quic) = (counts.clone(), on_this.clone(), quic.clone());
         // Each request on its own task: streams run concurrently.
         tokio::spawn(async move {
@@ -160,6 +171,11 @@ async fn serve(
                 quic.close(0x100u32.into(), b"closing mid-run");
             }
         });
+    }
+    if let Behaviour::GracefulGoaway(_) = behaviour {
+        // Held for the client to close: dropping the last handle would
+        // close it at once, answers still unsent.
+        quic.closed().await;
     }
     Ok(())
 }
