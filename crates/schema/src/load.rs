@@ -107,6 +107,17 @@ pub struct LoadResult {
 /// that stopped answering.
 pub const STALL_S: f64 = 1.0;
 
+/// The exit status of `stampede load` when its run measured a stall (the
+/// server stopped answering): its result is printed all the same. A program
+/// reading a generator's result by its exit status (`run`'s load phase,
+/// `--hosts`' controller) takes this one as a result too ([`printed_a_result`]).
+pub const EXIT_STALLED: i32 = 1;
+
+/// Whether `stampede load` exiting with `code` printed its result.
+pub fn printed_a_result(code: i32) -> bool {
+    code == 0 || code == EXIT_STALLED
+}
+
 /// A time the server answered nothing while requests were outstanding.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
@@ -180,6 +191,16 @@ impl LoadResult {
     /// True when a host failed and the load went on without it.
     pub fn partial(&self) -> bool {
         self.multi_host.as_ref().is_some_and(|m| m.partial)
+    }
+
+    /// The exit status of `stampede load` for this result: [`EXIT_STALLED`]
+    /// when the server stopped answering, else 0.
+    pub fn exit_status(&self) -> i32 {
+        if self.stalled.is_some() {
+            EXIT_STALLED
+        } else {
+            0
+        }
     }
 
     /// Why this load's figures cannot be trusted as a measurement of the

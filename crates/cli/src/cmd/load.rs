@@ -492,16 +492,11 @@ pub fn run(args: Args, spec: &LoadSpec, dir: &Path) -> anyhow::Result<i32> {
     } else {
         print!("{}", text::render(&result));
     }
-    Ok(status_of(&result))
-}
-
-/// The exit status of a load that ran to its end: 1 when the server stopped
-/// answering during it (`stalled`), as `stampede run` exits 1 for an invalid
-/// run, so a script or CI job that only checks the status cannot take a hung
-/// server's figures for a measurement; 0 otherwise (errors are counted, not
-/// fatal, as wrk and oha treat them).
-pub(super) fn status_of(result: &stampede_load::LoadResult) -> i32 {
-    i32::from(result.stalled.is_some())
+    // 1 when the server stopped answering, as `stampede run` exits 1 for an
+    // invalid run: a script or CI job that checks only the status cannot
+    // take a hung server's figures for a measurement. Errors are counted,
+    // not fatal, as wrk and oha treat them.
+    Ok(result.exit_status())
 }
 
 fn find_max(mut cfg: LoadConfig, slo: &stampede_load::capacity::Slo, json: bool) -> anyhow::Result<i32> {
