@@ -21,6 +21,7 @@ mod explain_locks;
 mod explain_quiet;
 mod open_loop;
 mod run_latency;
+mod run_neighbours;
 mod run_signals;
 
 use std::sync::{Mutex, MutexGuard};

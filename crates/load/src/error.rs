@@ -19,3 +19,15 @@ pub enum LoadError {
     #[error("load generator failed: {0}")]
     Io(#[from] std::io::Error),
 }
+
+impl LoadError {
+    /// A server whose limit on concurrent streams (`limit`, the protocol's
+    /// name for it) is 0 accepts no request: a run would wait for a stream
+    /// forever, so `flag` (`--http2`, `--http3`) says so in one line before
+    /// it, in the same words for both protocols.
+    pub fn no_streams(flag: &str, url: &str, limit: &str) -> LoadError {
+        LoadError::Config(format!(
+            "{flag}: {url}: the server allows no streams ({limit} 0), so it accepts no request; raise the server's stream limit"
+        ))
+    }
+}

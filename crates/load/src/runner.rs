@@ -341,7 +341,8 @@ fn assemble(
         },
         http3: match spoken.protocol {
             Protocol::Http3 { streams } => {
-                Some(Http3Stats { streams, stream_resets: rec.rst_stream, lost_packets: rec.lost_packets })
+                let (stream_resets, lost_packets) = (rec.rst_stream, rec.lost_packets);
+                Some(Http3Stats { streams, stream_resets, goaway: rec.goaway, lost_packets })
             }
             _ => None,
         },

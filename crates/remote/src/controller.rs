@@ -260,7 +260,7 @@ fn collect(child: &mut std::process::Child, start: Instant) -> Result<LoadResult
     let crate::ssh::Finished { code, stdout, stderr } = crate::ssh::wait(child)?;
     let ran_s = Instant::now().saturating_duration_since(start).as_secs_f64();
     match code {
-        Some(0) => serde_json::from_str::<LoadResult>(&stdout)
+        Some(code) if stampede_schema::load::printed_a_result(code) => serde_json::from_str::<LoadResult>(&stdout)
             .map_err(|e| HostError::BadResult(format!("its JSON did not parse: {e}"))),
         None => Err(HostError::Hung),
         Some(255) if ran_s == 0.0 => Err(HostError::Connect(format!("ssh exited 255: {}", last_line(&stderr)))),

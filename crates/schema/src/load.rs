@@ -107,6 +107,17 @@ pub struct LoadResult {
 /// that stopped answering.
 pub const STALL_S: f64 = 1.0;
 
+/// The exit status of `stampede load` when its run measured a stall (the
+/// server stopped answering): its result is printed all the same. A program
+/// reading a generator's result by its exit status (`run`'s load phase,
+/// `--hosts`' controller) takes this one as a result too ([`printed_a_result`]).
+pub const EXIT_STALLED: i32 = 1;
+
+/// Whether `stampede load` exiting with `code` printed its result.
+pub fn printed_a_result(code: i32) -> bool {
+    code == 0 || code == EXIT_STALLED
+}
+
 /// A time the server answered nothing while requests were outstanding.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
@@ -182,6 +193,16 @@ impl LoadResult {
         self.multi_host.as_ref().is_some_and(|m| m.partial)
     }
 
+    /// The exit status of `stampede load` for this result: [`EXIT_STALLED`]
+    /// when the server stopped answering, else 0.
+    pub fn exit_status(&self) -> i32 {
+        if self.stalled.is_some() {
+            EXIT_STALLED
+        } else {
+            0
+        }
+    }
+
     /// Why this load's figures cannot be trusted as a measurement of the
     /// server, if they cannot: the rules that make a run invalid and need only
     /// the load document. Empty for a valid load.
@@ -244,6 +265,10 @@ pub struct Http3Stats {
     /// Request streams the server reset (RESET_STREAM) in the measured
     /// period; each counts as a `read` error.
     pub stream_resets: u64,
+    /// Connections the server sent GOAWAY on in the measured period; each
+    /// was reopened, and its requests the GOAWAY said were not processed
+    /// were sent again.
+    pub goaway: u64,
     /// Packets QUIC declared lost and sent again, over the whole run
     /// (warmup included); a loss costs time, not a request.
     pub lost_packets: u64,

@@ -88,7 +88,7 @@ pub fn run(args: &Args, from: &HostsSpec, spec: &LoadSpec, dir: &Path) -> anyhow
     Ok(match (outcome.merged.is_some(), failed, plan.continue_on_failure) {
         (false, _, _) => 2,
         (true, true, false) => 2,
-        _ => 0,
+        _ => outcome.merged.as_ref().map_or(0, LoadResult::exit_status),
     })
 }
 

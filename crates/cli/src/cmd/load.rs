@@ -64,8 +64,10 @@ Examples:
       the rest go on (the JSON says partial: true).
 
 Exit status: 0 the run completed (errors during it are counted, not fatal),
-2 bad usage, the target could not be reached, or (with --hosts and
---on-host-failure stop) a load host failed.";
+1 the server stopped answering during the run (STALLED: its figures are not a
+measurement of a working server; the results are still printed), 2 bad usage,
+the target could not be reached, or (with --hosts and --on-host-failure stop)
+a load host failed.";
 
 #[derive(clap::Args)]
 #[command(after_help = EXAMPLES, group(clap::ArgGroup::new("spec_flags").multiple(true)))]
@@ -490,7 +492,11 @@ pub fn run(args: Args, spec: &LoadSpec, dir: &Path) -> anyhow::Result<i32> {
     } else {
         print!("{}", text::render(&result));
     }
-    Ok(0)
+    // 1 when the server stopped answering, as `stampede run` exits 1 for an
+    // invalid run: a script or CI job that checks only the status cannot
+    // take a hung server's figures for a measurement. Errors are counted,
+    // not fatal, as wrk and oha treat them.
+    Ok(result.exit_status())
 }
 
 fn find_max(mut cfg: LoadConfig, slo: &stampede_load::capacity::Slo, json: bool) -> anyhow::Result<i32> {

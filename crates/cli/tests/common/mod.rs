@@ -199,6 +199,19 @@ pub fn load_json(args: &[&str], deadline: Duration) -> serde_json::Value {
     load_json_on(None, args, deadline)
 }
 
+/// `stampede load --json` that may measure a stall: its result, whose exit
+/// status must say whether it did (1 with `stalled`, 0 without).
+pub fn load_json_any(args: &[&str], deadline: Duration) -> serde_json::Value {
+    let mut all = vec!["load", "--json"];
+    all.extend_from_slice(args);
+    let out = stampede(&all, deadline);
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("stampede {all:?}: no JSON: {}", String::from_utf8_lossy(&out.stderr)));
+    let stalled = r.get("stalled").is_some_and(|s| !s.is_null());
+    assert_eq!(out.status.code(), Some(i32::from(stalled)), "stampede {all:?}: exit 1 if and only if stalled: {r}");
+    r
+}
+
 pub fn load_json_on(cpus: Option<&str>, args: &[&str], deadline: Duration) -> serde_json::Value {
     let mut all = vec!["load", "--json"];
     all.extend_from_slice(args);

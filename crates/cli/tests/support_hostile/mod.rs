@@ -7,9 +7,11 @@
 //! What it counts: complete requests (head and `Content-Length` body),
 //! responses written whole, connections, and connections whose first bytes
 //! were not the start of a request (the rest of an old request sent on a
-//! new socket).
+//! new socket). It speaks cleartext, or TLS (`start_tls`) with the same
+//! tricks, so the HTTPS engine meets the same misbehaviour.
 #![allow(dead_code)]
 
+use rustls::{ServerConnection, StreamOwned};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -90,6 +92,7 @@ pub struct Hostile {
     pub addr: SocketAddr,
     pub seen: Arc<Seen>,
     stop: Arc<AtomicBool>,
+    tls: bool,
 }
 
 impl Hostile {
@@ -97,29 +100,47 @@ impl Hostile {
         Hostile::start_on(TcpListener::bind("127.0.0.1:0").expect("bind the hostile server"), trick)
     }
 
+    /// The same over TLS with `config`: its URLs are `https://`.
+    pub fn start_tls(trick: Trick, config: Arc<rustls::ServerConfig>) -> Hostile {
+        Hostile::serve(TcpListener::bind("127.0.0.1:0").expect("bind the hostile server"), trick, Some(config))
+    }
+
     /// Serves on `listener` (e.g. one bound in another network namespace).
     pub fn start_on(listener: TcpListener, trick: Trick) -> Hostile {
+        Hostile::serve(listener, trick, None)
+    }
+
+    fn serve(listener: TcpListener, trick: Trick, tls: Option<Arc<rustls::ServerConfig>>) -> Hostile {
         let addr = listener.local_addr().unwrap();
         let seen = Arc::new(Seen::default());
         let stop = Arc::new(AtomicBool::new(false));
         let (sn, st) = (seen.clone(), stop.clone());
         let born = Instant::now();
+        let https = tls.is_some();
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 if st.load(Ordering::Relaxed) {
                     break;
                 }
                 let Ok(conn) = conn else { continue };
-                let (sn, st) = (sn.clone(), st.clone());
+                let (sn, st, tls) = (sn.clone(), st.clone(), tls.clone());
                 sn.connections.fetch_add(1, Ordering::Relaxed);
-                std::thread::spawn(move || serve(conn, trick, &sn, &st, born));
+                std::thread::spawn(move || {
+                    let _ = conn.set_nodelay(true);
+                    let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
+                    match tls.map(ServerConnection::new) {
+                        None => serve(conn, trick, &sn, &st, born),
+                        Some(Ok(tls)) => serve(StreamOwned::new(tls, conn), trick, &sn, &st, born),
+                        Some(Err(_)) => {}
+                    }
+                });
             }
         });
-        Hostile { addr, seen, stop }
+        Hostile { addr, seen, stop, tls: https }
     }
 
     pub fn url(&self, path: &str) -> String {
-        format!("http://{}{}", self.addr, path)
+        format!("{}://{}{}", if self.tls { "https" } else { "http" }, self.addr, path)
     }
 
     pub fn get(&self, what: fn(&Seen) -> &AtomicU64) -> u64 {
@@ -142,12 +163,29 @@ impl Drop for Hostile {
 const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\nContent-Type: text/plain\r\n\r\nHello, World!";
 const BIG: usize = 200_000;
 
-fn serve(mut conn: TcpStream, trick: Trick, seen: &Seen, stop: &AtomicBool, born: Instant) {
-    let _ = conn.set_nodelay(true);
+/// A connection the server speaks on: TCP, or TLS over it.
+trait Wire: Read + Write {
+    /// Ends this side's sending, the connection still read (a lingering close).
+    fn end_writes(&mut self);
+}
+
+impl Wire for TcpStream {
+    fn end_writes(&mut self) {
+        let _ = self.shutdown(std::net::Shutdown::Write);
+    }
+}
+
+impl Wire for StreamOwned<ServerConnection, TcpStream> {
+    fn end_writes(&mut self) {
+        self.conn.send_close_notify();
+        let _ = self.flush();
+    }
+}
+
+fn serve(mut conn: impl Wire, trick: Trick, seen: &Seen, stop: &AtomicBool, born: Instant) {
     if let Trick::ContinuationFlood = trick {
         return flood(conn, stop);
     }
-    let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
     let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
     let mut chunk = vec![0u8; 64 * 1024];
     let mut first = true;
@@ -220,7 +258,7 @@ fn serve(mut conn: TcpStream, trick: Trick, seen: &Seen, stop: &AtomicBool, born
 }
 
 /// Writes the answer to one request; false when the connection ends here.
-fn respond(conn: &mut TcpStream, trick: Trick, answered: u64, seen: &Seen) -> bool {
+fn respond(conn: &mut impl Wire, trick: Trick, answered: u64, seen: &Seen) -> bool {
     match trick {
         Trick::None | Trick::EarlyAnswer | Trick::HangAfter(_) | Trick::ContinuationFlood => write(conn, OK, seen),
         Trick::SplitHead { gap } => {
@@ -258,7 +296,7 @@ fn respond(conn: &mut TcpStream, trick: Trick, answered: u64, seen: &Seen) -> bo
             // A lingering close, as nginx does: closing with requests unread
             // would make the kernel send a reset, which can destroy answers
             // still on their way to the client.
-            let _ = conn.shutdown(std::net::Shutdown::Write);
+            conn.end_writes();
             let mut sink = [0u8; 16 * 1024];
             while matches!(conn.read(&mut sink), Ok(n) if n > 0) {}
             false
@@ -281,7 +319,7 @@ fn respond(conn: &mut TcpStream, trick: Trick, answered: u64, seen: &Seen) -> bo
 
 /// HTTP/2 frames: SETTINGS, a PING ACK of the preflight's payload, then a
 /// header block on stream 1 continued until the client goes away.
-fn flood(mut conn: TcpStream, stop: &AtomicBool) {
+fn flood(mut conn: impl Wire, stop: &AtomicBool) {
     let frame = |kind: u8, flags: u8, stream: u8, payload: &[u8]| {
         let n = payload.len();
         let mut f = vec![(n >> 16) as u8, (n >> 8) as u8, n as u8, kind, flags, 0, 0, 0, stream];
@@ -298,7 +336,7 @@ fn flood(mut conn: TcpStream, stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) && conn.write_all(&more).is_ok() {}
 }
 
-fn write(conn: &mut TcpStream, bytes: &[u8], seen: &Seen) -> bool {
+fn write(conn: &mut impl Wire, bytes: &[u8], seen: &Seen) -> bool {
     let ok = conn.write_all(bytes).is_ok();
     if ok {
         seen.responses.fetch_add(1, Ordering::Relaxed);

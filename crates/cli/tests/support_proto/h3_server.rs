@@ -1,8 +1,12 @@
 //! An HTTP/3 server on `quinn` and the `h3` crate, on UDP 127.0.0.1 port 0,
 //! answering `Hello, World!`. It misbehaves the ways the load engine must
-//! count: a reset (RESET_STREAM, H3_INTERNAL_ERROR) of every Nth request, or
-//! the whole QUIC connection closed after N requests on it. Its TLS config is
-//! the test's, so a server offering only `h2` by ALPN is one too.
+//! count: a reset (RESET_STREAM, H3_INTERNAL_ERROR) of every Nth request,
+//! the whole QUIC connection closed after N requests on it, a GOAWAY then a
+//! close, a header block without end, or no request stream allowed at all.
+//! The misbehaviours `h3` will not commit (a GOAWAY naming a chosen stream,
+//! a HEADERS frame of a gigabyte) are written as raw frames on `quinn`'s
+//! streams. Its TLS config is the test's, so a server offering only `h2` by
+//! ALPN is one too.
 
 use bytes::{Buf, Bytes};
 use std::net::SocketAddr;
@@ -19,6 +23,21 @@ pub enum Behaviour {
     /// Answer this many requests on a connection, then hold every later
     /// stream open unanswered: a server that stopped answering.
     SilentAfter(u64),
+    /// On connections until it sent a GOAWAY: read this many requests without
+    /// answering, then GOAWAY naming the stream of the middle one (those
+    /// below it may have been processed: counted in `held`; the rest were
+    /// not) and close the connection. Later connections are answered.
+    GoawayAfter(u64),
+    /// After accepting this many requests on a connection, a graceful GOAWAY
+    /// (`h3`'s shutdown: those accepted are still answered) and the
+    /// connection held open for the client to close, as nginx does at
+    /// `keepalive_requests`.
+    GracefulGoaway(u64),
+    /// Answer every request with a HEADERS frame that claims 1 GiB and
+    /// sends zeros until the client gives up on the stream.
+    EndlessHeaders,
+    /// Transport parameters allowing no bidirectional stream: no request.
+    NoStreams,
 }
 
 #[derive(Default)]
@@ -27,6 +46,10 @@ pub struct Counts {
     pub connections: AtomicU64,
     pub resets: AtomicU64,
     pub closes: AtomicU64,
+    /// Requests read and, by a GOAWAY's stream id, said to be processed,
+    /// but never answered (`GoawayAfter`).
+    pub held: AtomicU64,
+    pub goaways: AtomicU64,
     /// Request paths, in arrival order (for the mix test).
     pub paths: std::sync::Mutex<Vec<String>>,
 }
@@ -40,7 +63,7 @@ pub struct H3Server {
 
 impl H3Server {
     pub fn start(behaviour: Behaviour, tls: Arc<rustls::ServerConfig>) -> H3Server {
-        let (rt, endpoint) = endpoint(tls);
+        let (rt, endpoint) = endpoint_with(tls, !matches!(behaviour, Behaviour::NoStreams));
         let addr = endpoint.local_addr().unwrap();
         let counts = Arc::new(Counts::default());
         let (c, ep) = (counts.clone(), endpoint.clone());
@@ -51,7 +74,13 @@ impl H3Server {
                     tokio::spawn(async move {
                         let Ok(conn) = incoming.await else { return };
                         c.connections.fetch_add(1, Ordering::Relaxed);
-                        let _ = serve(conn, behaviour, &c).await;
+                        // The client's preflight opens no stream: it ends `goaway_after` early.
+                        let before_goaway = c.goaways.load(Ordering::Relaxed) == 0;
+                        match behaviour {
+                            Behaviour::GoawayAfter(n) if before_goaway => goaway_after(conn, n, &c).await,
+                            Behaviour::EndlessHeaders => endless_headers(conn).await,
+                            _ => drop(serve(conn, behaviour, &c).await),
+                        }
                     });
                 }
             });
@@ -67,9 +96,19 @@ impl H3Server {
 /// A QUIC endpoint on UDP 127.0.0.1 port 0 with `tls`, and the one-thread
 /// runtime it belongs to.
 pub fn endpoint(tls: Arc<rustls::ServerConfig>) -> (tokio::runtime::Runtime, quinn::Endpoint) {
+    endpoint_with(tls, true)
+}
+
+/// The same, allowing request streams or not.
+fn endpoint_with(tls: Arc<rustls::ServerConfig>, streams: bool) -> (tokio::runtime::Runtime, quinn::Endpoint) {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let quic = quinn::crypto::rustls::QuicServerConfig::try_from((*tls).clone()).unwrap();
-    let config = quinn::ServerConfig::with_crypto(Arc::new(quic));
+    let mut config = quinn::ServerConfig::with_crypto(Arc::new(quic));
+    if !streams {
+        let mut transport = quinn::TransportConfig::default();
+        transport.max_concurrent_bidi_streams(0u32.into());
+        config.transport_config(Arc::new(transport));
+    }
     let endpoint = {
         let _guard = rt.enter();
         quinn::Endpoint::server(config, "127.0.0.1:0".parse().unwrap()).unwrap()
@@ -94,7 +133,13 @@ async fn serve(
     let quic = conn.clone();
     let mut h3 = h3::server::Connection::<_, Bytes>::new(h3_quinn::Connection::new(conn)).await?;
     let on_this = Arc::new(AtomicU64::new(0));
+    let mut accepted = 0;
     while let Some(resolver) = h3.accept().await? {
+        accepted += 1;
+        if matches!(behaviour, Behaviour::GracefulGoaway(n) if accepted == n) {
+            counts.goaways.fetch_add(1, Ordering::Relaxed);
+            h3.shutdown(1).await?;
+        }
         let (counts, on_this, quic) = (counts.clone(), on_this.clone(), quic.clone());
         // Each request on its own task: streams run concurrently.
         tokio::spawn(async move {
@@ -127,5 +172,51 @@ async fn serve(
             }
         });
     }
+    if let Behaviour::GracefulGoaway(_) = behaviour {
+        // Held for the client to close: dropping the last handle would
+        // close it at once, answers still unsent.
+        quic.closed().await;
+    }
     Ok(())
+}
+
+/// `GoawayAfter(n)`: `n` requests read and held, then a control stream with
+/// SETTINGS and GOAWAY naming the stream of request `n / 2`, and once the
+/// client has acknowledged it, the connection closed (H3_NO_ERROR).
+async fn goaway_after(conn: quinn::Connection, n: u64, counts: &Counts) {
+    let mut held = Vec::new();
+    for _ in 0..n {
+        let Ok((send, mut recv)) = conn.accept_bi().await else { return };
+        if recv.read_to_end(1 << 20).await.is_err() {
+            return;
+        }
+        held.push((send.id(), send));
+    }
+    let last = u64::from(held[(n / 2) as usize].0);
+    counts.held.fetch_add(n / 2, Ordering::Relaxed);
+    counts.goaways.fetch_add(1, Ordering::Relaxed);
+    let Ok(mut control) = conn.open_uni().await else { return };
+    let mut frames = vec![0x00, 0x04, 0x00, 0x07, 8];
+    frames.extend_from_slice(&(last | 0xc000_0000_0000_0000).to_be_bytes());
+    if control.write_all(&frames).await.is_ok() && control.finish().is_ok() {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), control.stopped()).await;
+    }
+    conn.close(0x100u32.into(), b"goaway");
+}
+
+/// `EndlessHeaders`: every request answered with a HEADERS frame claiming
+/// 1 GiB (a 4-byte varint), followed by zeros until the stream is stopped.
+async fn endless_headers(conn: quinn::Connection) {
+    while let Ok((mut send, mut recv)) = conn.accept_bi().await {
+        tokio::spawn(async move {
+            if recv.read_to_end(1 << 20).await.is_err() {
+                return;
+            }
+            let zeros = vec![0u8; 16 * 1024];
+            let mut out = send.write_all(&[0x01, 0x80 | 0x3f, 0xff, 0xff, 0xff]).await;
+            while out.is_ok() {
+                out = send.write_all(&zeros).await;
+            }
+        });
+    }
 }

@@ -87,7 +87,8 @@ pub struct Recorder {
     /// request being sendable.
     pub handshake: Histogram<u64>,
     pub tls_resumed: u64,
-    /// HTTP/2: GOAWAY frames received and streams reset by the server.
+    /// HTTP/2 and HTTP/3: GOAWAY frames received (HTTP/3: connections that
+    /// got one) and streams reset by the server.
     pub goaway: u64,
     pub rst_stream: u64,
     /// HTTP/3: packets QUIC declared lost (and sent again).

@@ -161,6 +161,23 @@ impl Schedule {
         }
     }
 
+    /// Request `slot`, in flight on connection `i`, was lost with the
+    /// connection (a close, a socket error) as `kind`. Without a GOAWAY it is
+    /// an error. After one, the requests the GOAWAY said were never processed
+    /// were already sent again (`requeue`); the ones left may have been
+    /// processed (RFC 9113 §6.8, RFC 9114 §5.2), so they are sent again only
+    /// when every request of the run is idempotent (`LoadConfig::idempotent`),
+    /// and are otherwise each an error: a POST is never sent twice. The one
+    /// rule of HTTP/2 and HTTP/3.
+    pub fn lost(&mut self, rec: &mut Recorder, slot: &Slot, kind: ErrorKind, now: Instant, i: usize, retry: Retry) {
+        self.in_flight -= 1;
+        if retry == Retry::AfterGoaway {
+            self.requeue(rec, slot);
+        } else {
+            error_of(rec, slot, kind, now, i);
+        }
+    }
+
     /// `-n` is used up: nothing left to send, queued or in flight.
     pub fn finished(&self) -> bool {
         self.quota == Some(0) && self.in_flight == 0 && self.due.is_empty()
@@ -204,6 +221,26 @@ impl Schedule {
             error_of(rec, slot, ErrorKind::Timeout, now, i);
         } else {
             rec.unanswered(slot.intended, slot.start, now, i as u32);
+        }
+    }
+}
+
+/// Whether the requests a lost connection held may be sent again.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Retry {
+    /// Each is an error.
+    Never,
+    /// The server sent GOAWAY and every request of the run is idempotent.
+    AfterGoaway,
+}
+
+impl Retry {
+    /// The rule for a connection that did (`goaway`) or did not get a GOAWAY.
+    pub fn of(goaway: bool, cfg: &LoadConfig) -> Retry {
+        if goaway && cfg.idempotent() {
+            Retry::AfterGoaway
+        } else {
+            Retry::Never
         }
     }
 }

@@ -38,11 +38,11 @@ pub fn preflight_tls(tls: &TlsShared, addr: SocketAddr, url: &str, timeout: Dura
 /// A server allowing no streams is said the same whatever the transport;
 /// anything else failed is `what`, with `then` what to do.
 fn said(url: &str, why: String, what: &str, then: &str) -> LoadError {
-    LoadError::Config(if why == NO_STREAMS {
-        format!("--http2: {url}: {NO_STREAMS}, so it accepts no request; raise the server's stream limit")
+    if why == NO_STREAMS {
+        LoadError::no_streams("--http2", url, "SETTINGS_MAX_CONCURRENT_STREAMS")
     } else {
-        format!("--http2: {url} {what} ({why}){then}")
-    })
+        LoadError::Config(format!("--http2: {url} {what} ({why}){then}"))
+    }
 }
 
 /// A blocking connection whose socket's timeouts can be set.

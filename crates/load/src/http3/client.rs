@@ -4,7 +4,8 @@
 //! handshake, so that a server without HTTP/3 is one line of error and exit
 //! 2 rather than a run of timeouts: nothing on the UDP port (the kernel's
 //! "port unreachable" reaches a connected socket at once), no answer within
-//! the timeout, a certificate not trusted, or ALPN without `h3`.
+//! the timeout, a certificate not trusted, ALPN without `h3`, or a server
+//! whose transport parameters allow no request stream (a silent stall).
 
 use crate::config::LoadConfig;
 use crate::error::LoadError;
@@ -86,18 +87,23 @@ impl Shared {
                             .handshake_data()
                             .and_then(|d| d.downcast::<HandshakeData>().ok())
                             .and_then(|d| d.protocol);
-                        if alpn.as_deref() != Some(b"h3") {
-                            return Err(LoadError::Tls {
+                        let verdict = if alpn.as_deref() != Some(b"h3") {
+                            Err(LoadError::Tls {
                                 url: url.into(),
                                 reason: "the server did not agree to h3 by ALPN: it does not speak HTTP/3".into(),
-                            });
-                        }
+                            })
+                        } else if conn.streams().open(quinn_proto::Dir::Bi).is_none() {
+                            // Its transport parameters came with the handshake.
+                            Err(LoadError::no_streams("--http3", url, "initial_max_streams_bidi"))
+                        } else {
+                            Ok(())
+                        };
                         conn.close(now, 0u32.into(), bytes::Bytes::new());
                         while let Some(t) = conn.poll_transmit(now, 1, &mut out) {
                             let _ = socket.send(&out[..t.size]);
                             out.clear();
                         }
-                        return Ok(());
+                        return verdict;
                     }
                     Event::ConnectionLost { reason } => return Err(self.refused(url, reason)),
                     _ => {}

@@ -26,7 +26,12 @@
 //! the intended send time; a reset stream costs its request (a `read`
 //! error, counted in `http3.stream_resets`), or is sent again if the
 //! server says it never processed it (H3_REQUEST_REJECTED); a lost
-//! connection costs its streams and is reopened. QUIC streams do not block
+//! connection costs its streams and is reopened. A GOAWAY on the server's
+//! control stream stops new streams on that connection: requests on streams
+//! at or above its stream id were never processed and are sent again, the
+//! connection is reopened once the rest end, and if it is lost first those
+//! are sent again only when idempotent (`Schedule::lost`, HTTP/2's rule).
+//! QUIC streams do not block
 //! one another, so a timed-out request is cancelled on its own stream and
 //! the connection keeps serving the others.
 
@@ -38,7 +43,7 @@ use crate::core::schedule::Schedule;
 use crate::core::share::{Output, Share};
 use crate::http2::session::Slot;
 use crate::http3::client::Shared;
-use crate::http3::frame::Response;
+use crate::http3::frame::{Response, ServerStream};
 use crate::http3::udp::{Datagram, Udp};
 use crate::mix::Picker;
 use loona_hpack::huffman::HuffmanDecoder;
@@ -76,6 +81,11 @@ struct Conn {
     requests: Vec<Request>,
     /// Since when each free stream has been free (open loop's lag).
     free: Vec<Instant>,
+    /// The server's unidirectional streams, read for a GOAWAY.
+    server_streams: Vec<(StreamId, ServerStream)>,
+    /// The server sent GOAWAY: no new streams; reopened once the requests
+    /// on it end.
+    goaway: bool,
 }
 
 pub struct Http3Loop<'a> {
@@ -125,6 +135,8 @@ impl<'a> Http3Loop<'a> {
                 since: share.start,
                 requests: Vec::new(),
                 free: Vec::new(),
+                server_streams: Vec::new(),
+                goaway: false,
             })
             .collect();
         Ok(Http3Loop {
@@ -234,6 +246,8 @@ impl<'a> Http3Loop<'a> {
         }
         self.retire(i);
         let c = &mut self.conns[i];
+        c.goaway = false;
+        c.server_streams.clear();
         c.since = now;
         c.state = State::Backoff(now + BACKOFF);
         let addr = self.cfg.target.addr;
@@ -275,7 +289,7 @@ impl<'a> Http3Loop<'a> {
 
     /// Puts as many requests on connection `i` as it can take.
     fn fill(&mut self, i: usize) {
-        if self.conns[i].state != State::Open || self.stopping {
+        if self.conns[i].state != State::Open || self.conns[i].goaway || self.stopping {
             return;
         }
         let mut start = None;

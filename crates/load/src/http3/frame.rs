@@ -16,9 +16,15 @@ use loona_hpack::huffman::HuffmanDecoder;
 const DATA: u64 = 0x00;
 const HEADERS: u64 = 0x01;
 const SETTINGS: u64 = 0x04;
+const GOAWAY: u64 = 0x07;
 /// Frames a request stream may not carry: CANCEL_PUSH, SETTINGS,
 /// PUSH_PROMISE (no push was allowed), GOAWAY, MAX_PUSH_ID.
-const NOT_ON_A_REQUEST: [u64; 5] = [0x03, SETTINGS, 0x05, 0x07, 0x0d];
+const NOT_ON_A_REQUEST: [u64; 5] = [0x03, SETTINGS, 0x05, GOAWAY, 0x0d];
+/// The stream type of a control stream (RFC 9114 §6.2.1).
+const CONTROL: u64 = 0x00;
+/// The most bytes an item read across reads can span: a frame header (two
+/// varints) or a GOAWAY's payload (one).
+const MAX_ITEM: usize = 16;
 /// The largest response header block read (a status line needs a few bytes).
 const MAX_BLOCK: u64 = crate::response::MAX_HEAD_BYTES as u64;
 /// H3_REQUEST_REJECTED: the server did not process the request (RFC 9114 §8.1).
@@ -168,6 +174,92 @@ impl Response {
     }
 }
 
+/// Reads one of the server's unidirectional streams for the GOAWAY its
+/// control stream may carry (RFC 9114 §5.2): the stream's type, then the
+/// control stream's frames, each skipped but GOAWAY. The other streams
+/// (QPACK's, and types this side does not know) are dropped unread. At most
+/// [`MAX_ITEM`] bytes are kept whatever the server sends, so a control
+/// stream without end costs no memory.
+#[derive(Default)]
+pub struct ServerStream {
+    /// The start of an item split across reads.
+    kept: Vec<u8>,
+    /// The stream's type, once read.
+    kind: Option<u64>,
+    /// Payload bytes of the current frame still to skip.
+    skip: u64,
+    /// The current frame is a GOAWAY whose payload is this long.
+    goaway: Option<usize>,
+}
+
+impl ServerStream {
+    /// A reader that drops whatever comes (a stream already found malformed).
+    pub fn ignoring() -> ServerStream {
+        ServerStream { kind: Some(u64::MAX), ..ServerStream::default() }
+    }
+
+    /// Takes the next bytes of the stream: the stream id of the last GOAWAY
+    /// read in them, if any (a server may send several, each lower). A
+    /// malformed control stream is an error; the caller drops the rest.
+    pub fn feed(&mut self, mut data: &[u8]) -> Result<Option<u64>, BadResponse> {
+        let mut last = None;
+        while !data.is_empty() {
+            match self.kind {
+                None => {
+                    let Some((kind, used)) = split_item(&mut self.kept, data, read_varint) else { break };
+                    self.kind = Some(kind);
+                    data = &data[used..];
+                }
+                Some(CONTROL) if self.skip > 0 => {
+                    let n = self.skip.min(data.len() as u64) as usize;
+                    self.skip -= n as u64;
+                    data = &data[n..];
+                }
+                Some(CONTROL) => match self.goaway {
+                    Some(len) => {
+                        let payload = |b: &[u8]| (b.len() >= len).then(|| (read_varint(&b[..len]), len));
+                        let Some((id, used)) = split_item(&mut self.kept, data, payload) else { break };
+                        match id {
+                            Some((id, n)) if n == len => last = Some(id),
+                            _ => return Err(BadResponse::Frame(GOAWAY)),
+                        }
+                        self.goaway = None;
+                        data = &data[used..];
+                    }
+                    None => {
+                        let Some(((kind, len), used)) =
+                            split_item(&mut self.kept, data, |b| frame_header(b).map(|(k, l, n)| ((k, l), n)))
+                        else {
+                            break;
+                        };
+                        data = &data[used..];
+                        match kind {
+                            GOAWAY if (1..=8).contains(&len) => self.goaway = Some(len as usize),
+                            GOAWAY => return Err(BadResponse::Frame(GOAWAY)),
+                            _ => self.skip = len,
+                        }
+                    }
+                },
+                Some(_) => break,
+            }
+        }
+        Ok(last)
+    }
+}
+
+/// An item (`parse` gives it and the bytes it spans) that may start in
+/// bytes kept from earlier reads: the item and how many bytes of `data` it
+/// used, or `None` when `data` ends first (its start is kept then). Never
+/// keeps more than [`MAX_ITEM`] bytes.
+fn split_item<T>(kept: &mut Vec<u8>, data: &[u8], parse: impl Fn(&[u8]) -> Option<(T, usize)>) -> Option<(T, usize)> {
+    let had = kept.len();
+    let take = data.len().min(MAX_ITEM.saturating_sub(had));
+    kept.extend_from_slice(&data[..take]);
+    let (item, used) = parse(kept)?;
+    kept.clear();
+    Some((item, used - had))
+}
+
 /// A frame header at the start of `b`: type, payload length, bytes used.
 fn frame_header(b: &[u8]) -> Option<(u64, u64, usize)> {
     let (kind, a) = read_varint(b)?;
@@ -208,6 +300,48 @@ mod tests {
         for split in [1, 2, 3, 5, 64, 1000] {
             assert_eq!(whole(&all, split), Ok(200), "split {split}");
         }
+    }
+
+    /// A control stream: its type, SETTINGS, an unknown frame, then GOAWAY
+    /// (stream 8, a two-byte varint), and a second GOAWAY (stream 4).
+    fn control_stream() -> Vec<u8> {
+        let mut c = vec![0x00, 0x04, 2, 0x01, 0x40];
+        c.extend_from_slice(&[0x21, 3, 1, 2, 3]);
+        c.extend_from_slice(&[0x07, 2, 0x40, 8, 0x07, 1, 4]);
+        c
+    }
+
+    #[test]
+    fn a_goaway_on_the_control_stream_is_read_however_the_stream_is_split() {
+        let all = control_stream();
+        for split in 1..all.len() {
+            let mut s = ServerStream::default();
+            let mut ids = Vec::new();
+            for chunk in all.chunks(split) {
+                ids.extend(s.feed(chunk).unwrap());
+            }
+            // The GOAWAYs end at bytes 13 and 16: a read holding both
+            // ends says the last, the lower.
+            let both_in_one = 13 / split == 16 / split;
+            assert_eq!(ids, if both_in_one { vec![4] } else { vec![8, 4] }, "split {split}");
+        }
+    }
+
+    #[test]
+    fn other_streams_and_endless_frames_keep_nothing() {
+        // A QPACK encoder stream (type 2) carrying what looks like a GOAWAY.
+        let mut s = ServerStream::default();
+        assert_eq!(s.feed(&[0x02, 0x07, 1, 4]), Ok(None));
+        // A control stream whose frame claims 1 GB, fed 1 MB: skipped.
+        let mut s = ServerStream::default();
+        assert_eq!(s.feed(&[0x00, 0x21, 0xbf, 0xff, 0xff, 0xff]), Ok(None));
+        for _ in 0..16 {
+            assert_eq!(s.feed(&[0u8; 64 * 1024]), Ok(None));
+        }
+        assert!(s.kept.len() <= MAX_ITEM);
+        // A GOAWAY whose payload is not one varint.
+        assert_eq!(ServerStream::default().feed(&[0x00, 0x07, 9]), Err(BadResponse::Frame(GOAWAY)));
+        assert_eq!(ServerStream::default().feed(&[0x00, 0x07, 2, 4, 0]), Err(BadResponse::Frame(GOAWAY)));
     }
 
     #[test]

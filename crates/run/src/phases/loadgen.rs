@@ -104,12 +104,19 @@ impl LoadPhase<'_> {
         };
         let out = stdout.join().unwrap_or_default();
         let err = stderr.join().unwrap_or_default();
-        if !status.success() {
+        let code = status.code().unwrap_or(-1);
+        let failed = || {
             let stderr =
                 String::from_utf8_lossy(&err).lines().rfind(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
-            return Err(LoadError::Failed { code: status.code().unwrap_or(-1), stderr });
+            LoadError::Failed { code, stderr }
+        };
+        match code {
+            0 => parse_load_json(&out),
+            // A stall measured: the result is printed all the same; a
+            // generator that failed another way with this status did not.
+            code if stampede_schema::load::printed_a_result(code) => parse_load_json(&out).map_err(|_| failed()),
+            _ => Err(failed()),
         }
-        parse_load_json(&out)
     }
 }
 
@@ -183,6 +190,49 @@ mod tests {
         assert_eq!((spec.rate, spec.slow_log), (Some(350.0), 120), "the latency phase's rate and slow log");
     }
 
+    /// A one-second load phase of `profile` run by the program `exe`.
+    fn phase<'a>(exe: &'a Path, profile: &'a Profile) -> LoadPhase<'a> {
+        LoadPhase {
+            exe,
+            base_url: "http://x".into(),
+            profile,
+            dir: Path::new(""),
+            duration: Duration::from_secs(1),
+            cpus: None,
+            hosts: None,
+            hdr_log: None,
+            rate: None,
+            slow_log: 0,
+        }
+    }
+
+    /// Regression: `stampede load` exits 1 when it measured a stall, and
+    /// the load phase took that for a failed generator, so a server that
+    /// stopped answering read as "the load generator failed (exit 1)".
+    #[test]
+    fn a_generator_that_measured_a_stall_exits_1_and_its_result_is_read() {
+        let dir = std::env::temp_dir().join(format!("stampede-loadgen-stall-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let exe = dir.join("load");
+        let result = r#"{"schema":"stampede.load/1","url":"http://x/","stalled":{"at_s":1.0,"for_s":2.0}}"#;
+        std::fs::write(
+            &exe,
+            format!(
+                "#!/bin/sh
+cat >/dev/null
+echo '{result}'
+exit 1
+"
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let profile: Profile = toml::from_str("path = \"/\"").unwrap();
+        let read = phase(&exe, &profile).run(|_| {}, &|| false);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(read.unwrap().stalled.map(|s| s.for_s), Some(2.0));
+    }
+
     #[test]
     fn only_a_load_document_is_accepted() {
         assert!(parse_load_json(br#"{"schema":"stampede.load/1","rps":1}"#).is_ok());
@@ -193,19 +243,7 @@ mod tests {
     #[test]
     fn a_failing_generator_reports_its_last_stderr_line() {
         let profile: Profile = toml::from_str("path = \"/\"").unwrap();
-        let phase = LoadPhase {
-            exe: Path::new("/bin/false"),
-            base_url: "http://x".into(),
-            profile: &profile,
-            dir: Path::new(""),
-            duration: Duration::from_secs(1),
-            cpus: None,
-            hosts: None,
-            hdr_log: None,
-            rate: None,
-            slow_log: 0,
-        };
-        let err = phase.run(|_| {}, &|| false).unwrap_err();
+        let err = phase(Path::new("/bin/false"), &profile).run(|_| {}, &|| false).unwrap_err();
         assert!(matches!(err, LoadError::Failed { code: 1, .. }), "{err}");
     }
 }

@@ -7,7 +7,7 @@
 use super::{Http2Loop, BACKOFF};
 use crate::core::housekeeping::{Housekeeping, Parts, State};
 use crate::core::recorder::{ErrorKind, Origin};
-use crate::core::schedule::error_of;
+use crate::core::schedule::{error_of, Retry};
 use crate::core::transport::{ReadSide, Transport};
 use crate::http2::session::Ended;
 use std::io;
@@ -129,19 +129,12 @@ impl<T: Transport> Http2Loop<'_, T> {
 
     /// The connection ended under its streams (closed, or a socket error).
     /// The streams a GOAWAY said were not processed were already sent again;
-    /// those left are at or below its last stream id: the server may have
-    /// processed them (RFC 9113 §6.8), so they are sent again only when
-    /// the method is idempotent, and are otherwise each an error.
+    /// those left are at or below its last stream id (`Schedule::lost`).
     fn lost(&mut self, i: usize, kind: ErrorKind, now: Instant) {
         let slots = std::mem::take(&mut self.conns[i].session.slots);
-        let retry = self.conns[i].session.goaway && self.cfg.idempotent();
+        let retry = Retry::of(self.conns[i].session.goaway, self.cfg);
         for slot in &slots {
-            self.sched.in_flight -= 1;
-            if retry {
-                self.sched.requeue(&mut self.rec, slot);
-            } else {
-                error_of(&mut self.rec, slot, kind, now, i);
-            }
+            self.sched.lost(&mut self.rec, slot, kind, now, i, retry);
         }
         self.reopen(i, now);
     }

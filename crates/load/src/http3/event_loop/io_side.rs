@@ -7,8 +7,8 @@
 use super::{Http3Loop, BACKOFF};
 use crate::core::housekeeping::{Housekeeping, Parts, State};
 use crate::core::recorder::{ErrorKind, Origin};
-use crate::core::schedule::error_of;
-use crate::http3::frame::{REQUEST_CANCELLED, REQUEST_REJECTED};
+use crate::core::schedule::{error_of, Retry};
+use crate::http3::frame::{ServerStream, REQUEST_CANCELLED, REQUEST_REJECTED};
 use quinn_proto::{ConnectionError, DatagramEvent, Dir, Event, ReadError, StreamEvent, StreamId, VarInt};
 use std::io;
 use std::time::{Duration, Instant};
@@ -116,6 +116,7 @@ impl Http3Loop<'_> {
         if self.conns[i].quic.is_none() {
             return;
         }
+        self.recycle_if_done(i, now);
         self.fill(i);
         self.transmit(Some(i), 0);
     }
@@ -170,13 +171,17 @@ impl Http3Loop<'_> {
         let Some((_, q)) = c.quic.as_mut() else { return };
         let at = c.requests.iter().position(|r| r.id == id);
         let mut ended = None;
+        let mut goaway = None;
         let mut recv = q.recv_stream(id);
         if let Ok(mut chunks) = recv.read(true) {
             loop {
                 match chunks.next(usize::MAX) {
                     Ok(Some(chunk)) => {
-                        // The server's own streams (control, QPACK) are read and dropped.
-                        let Some(r) = at.map(|k| &mut c.requests[k]) else { continue };
+                        // The server's own streams are read for a GOAWAY and dropped.
+                        let Some(r) = at.map(|k| &mut c.requests[k]) else {
+                            goaway = server_stream(&mut c.server_streams, id, &chunk.bytes).or(goaway);
+                            continue;
+                        };
                         if r.response.feed(&chunk.bytes, &mut self.huffman).is_err() {
                             ended = Some(Ended::Malformed);
                             break;
@@ -199,6 +204,9 @@ impl Http3Loop<'_> {
                 }
             }
             let _ = chunks.finalize();
+        }
+        if let Some(last) = goaway {
+            return self.goaway(i, last, now);
         }
         let (Some(k), Some(how)) = (at, ended) else { return };
         let r = c.requests.swap_remove(k);
@@ -232,6 +240,54 @@ impl Http3Loop<'_> {
         }
     }
 
+    /// The server sent GOAWAY with stream id `last` on connection `i`: no
+    /// new stream goes on it, and the requests on streams at or above
+    /// `last` were never processed (RFC 9114 §5.2): cancelled and sent
+    /// again. The connection is reopened once the others end
+    /// (`recycle_if_done`).
+    fn goaway(&mut self, i: usize, last: u64, now: Instant) {
+        let c = &mut self.conns[i];
+        if !c.goaway && self.rec.measuring(now) {
+            self.rec.goaway += 1;
+        }
+        c.goaway = true;
+        let mut k = 0;
+        while k < c.requests.len() {
+            if u64::from(c.requests[k].id) < last {
+                k += 1;
+                continue;
+            }
+            let r = c.requests.swap_remove(k);
+            if let Some((_, q)) = c.quic.as_mut() {
+                let code = VarInt::from_u32(REQUEST_CANCELLED as u32);
+                let _ = q.send_stream(r.id).reset(code);
+                let _ = q.recv_stream(r.id).stop(code);
+            }
+            self.sched.in_flight -= 1;
+            self.sched.requeue(&mut self.rec, &r.slot);
+        }
+    }
+
+    /// After a GOAWAY, once the requests on the connection ended: closed
+    /// (H3_NO_ERROR) and reopened.
+    fn recycle_if_done(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        if !c.goaway || !c.requests.is_empty() {
+            return;
+        }
+        if let Some((_, q)) = c.quic.as_mut() {
+            q.close(now, VarInt::from_u32(0x100), bytes::Bytes::new());
+        }
+        self.transmit(Some(i), 0);
+        if self.stopping || self.sched.finished() {
+            self.retire(i);
+            self.conns[i].goaway = false;
+            self.conns[i].state = State::Backoff(now + Duration::from_secs(86_400));
+        } else {
+            self.open(i, now, false);
+        }
+    }
+
     /// A stream's flow control let more of its request through.
     fn writable(&mut self, i: usize, id: StreamId) {
         let c = &mut self.conns[i];
@@ -259,9 +315,9 @@ impl Http3Loop<'_> {
             _ => ErrorKind::Read,
         };
         let requests = std::mem::take(&mut self.conns[i].requests);
+        let retry = Retry::of(self.conns[i].goaway, self.cfg);
         for r in &requests {
-            self.sched.in_flight -= 1;
-            error_of(&mut self.rec, &r.slot, kind, now, i);
+            self.sched.lost(&mut self.rec, &r.slot, kind, now, i, retry);
         }
         if handshaking {
             self.rec.error(kind, now, None);
@@ -348,4 +404,21 @@ impl Housekeeping for Http3Loop<'_> {
             self.sched.owed_at_end(&mut self.rec, &r.slot, i, now, stopping);
         }
     }
+}
+
+/// Feeds `bytes` of the server's unidirectional stream `id` to its reader:
+/// the stream id of a GOAWAY read in them. A malformed control stream is
+/// read no further (its reader is kept, marked done).
+fn server_stream(streams: &mut Vec<(StreamId, ServerStream)>, id: StreamId, bytes: &[u8]) -> Option<u64> {
+    let k = match streams.iter().position(|(s, _)| *s == id) {
+        Some(k) => k,
+        None => {
+            streams.push((id, ServerStream::default()));
+            streams.len() - 1
+        }
+    };
+    streams[k].1.feed(bytes).unwrap_or_else(|_| {
+        streams[k].1 = ServerStream::ignoring();
+        None
+    })
 }
