@@ -118,7 +118,11 @@ fn bytes(body: &Option<Body>) -> Vec<u8> {
 /// The run `spec` describes, its files read relative to `dir`. A spec
 /// without `seed` gets one from the clock (the result prints it).
 pub fn config(spec: &LoadSpec, dir: &Path) -> Result<LoadConfig, String> {
-    let (s, origins) = inline_with_origins(spec, dir, None)?;
+    let (mut s, origins) = inline_with_origins(spec, dir, None)?;
+    if s.grpc.is_some() {
+        crate::grpc::check_spec(&s)?;
+        s.urls[0] = crate::grpc::url(&s.urls[0]);
+    }
     check_method(&s.method)?;
     let method = s.method.to_ascii_uppercase();
     let headers = s.headers.iter().map(|h| header(h)).collect::<Result<Vec<_>, _>>()?;
@@ -204,6 +208,9 @@ pub fn config(spec: &LoadSpec, dir: &Path) -> Result<LoadConfig, String> {
     cfg.tls.ca = s.ca.clone();
     cfg.tls.alpn = s.alpn.iter().map(|p| p.trim().to_string()).collect();
     stages(&s, &mut cfg)?;
+    if let Some(g) = &s.grpc {
+        crate::grpc::apply(g, dir, &mut cfg)?;
+    }
     cfg.validate()?;
     Ok(cfg)
 }
