@@ -47,18 +47,21 @@ pub fn check_spec(s: &LoadSpec) -> Result<(), String> {
     Ok(())
 }
 
+/// `--data`: JSON, or `@FILE` read relative to `dir` (JSON never starts
+/// with `@`), so a spec sent to a load host carries the request itself.
+pub fn read_data(data: &str, dir: &Path) -> Result<String, String> {
+    match data.strip_prefix('@') {
+        Some(file) => std::fs::read_to_string(dir.join(file))
+            .map_err(|e| format!("--data @{file}: cannot read it ({e}): give a file of JSON")),
+        None => Ok(data.to_string()),
+    }
+}
+
 /// Makes `cfg` send the call `g` describes; files are relative to `dir`.
 pub fn apply(g: &GrpcSpec, dir: &Path, cfg: &mut LoadConfig) -> Result<(), String> {
     let schema = schema(g, dir)?;
     let method = schema.method(&g.call).map_err(|e| format!("--call {e}"))?;
-    let data = match g.data.as_deref() {
-        None => "{}".to_string(),
-        Some(text) => match text.strip_prefix('@') {
-            Some(file) => std::fs::read_to_string(dir.join(file))
-                .map_err(|e| format!("--data @{file}: cannot read it ({e}): give a file of JSON"))?,
-            None => text.to_string(),
-        },
-    };
+    let data = read_data(g.data.as_deref().unwrap_or("{}"), dir)?;
     cfg.body = method.encode_request(&data).map_err(|e| format!("--data: {e}"))?;
     let mut metadata = Vec::new();
     for (name, value) in &g.metadata {

@@ -37,6 +37,9 @@ fn inline_with_origins(spec: &LoadSpec, dir: &Path, base_url: Option<&str>) -> R
     out.urls = spec.urls.iter().map(|u| join(u, base_url, "urls")).collect::<Result<_, _>>()?;
     out.body = spec.body.as_ref().map(|b| read_body(b, dir, "body")).transpose()?;
     out.ca = spec.ca.as_ref().map(|ca| dir.join(ca));
+    if let Some(g) = out.grpc.as_mut() {
+        g.data = g.data.take().map(|d| crate::grpc::read_data(&d, dir)).transpose()?;
+    }
     let mut origins: Vec<String> = (1..=out.urls.len()).map(|n| format!("URL argument {n}")).collect();
     for (i, entry) in out.mix.iter_mut().enumerate() {
         let at = format!("mix[{i}]");
@@ -286,6 +289,22 @@ mod tests {
         let err = inline(&spec, &dir, None).unwrap_err();
         assert!(err.starts_with("urls: \"/a\" is a path"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn inlining_a_grpc_spec_reads_its_data_file_so_a_load_host_gets_the_request() {
+        let dir = scratch("grpc-data");
+        std::fs::write(dir.join("req.json"), r#"{"a": 1}"#).unwrap();
+        let grpc = stampede_schema::grpc::GrpcSpec { data: Some("@req.json".into()), ..Default::default() };
+        let spec = LoadSpec { urls: vec!["127.0.0.1:1".into()], grpc: Some(grpc), ..LoadSpec::default() };
+        let got = inline(&spec, &dir, None).unwrap();
+        assert_eq!(got.grpc.unwrap().data.as_deref(), Some(r#"{"a": 1}"#));
+        let missing = LoadSpec {
+            grpc: Some(stampede_schema::grpc::GrpcSpec { data: Some("@nope.json".into()), ..Default::default() }),
+            ..spec
+        };
+        assert!(inline(&missing, &dir, None).unwrap_err().starts_with("--data @nope.json: cannot read it"));
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

@@ -111,6 +111,17 @@ mod tests {
     }
 
     #[test]
+    fn secret_metadata_is_masked_in_a_shared_document_and_the_rest_kept() {
+        let mut spec = GrpcSpec { call: "p.S/M".into(), ..Default::default() };
+        spec.metadata.insert("authorization".into(), "Bearer tok".into());
+        spec.metadata.insert("x-tenant".into(), "acme".into());
+        let mut doc = serde_json::to_value(&spec).unwrap();
+        crate::redact::Redaction::default().json(&mut doc);
+        assert_eq!(doc["metadata"]["authorization"], crate::redact::MASK);
+        assert_eq!(doc["metadata"]["x-tenant"], "acme");
+    }
+
+    #[test]
     fn a_spec_reads_ghz_style_fields_and_refuses_unknown_ones() {
         let s: GrpcSpec = serde_json::from_str(
             r#"{"proto":["a.proto"],"call":"p.S/M","data":"{\"a\":1}","metadata":{"x-k":"v"},"deadline":"200ms"}"#,
