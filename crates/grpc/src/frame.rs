@@ -84,7 +84,7 @@ impl Deframer {
                 return Ok(completed);
             }
             self.finish_message();
-            completed += 1;
+            completed = completed.saturating_add(1);
             if input.is_empty() {
                 return Ok(completed);
             }

@@ -398,7 +398,7 @@ impl Slot {
                 if self.call.messages == 0 {
                     self.call.first_message = Some(at.max(self.start));
                 }
-                self.call.messages += n;
+                self.call.messages = self.call.messages.saturating_add(n);
             }
             Err(_) => self.call.broken = true,
         }
