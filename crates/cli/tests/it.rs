@@ -23,6 +23,7 @@ mod check_tfb_config;
 mod compare;
 mod engines;
 mod error_counts;
+mod grpc;
 mod hdr_log;
 mod hostile;
 mod http2;

@@ -12,7 +12,7 @@ use std::time::Duration;
 /// that stalls `stall` of every `period`: a request arriving `phi` into a
 /// stall waits `stall - phi`, the others are answered at once, so
 /// P(latency > x) = (stall - x) / period for 0 <= x < stall.
-fn hiccup_percentile(p: f64, stall_ms: f64, period_ms: f64) -> f64 {
+pub(crate) fn hiccup_percentile(p: f64, stall_ms: f64, period_ms: f64) -> f64 {
     let tail = 1.0 - p / 100.0;
     (stall_ms - tail * period_ms).max(0.0)
 }

@@ -19,6 +19,7 @@ mod explain_generator;
 mod explain_lock;
 mod explain_locks;
 mod explain_quiet;
+mod grpc_open_loop;
 mod open_loop;
 mod run_latency;
 mod run_neighbours;

@@ -88,6 +88,9 @@ pub struct LoadConfig {
     /// `--stages`: the rate (open loop; `rate` is then their mean) or the
     /// connections (closed loop) ramp through these; `stop` is their total.
     pub stages: Option<crate::stages::Stages>,
+    /// A gRPC load: the call every stream makes (`method`, `target.path`,
+    /// `headers` and `body` are then that call's).
+    pub grpc: Option<crate::grpc::GrpcCall>,
 }
 
 impl LoadConfig {
@@ -113,6 +116,7 @@ impl LoadConfig {
             mix: None,
             hdr_log: None,
             stages: None,
+            grpc: None,
         }
     }
 
@@ -322,7 +326,7 @@ mod tests {
             f(&mut c);
             c.validate().unwrap_err()
         };
-        assert!(refused(&|c| c.protocol = Protocol::Http2 { streams: 1 << 32 })
+        assert!(refused(&|c| c.protocol = Protocol::Http2 { streams: 1 << 32, carry: Default::default() })
             .contains("--streams 4294967296 is above the maximum"));
         assert!(refused(&|c| c.threads = 5000).contains("--threads"));
         assert!(refused(&|c| c.stop = Stop::Duration(Duration::from_secs(u64::MAX))).contains("--duration"));

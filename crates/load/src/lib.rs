@@ -16,6 +16,7 @@ mod credentials;
 pub mod error;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+mod grpc;
 mod http1;
 mod http2;
 mod http3;

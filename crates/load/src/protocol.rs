@@ -6,9 +6,9 @@
 //!
 //! The load spec keeps its flags (`http2`, `http3`, `pipeline`, `streams`,
 //! `engine`: what users and scenario files write); `spec::config` makes
-//! them a `Protocol` in one place. gRPC, a protocol of the HTTP/2 loop,
-//! will be a field of [`Protocol::Http2`] (what its streams carry), not a
-//! new set of flags.
+//! them a `Protocol` in one place. gRPC, a protocol of the HTTP/2 loop, is
+//! a field of [`Protocol::Http2`] (what its streams [`Carry`]), not a new
+//! set of flags.
 
 use crate::limits::{self, in_range};
 use crate::tls::check_alpn;
@@ -22,8 +22,8 @@ pub enum Protocol {
     /// connections run on epoll).
     Http1 { pipeline: usize, io: IoBackend },
     /// HTTP/2 (prior knowledge on `http://`, ALPN `h2` on `https://`):
-    /// `streams` concurrent streams per connection.
-    Http2 { streams: usize },
+    /// `streams` concurrent streams per connection, each carrying `carry`.
+    Http2 { streams: usize, carry: Carry },
     /// HTTP/3 over QUIC to an `https://` URL: `streams` concurrent streams
     /// per connection.
     Http3 { streams: usize },
@@ -31,6 +31,15 @@ pub enum Protocol {
     /// makes the run [`Protocol::Http2`] with `streams` or
     /// [`Protocol::Http1`] with `pipeline` and `io` ([`Protocol::chosen`]).
     ByAlpn { pipeline: usize, streams: usize, io: IoBackend },
+}
+
+/// What the streams of an HTTP/2 run carry: HTTP requests, whose answer is
+/// judged by its `:status`, or gRPC calls, judged by their `grpc-status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Carry {
+    #[default]
+    Http,
+    Grpc,
 }
 
 impl Default for Protocol {
@@ -48,6 +57,15 @@ impl Protocol {
         let (pipeline, streams, io) = (size("--pipeline", s.pipeline)?, size("--streams", s.streams)?, s.engine);
         in_range("--pipeline", pipeline, limits::MAX_PIPELINE)?;
         in_range("--streams", streams, limits::MAX_STREAMS)?;
+        if s.grpc.is_some() {
+            if s.http3 {
+                return Err("--grpc runs over HTTP/2: drop --http3".into());
+            }
+            if pipeline > 1 {
+                return Err("--pipeline is for HTTP/1.1; gRPC sends concurrent calls with --streams".into());
+            }
+            return Ok(Protocol::Http2 { streams, carry: Carry::Grpc });
+        }
         if s.http3 {
             if s.http2 {
                 return Err("--http3 and --http2 cannot be combined: choose one protocol".into());
@@ -61,7 +79,7 @@ impl Protocol {
             if pipeline > 1 {
                 return Err("--pipeline is for HTTP/1.1; HTTP/2 sends concurrent requests with --streams".into());
             }
-            return Ok(Protocol::Http2 { streams });
+            return Ok(Protocol::Http2 { streams, carry: Carry::Http });
         }
         let offer: Vec<&str> = s.alpn.iter().map(|p| p.trim()).collect();
         check_alpn(&offer)?;
@@ -87,9 +105,14 @@ impl Protocol {
     /// Concurrent streams per connection (1 for HTTP/1.1).
     pub fn streams(&self) -> usize {
         match *self {
-            Protocol::Http2 { streams } | Protocol::Http3 { streams } | Protocol::ByAlpn { streams, .. } => streams,
+            Protocol::Http2 { streams, .. } | Protocol::Http3 { streams } | Protocol::ByAlpn { streams, .. } => streams,
             Protocol::Http1 { .. } => 1,
         }
+    }
+
+    /// Whether the streams carry gRPC calls.
+    pub fn grpc(&self) -> bool {
+        matches!(self, Protocol::Http2 { carry: Carry::Grpc, .. })
     }
 
     /// The ALPN id of the protocol: what `stampede.load/1` calls it.
@@ -122,7 +145,7 @@ impl Protocol {
             Protocol::ByAlpn { pipeline, .. } if h2 && pipeline > 1 => Err(format!(
                 "--pipeline: {url} chose h2 by ALPN, and pipelining is HTTP/1.1's; use --streams, or --alpn http/1.1"
             )),
-            Protocol::ByAlpn { streams, .. } if h2 => Ok(Protocol::Http2 { streams }),
+            Protocol::ByAlpn { streams, .. } if h2 => Ok(Protocol::Http2 { streams, carry: Carry::Http }),
             Protocol::ByAlpn { pipeline, io, .. } => Ok(Protocol::Http1 { pipeline, io }),
             p => Ok(p),
         }
@@ -152,7 +175,7 @@ mod tests {
                 s.http2 = true;
                 s.streams = 10;
             }),
-            Ok(Protocol::Http2 { streams: 10 })
+            Ok(Protocol::Http2 { streams: 10, carry: Carry::Http })
         );
         assert_eq!(
             of(|s| {
@@ -185,16 +208,33 @@ mod tests {
     }
 
     #[test]
+    fn grpc_makes_the_run_http2_carrying_calls_and_refuses_http3_and_pipelining() {
+        let grpc = |f: &dyn Fn(&mut LoadSpec)| {
+            of(|s| {
+                s.grpc = Some(Default::default());
+                s.streams = 4;
+                f(s);
+            })
+        };
+        let p = grpc(&|_| {}).unwrap();
+        assert_eq!(p, Protocol::Http2 { streams: 4, carry: Carry::Grpc });
+        assert!(p.grpc() && p.id() == "h2");
+        assert!(!of(|s| s.http2 = true).unwrap().grpc(), "HTTP/2 alone carries HTTP");
+        assert!(grpc(&|s| s.http3 = true).unwrap_err().contains("--grpc runs over HTTP/2"));
+        assert!(grpc(&|s| s.pipeline = 2).unwrap_err().contains("gRPC sends concurrent calls"));
+    }
+
+    #[test]
     fn the_server_s_alpn_answer_picks_http2_or_http1_and_refuses_what_cannot_run() {
         let url = "https://127.0.0.1:8443/";
         let offer = Protocol::ByAlpn { pipeline: 1, streams: 8, io: IoBackend::Epoll };
-        assert_eq!(offer.chosen(Some("h2"), true, url), Ok(Protocol::Http2 { streams: 8 }));
+        assert_eq!(offer.chosen(Some("h2"), true, url), Ok(Protocol::Http2 { streams: 8, carry: Carry::Http }));
         let h1 = Protocol::Http1 { pipeline: 1, io: IoBackend::Epoll };
         assert_eq!(offer.chosen(Some("http/1.1"), true, url), Ok(h1));
         assert_eq!(offer.chosen(None, true, url), Ok(h1));
         let pipelined = Protocol::ByAlpn { pipeline: 4, streams: 1, io: IoBackend::Auto };
         assert!(pipelined.chosen(Some("h2"), true, url).unwrap_err().contains("chose h2 by ALPN"));
-        let http2 = Protocol::Http2 { streams: 2 };
+        let http2 = Protocol::Http2 { streams: 2, carry: Carry::Http };
         assert!(http2.chosen(Some("http/1.1"), true, url).unwrap_err().contains("did not agree to h2"));
         assert_eq!(http2.chosen(None, false, "http://127.0.0.1:8080/"), Ok(http2), "prior knowledge");
     }

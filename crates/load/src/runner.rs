@@ -58,6 +58,7 @@ pub fn run_watched(cfg: &LoadConfig, watcher: Option<Watcher>) -> Result<LoadRes
         Protocol::Http2 { .. } => {
             let (addr, url) = (cfg.target.addr, &cfg.target.url);
             match &link.tls {
+                _ if cfg.protocol.grpc() => crate::http2::grpc_preflight::preflight(cfg, link.tls.as_ref(), timeout)?,
                 Some(tls) => crate::http2::preflight::preflight_tls(tls, addr, url, timeout)?,
                 None => crate::http2::preflight::preflight(addr, url, timeout)?,
             }
@@ -336,7 +337,9 @@ fn assemble(
             alpn: spoken.alpn.clone(),
         }),
         http2: match spoken.protocol {
-            Protocol::Http2 { streams } => Some(Http2Stats { streams, goaway: rec.goaway, rst_stream: rec.rst_stream }),
+            Protocol::Http2 { streams, .. } => {
+                Some(Http2Stats { streams, goaway: rec.goaway, rst_stream: rec.rst_stream })
+            }
             _ => None,
         },
         http3: match spoken.protocol {
@@ -346,6 +349,7 @@ fn assemble(
             }
             _ => None,
         },
+        grpc: cfg.grpc.as_ref().map(|call| crate::grpc::stats(call, rec.grpc.as_deref(), wall)),
         mix: cfg.mix.as_ref().map(|m| MixStats { order: m.order, seed: m.seed }),
         targets: cfg.mix.as_ref().map_or_else(Vec::new, |m| {
             m.templates

@@ -37,6 +37,9 @@ fn inline_with_origins(spec: &LoadSpec, dir: &Path, base_url: Option<&str>) -> R
     out.urls = spec.urls.iter().map(|u| join(u, base_url, "urls")).collect::<Result<_, _>>()?;
     out.body = spec.body.as_ref().map(|b| read_body(b, dir, "body")).transpose()?;
     out.ca = spec.ca.as_ref().map(|ca| dir.join(ca));
+    if let Some(g) = out.grpc.as_mut() {
+        g.data = g.data.take().map(|d| crate::grpc::read_data(&d, dir)).transpose()?;
+    }
     let mut origins: Vec<String> = (1..=out.urls.len()).map(|n| format!("URL argument {n}")).collect();
     for (i, entry) in out.mix.iter_mut().enumerate() {
         let at = format!("mix[{i}]");
@@ -118,7 +121,11 @@ fn bytes(body: &Option<Body>) -> Vec<u8> {
 /// The run `spec` describes, its files read relative to `dir`. A spec
 /// without `seed` gets one from the clock (the result prints it).
 pub fn config(spec: &LoadSpec, dir: &Path) -> Result<LoadConfig, String> {
-    let (s, origins) = inline_with_origins(spec, dir, None)?;
+    let (mut s, origins) = inline_with_origins(spec, dir, None)?;
+    if s.grpc.is_some() {
+        crate::grpc::check_spec(&s)?;
+        s.urls[0] = crate::grpc::url(&s.urls[0]);
+    }
     check_method(&s.method)?;
     let method = s.method.to_ascii_uppercase();
     let headers = s.headers.iter().map(|h| header(h)).collect::<Result<Vec<_>, _>>()?;
@@ -204,6 +211,9 @@ pub fn config(spec: &LoadSpec, dir: &Path) -> Result<LoadConfig, String> {
     cfg.tls.ca = s.ca.clone();
     cfg.tls.alpn = s.alpn.iter().map(|p| p.trim().to_string()).collect();
     stages(&s, &mut cfg)?;
+    if let Some(g) = &s.grpc {
+        crate::grpc::apply(g, dir, &mut cfg)?;
+    }
     cfg.validate()?;
     Ok(cfg)
 }
@@ -279,6 +289,22 @@ mod tests {
         let err = inline(&spec, &dir, None).unwrap_err();
         assert!(err.starts_with("urls: \"/a\" is a path"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn inlining_a_grpc_spec_reads_its_data_file_so_a_load_host_gets_the_request() {
+        let dir = scratch("grpc-data");
+        std::fs::write(dir.join("req.json"), r#"{"a": 1}"#).unwrap();
+        let grpc = stampede_schema::grpc::GrpcSpec { data: Some("@req.json".into()), ..Default::default() };
+        let spec = LoadSpec { urls: vec!["127.0.0.1:1".into()], grpc: Some(grpc), ..LoadSpec::default() };
+        let got = inline(&spec, &dir, None).unwrap();
+        assert_eq!(got.grpc.unwrap().data.as_deref(), Some(r#"{"a": 1}"#));
+        let missing = LoadSpec {
+            grpc: Some(stampede_schema::grpc::GrpcSpec { data: Some("@nope.json".into()), ..Default::default() }),
+            ..spec
+        };
+        assert!(inline(&missing, &dir, None).unwrap_err().starts_with("--data @nope.json: cannot read it"));
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

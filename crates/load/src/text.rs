@@ -10,6 +10,29 @@ pub fn banner(url: &str, threads: usize, connections: usize, what: &str) -> Stri
     format!("Running {what} @ {url}\n  {threads} threads and {connections} connections\n")
 }
 
+/// A gRPC load's calls by status, and its messages (streams: time to the
+/// first one).
+fn grpc(o: &mut String, g: &stampede_schema::grpc::GrpcStats, duration_s: f64) {
+    let by: Vec<String> = g.calls_by_status.iter().map(|(code, n)| format!("{code} {n}")).collect();
+    let by = if by.is_empty() { "none".to_string() } else { by.join(", ") };
+    let _ = writeln!(o, "  gRPC {}: calls by status: {by}", g.call);
+    if g.not_grpc > 0 || g.no_status > 0 {
+        let _ = writeln!(
+            o,
+            "  Failed calls without a gRPC status: {} not a gRPC answer (HTTP status or content-type), {} ended without grpc-status",
+            g.not_grpc, g.no_status
+        );
+    }
+    let rate = if duration_s > 0.0 { g.messages as f64 / duration_s } else { 0.0 };
+    let _ = write!(o, "  Messages received: {} ({rate:.2}/s)", g.messages);
+    match &g.first_message_us {
+        Some(f) => {
+            let _ = writeln!(o, "; time to first message p50 {}, p99 {}", dur(f.p50), dur(f.p99));
+        }
+        None => o.push('\n'),
+    }
+}
+
 pub fn render(r: &LoadResult) -> String {
     let mut o = String::new();
     let l = &r.latency_us;
@@ -82,8 +105,12 @@ pub fn render(r: &LoadResult) -> String {
             if e.tls > 0 { format!(", TLS handshake {}", e.tls) } else { String::new() }
         );
     }
-    if e.bad_responses() > 0 {
-        let _ = writeln!(o, "  {} (outside 2xx/3xx): {}", ErrorCategory::BadResponses.title(), e.bad_responses());
+    match &r.grpc {
+        Some(g) => grpc(&mut o, g, r.duration_s),
+        None if e.bad_responses() > 0 => {
+            let _ = writeln!(o, "  {} (outside 2xx/3xx): {}", ErrorCategory::BadResponses.title(), e.bad_responses());
+        }
+        None => {}
     }
     if r.reconnects > 0 {
         let _ = writeln!(o, "  Reconnects (server closed the connection): {}", r.reconnects);

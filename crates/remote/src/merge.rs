@@ -105,6 +105,15 @@ pub fn merge(hosts: &[HostResult], failed: Vec<HostFailure>) -> Result<LoadResul
         h2.goaway = results.iter().filter_map(|r| r.http2.as_ref()).map(|h| h.goaway).sum();
         h2.rst_stream = results.iter().filter_map(|r| r.http2.as_ref()).map(|h| h.rst_stream).sum();
     }
+    if let Some(g) = total.grpc.as_mut() {
+        let each = || results.iter().filter_map(|r| r.grpc.as_ref());
+        let mut sum = stampede_schema::grpc::GrpcStats { call: g.call.clone(), ..Default::default() };
+        each().for_each(|h| sum.add(h));
+        sum.server_streaming = g.server_streaming;
+        sum.messages_per_s = each().map(|h| h.messages_per_s).sum();
+        sum.first_message_us = worst(each().filter_map(|h| h.first_message_us));
+        *g = sum;
+    }
     total.open = merge_open(hosts);
     total.multi_host = Some(MultiHost {
         hosts: hosts.iter().map(HostResult::row).collect(),

@@ -17,6 +17,7 @@ pub mod database;
 pub mod document;
 pub mod errors;
 pub mod explain;
+pub mod grpc;
 pub mod histogram;
 pub mod hosts;
 pub mod late;

@@ -86,6 +86,9 @@ pub struct LoadResult {
     pub http2: Option<Http2Stats>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http3: Option<Http3Stats>,
+    /// A gRPC load (`--grpc`): its calls by status, its messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grpc: Option<crate::grpc::GrpcStats>,
     /// With several targets or URL templates: how they were chosen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mix: Option<crate::mix::MixStats>,
@@ -214,8 +217,13 @@ impl LoadResult {
         if self.socket_errors() > 0 {
             reasons.push(format!("{} socket errors", self.socket_errors()));
         }
-        if self.bad_responses() > 0 {
-            reasons.push(format!("{} bad responses (outside 2xx/3xx)", self.bad_responses()));
+        match &self.grpc {
+            Some(g) if g.failed() > 0 => reasons.push(format!("{} failed gRPC calls (status not OK)", g.failed())),
+            Some(_) => {}
+            None if self.bad_responses() > 0 => {
+                reasons.push(format!("{} bad responses (outside 2xx/3xx)", self.bad_responses()))
+            }
+            None => {}
         }
         if self.requests == 0 {
             reasons.push("no responses in the measured period".to_string());
@@ -420,6 +428,20 @@ mod tests {
         let reasons = r.invalid_reasons().join("; ");
         assert!(reasons.contains("2 socket errors") && reasons.contains("3 bad responses"), "{reasons}");
         assert!(LoadResult::default().invalid_reasons().iter().any(|r| r.contains("no responses")));
+    }
+
+    #[test]
+    fn a_grpc_load_with_failed_calls_is_invalid_for_those_and_not_for_http_status() {
+        let mut grpc = crate::grpc::GrpcStats::default();
+        grpc.calls_by_status.insert("OK".into(), 8);
+        let mut r = LoadResult { requests: 10, grpc: Some(grpc.clone()), ..Default::default() };
+        assert!(r.invalid_reasons().is_empty(), "{:?}", r.invalid_reasons());
+        grpc.calls_by_status.insert("INTERNAL".into(), 2);
+        r.errors.status = 2;
+        r.grpc = Some(grpc);
+        let reasons = r.invalid_reasons().join("; ");
+        assert!(reasons.contains("2 failed gRPC calls (status not OK)"), "{reasons}");
+        assert!(!reasons.contains("outside 2xx/3xx"), "{reasons}");
     }
 
     #[test]

@@ -104,6 +104,10 @@ pub struct LoadSpec {
     pub stages: Option<String>,
     /// What `stages` ramps: `rate` (open loop) or `connections` (closed loop).
     pub ramp: crate::stages::Ramp,
+    /// gRPC calls instead of HTTP requests, over HTTP/2 (`--grpc` and the
+    /// flags ghz users know: docs/grpc.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grpc: Option<crate::grpc::GrpcSpec>,
     /// Send this load from other machines over ssh (`--hosts`, docs/hosts.md);
     /// how the load travels, so the hosts receive the spec without it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -144,6 +148,7 @@ impl Default for LoadSpec {
             hdr_log: None,
             stages: None,
             ramp: crate::stages::Ramp::Rate,
+            grpc: None,
             from_hosts: None,
         }
     }
@@ -334,6 +339,15 @@ mod tests {
             hdr_log: Some("lat.hlog".into()),
             stages: Some("10s:100,5s:0".into()),
             ramp: crate::stages::Ramp::Connections,
+            grpc: Some(crate::grpc::GrpcSpec {
+                proto: vec!["api.proto".into()],
+                import_paths: vec!["protos".into()],
+                protoset: Some("api.protoset".into()),
+                call: "p.S/M".into(),
+                data: Some("{\"a\": 1}".into()),
+                metadata: [("x-k".to_string(), "v".to_string())].into(),
+                deadline: Some(Duration::from_millis(200)),
+            }),
             from_hosts: Some(crate::hosts::HostsSpec {
                 hosts: vec!["me@a".into(), "b".into()],
                 copy_binary: true,

@@ -54,6 +54,14 @@ Examples:
       minute, then down to 0: a line per stage (requests, rate, errors, tail).
   stampede load --stages 10s:16,20s:16,10s:256 --ramp connections URL
       Closed loop from 0 to 16 connections, held, then up to 256.
+  stampede load --proto bench.proto --call stampede.bench.v1.Bench/Unary \\
+      --data '{\"text\":\"hi\",\"a\":1,\"b\":2}' --streams 10 -c 4 127.0.0.1:50051
+      gRPC (docs/grpc.md): unary calls on HTTP/2, the request encoded once;
+      a call is an error unless its grpc-status is OK, counted per status.
+  stampede load --protoset bench.protoset --call stampede.bench.v1.Bench/Stream \\
+      --data '{\"count\":100}' --rate 2k --deadline 500ms 127.0.0.1:50051
+      Server streaming in open loop: calls/s, messages/s, time to the first
+      message; grpc-timeout 500m sent with every call.
   stampede load --json URL > result.json
       One stampede.load/1 JSON object on stdout (see docs/results.md).
   stampede load --hosts me@load1,me@load2 -c 64 -d 30s http://10.0.0.9:8080/json
@@ -277,6 +285,9 @@ pub struct Args {
     /// End the run (printing its result) when stdin closes: how a --hosts controller stops a host
     #[arg(long, hide = true)]
     pub exit_on_stdin_eof: bool,
+
+    #[command(flatten)]
+    pub grpc: super::load_grpc::GrpcArgs,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -444,6 +455,7 @@ impl Args {
                 RampArg::Rate => Ramp::Rate,
                 RampArg::Connections => Ramp::Connections,
             },
+            grpc: self.grpc.spec(absolute)?,
             from_hosts: None,
         };
         Ok((spec, PathBuf::new()))
@@ -585,6 +597,7 @@ mod tests {
             stages: Some("1s:1".into()),
             // Written only when set, so that older readers see no new field.
             http3: true,
+            grpc: Some(Default::default()),
             from_hosts: Some(HostsSpec {
                 remote_path: Some("r".into()),
                 ssh_config: Some("s".into()),
@@ -594,13 +607,26 @@ mod tests {
         })
         .unwrap();
         let hosts = &fields["from_hosts"];
+        let grpc = serde_json::to_value(stampede_schema::grpc::GrpcSpec {
+            proto: vec!["p".into()],
+            import_paths: vec!["i".into()],
+            protoset: Some("s".into()),
+            data: Some("{}".into()),
+            metadata: [("k".to_string(), "v".to_string())].into(),
+            deadline: Some(Duration::from_secs(1)),
+            ..Default::default()
+        })
+        .unwrap();
         let cmd = Args::augment_args(clap::Command::new("load"));
         for arg in cmd.get_arguments() {
             let id = arg.get_id().as_str();
             // --body-file is the spec's body, as "@FILE".
             let field = if id == "body_file" { "body" } else { id };
             assert!(
-                fields.get(field).is_some() || hosts.get(field).is_some() || NOT_THE_LOAD.contains(&id),
+                fields.get(field).is_some()
+                    || hosts.get(field).is_some()
+                    || grpc.get(field).is_some()
+                    || NOT_THE_LOAD.contains(&id),
                 "--{id} is neither a LoadSpec field (nor one of its from_hosts) nor in NOT_THE_LOAD: add it to the \
                  spec (and Args::spec) so profiles, `stampede run` and load hosts get it too"
             );

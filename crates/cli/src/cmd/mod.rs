@@ -8,6 +8,7 @@ pub mod compare;
 pub mod explain;
 pub mod hosts;
 pub mod load;
+pub mod load_grpc;
 pub mod load_progress;
 pub mod profile;
 pub mod report;

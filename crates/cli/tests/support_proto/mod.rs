@@ -8,6 +8,7 @@
 //! its connections mid-run.
 #![allow(dead_code)]
 
+pub mod grpc_server;
 pub mod h2_server;
 pub mod h3_front;
 pub mod h3_server;

@@ -127,6 +127,8 @@ pub struct Recorder {
     /// With `--stages`: the same figures per stage, and when each stage ends.
     pub stages: Vec<TargetStats>,
     stage_ends: Vec<Instant>,
+    /// A gRPC load: calls by status, messages (`core::grpc_tally`).
+    pub grpc: Option<Box<crate::core::grpc_tally::GrpcTally>>,
 }
 
 /// What one target of a mix (or one stage) got.
@@ -193,6 +195,7 @@ impl Recorder {
             targets: Vec::new(),
             stages: Vec::new(),
             stage_ends: Vec::new(),
+            grpc: None,
         }
     }
 
@@ -277,6 +280,20 @@ impl Recorder {
         status: u16,
         from: Origin,
     ) -> Option<u64> {
+        self.answer(intended, start, end, status, bad_status(status), from)
+    }
+
+    /// A response judged `bad` by its caller's rules (gRPC: a status not
+    /// OK in HTTP 200 trailers), recorded as [`Recorder::response`] does.
+    pub(crate) fn answer(
+        &mut self,
+        intended: Instant,
+        start: Instant,
+        end: Instant,
+        status: u16,
+        bad: bool,
+        from: Origin,
+    ) -> Option<u64> {
         let at = self.counted_at(intended);
         self.last_answer = self.last_answer.max(end);
         if !self.measuring(at) {
@@ -290,7 +307,6 @@ impl Recorder {
         }
         self.requests += 1;
         self.status[(status as usize).min(999)] += 1;
-        let bad = bad_status(status);
         if bad {
             self.errors.status += 1;
         }
@@ -464,6 +480,9 @@ impl Recorder {
             *a += b;
         }
         for (a, b) in self.targets.iter_mut().zip(&other.targets).chain(self.stages.iter_mut().zip(&other.stages)) {
+            a.add(b);
+        }
+        if let (Some(a), Some(b)) = (self.grpc.as_mut(), other.grpc.as_ref()) {
             a.add(b);
         }
     }

@@ -131,7 +131,7 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
                 stream: None,
                 state: State::Backoff(share.start),
                 since: share.start,
-                session: Session::new(),
+                session: Session::carrying(cfg.protocol.grpc()),
                 retire: false,
                 free: Vec::new(),
             })
@@ -304,7 +304,7 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
     /// The handshake is done: the preface and settings go out with the first requests.
     fn established(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
-        c.session = Session::new();
+        c.session = Session::carrying(self.cfg.protocol.grpc());
         c.state = State::Open;
         c.free = vec![now; self.cfg.protocol.streams()];
         self.fill(i);

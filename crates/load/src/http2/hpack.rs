@@ -34,18 +34,24 @@ impl Decoder {
     }
 
     /// Decodes a block; its `:status`, or 0 without one.
+    #[cfg(test)]
     pub fn status(&mut self, block: &[u8]) -> Result<u16, ()> {
+        self.head(block).map(|h| h.status)
+    }
+
+    /// Decodes a block: what it says of the answer.
+    pub fn head(&mut self, block: &[u8]) -> Result<Head, ()> {
         let mut raw = std::mem::take(&mut self.raw);
         raw.clear();
         let rewritten = self.rewrite(block, &mut raw);
-        let mut status = 0;
+        let mut head = Head::default();
         let decoded = match rewritten {
-            Some(()) => self.inner.decode_with_cb(&raw, |n, v| check(&n, &v, &mut status)),
+            Some(()) => self.inner.decode_with_cb(&raw, |n, v| check(&n, &v, &mut head)),
             // Malformed: the crate's decoder says how, on the original.
-            None => self.inner.decode_with_cb(block, |n, v| check(&n, &v, &mut status)),
+            None => self.inner.decode_with_cb(block, |n, v| check(&n, &v, &mut head)),
         };
         self.raw = raw;
-        decoded.map(|_| status).map_err(|_| ())
+        decoded.map(|_| head).map_err(|_| ())
     }
 
     fn rewrite(&mut self, block: &[u8], out: &mut Vec<u8>) -> Option<()> {
@@ -96,9 +102,22 @@ impl Decoder {
     }
 }
 
-fn check(name: &[u8], value: &[u8], status: &mut u16) {
-    if name == b":status" {
-        *status = std::str::from_utf8(value).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+/// What a response header block says: its `:status` (0 without one, as in
+/// trailers), and for gRPC its `grpc-status` and whether its content-type
+/// is gRPC's.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Head {
+    pub status: u16,
+    pub grpc_status: Option<stampede_grpc::Code>,
+    pub grpc_type: bool,
+}
+
+fn check(name: &[u8], value: &[u8], head: &mut Head) {
+    match name {
+        b":status" => head.status = std::str::from_utf8(value).ok().and_then(|s| s.parse().ok()).unwrap_or(0),
+        b"grpc-status" => head.grpc_status = stampede_grpc::parse_status(value),
+        b"content-type" => head.grpc_type = stampede_grpc::is_grpc_content_type(value),
+        _ => {}
     }
 }
 
@@ -139,9 +158,9 @@ mod tests {
         let mut ours = Decoder::new();
         let mut theirs = loona_hpack::Decoder::new();
         for block in [&first[..], &second[..], &first[..], &second[..]] {
-            let mut status = 0;
-            theirs.decode_with_cb(block, |n, v| check(&n, &v, &mut status)).unwrap();
-            assert_eq!(ours.status(block), Ok(status));
+            let mut head = Head::default();
+            theirs.decode_with_cb(block, |n, v| check(&n, &v, &mut head)).unwrap();
+            assert_eq!(ours.status(block), Ok(head.status));
         }
         assert_eq!(theirs.decode(b"\xbe").unwrap()[0], (b"server".to_vec(), b"nginx".to_vec()));
         assert_eq!(ours.inner.decode(b"\xbe").unwrap()[0], (b"server".to_vec(), b"nginx".to_vec()));

@@ -5,6 +5,7 @@
 pub mod block;
 pub mod event_loop;
 pub mod frame;
+pub mod grpc_preflight;
 pub mod hpack;
 pub mod preflight;
 pub mod session;

@@ -46,7 +46,7 @@ fn said(url: &str, why: String, what: &str, then: &str) -> LoadError {
 }
 
 /// A blocking connection whose socket's timeouts can be set.
-trait Wire: Read + Write {
+pub(crate) trait Wire: Read + Write {
     fn tcp(&self) -> &TcpStream;
 }
 
@@ -74,22 +74,35 @@ fn exchange(wire: &mut impl Wire, timeout: Duration) -> Result<(), String> {
     let mut answer = Answer::default();
     let mut chunk = [0u8; 16 * 1024];
     loop {
+        let n = read_before(wire, &mut chunk, deadline, &late)?;
+        if answer.feed(&chunk[..n])? {
+            return Ok(());
+        }
+    }
+}
+
+/// One read before `deadline`: how many bytes came, or why none did
+/// (`late()` once the deadline passed; a close or an error is no handshake).
+pub(crate) fn read_before(
+    wire: &mut impl Wire,
+    buf: &mut [u8],
+    deadline: Instant,
+    late: &dyn Fn() -> String,
+) -> Result<usize, String> {
+    loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(late());
         }
         wire.tcp().set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
-        let n = match wire.read(&mut chunk) {
+        match wire.read(buf) {
             Ok(0) => return Err("no HTTP/2 handshake".into()),
-            Ok(n) => n,
+            Ok(n) => return Ok(n),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
                 return Err(late())
             }
             Err(_) => return Err("no HTTP/2 handshake".into()),
-        };
-        if answer.feed(&chunk[..n])? {
-            return Ok(());
         }
     }
 }

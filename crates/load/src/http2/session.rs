@@ -9,8 +9,15 @@
 //! grants are the largest HTTP/2 allows and are topped up in bulk, once half
 //! is used, never per DATA frame; the server's windows and its
 //! SETTINGS_MAX_CONCURRENT_STREAMS are respected for what this side sends.
+//!
+//! A session carrying gRPC calls also reads what gRPC puts in a stream: the
+//! content-type and `grpc-status` of its header blocks (the trailers, or a
+//! Trailers-Only answer) and the length-prefixed messages of its DATA,
+//! counted as they arrive without keeping them.
 
+use crate::core::grpc_tally::CallEnd;
 use crate::http2::frame::{self as frame, ProtocolError};
+use stampede_grpc::{Deframer, DEFAULT_MAX_MESSAGE_BYTES};
 use std::time::Instant;
 
 /// A stream in flight.
@@ -30,6 +37,9 @@ pub struct Slot {
     window: i64,
     /// Bytes received on this stream not yet given back by WINDOW_UPDATE.
     unacked: u32,
+    /// A gRPC call: what its answer said so far.
+    pub call: CallEnd,
+    messages: Deframer,
 }
 
 /// How a stream ended.
@@ -64,6 +74,11 @@ pub struct Session {
     block_ends: bool,
     /// The server sent GOAWAY: no new streams.
     pub goaway: bool,
+    /// The streams carry gRPC calls.
+    grpc: bool,
+    /// When the bytes being received arrived (set by the loop before
+    /// [`Session::receive`]): a gRPC stream's first message is stamped with it.
+    pub rx_at: Instant,
 }
 
 /// Why a connection whose server allows no streams is given up.
@@ -73,6 +88,11 @@ pub const NO_STREAMS: &str = "the server allows no streams (SETTINGS_MAX_CONCURR
 const TOP_UP: u32 = frame::MAX_WINDOW / 2;
 
 impl Session {
+    /// A session whose streams carry gRPC calls when `grpc`.
+    pub fn carrying(grpc: bool) -> Session {
+        Session { grpc, ..Session::new() }
+    }
+
     pub fn new() -> Session {
         let mut out = Vec::with_capacity(16 * 1024);
         frame::client_start(&mut out);
@@ -92,6 +112,8 @@ impl Session {
             block: Vec::new(),
             block_ends: false,
             goaway: false,
+            grpc: false,
+            rx_at: Instant::now(),
         }
     }
 
@@ -208,6 +230,9 @@ impl Session {
                 if let Some(i) = self.find(f.stream) {
                     let s = &mut self.slots[i];
                     s.unacked += f.wire_len as u32;
+                    if self.grpc {
+                        s.read_messages(f.payload, self.rx_at);
+                    }
                     if f.flags & frame::END_STREAM != 0 {
                         self.finish(i, ended)?;
                     } else if s.unacked >= TOP_UP {
@@ -230,21 +255,26 @@ impl Session {
                     self.block.extend_from_slice(f.payload);
                     return Ok(());
                 }
-                let status = if self.block.is_empty() {
+                let head = if self.block.is_empty() {
                     self.decode(f.payload)?
                 } else {
                     let mut block = std::mem::take(&mut self.block);
                     block.extend_from_slice(f.payload);
-                    let status = self.decode(&block);
+                    let head = self.decode(&block);
                     block.clear();
                     self.block = block;
-                    status?
+                    head?
                 };
                 let stream = std::mem::replace(&mut self.block_stream, 0);
                 if let Some(i) = self.find(stream) {
+                    let s = &mut self.slots[i];
                     // A 1xx head is followed by the real one; trailers keep it.
-                    if self.slots[i].status == 0 && status >= 200 {
-                        self.slots[i].status = status;
+                    if s.status == 0 && head.status >= 200 {
+                        s.status = head.status;
+                        s.call.grpc_type = head.grpc_type;
+                    }
+                    if head.grpc_status.is_some() {
+                        s.call.code = head.grpc_status;
                     }
                     if self.block_ends {
                         self.finish(i, ended)?;
@@ -316,16 +346,17 @@ impl Session {
     }
 
     /// Decodes a response header block (always: the dynamic table must
-    /// follow the server's); its `:status`, or 0 without one.
-    fn decode(&mut self, block: &[u8]) -> Result<u16, ProtocolError> {
-        self.decoder.status(block).map_err(|_| ProtocolError("a header block HPACK cannot decode"))
+    /// follow the server's).
+    fn decode(&mut self, block: &[u8]) -> Result<crate::http2::hpack::Head, ProtocolError> {
+        self.decoder.head(block).map_err(|_| ProtocolError("a header block HPACK cannot decode"))
     }
 
     fn finish(&mut self, i: usize, ended: &mut Vec<(Slot, Ended)>) -> Result<(), ProtocolError> {
         if self.slots[i].status == 0 {
             return Err(ProtocolError("a response without :status"));
         }
-        let slot = self.slots.swap_remove(i);
+        let mut slot = self.slots.swap_remove(i);
+        slot.call.broken |= self.grpc && slot.messages.is_mid_message();
         let status = slot.status;
         ended.push((slot, Ended::Response(status)));
         Ok(())
@@ -339,7 +370,38 @@ impl Session {
 
 impl Slot {
     pub fn new(intended: Instant, start: Instant, target: Option<usize>) -> Slot {
-        Slot { id: 0, intended, start, ready: start, target, status: 0, body: 0, body_sent: 0, window: 0, unacked: 0 }
+        Slot {
+            id: 0,
+            intended,
+            start,
+            ready: start,
+            target,
+            status: 0,
+            body: 0,
+            body_sent: 0,
+            window: 0,
+            unacked: 0,
+            call: CallEnd::default(),
+            messages: Deframer::new(DEFAULT_MAX_MESSAGE_BYTES, false),
+        }
+    }
+
+    /// A gRPC call's DATA: its messages counted, the first one's arrival
+    /// kept; a message over the size limit or a bad prefix breaks the call.
+    fn read_messages(&mut self, data: &[u8], at: Instant) {
+        if self.call.broken {
+            return;
+        }
+        match self.messages.feed(data) {
+            Ok(0) => {}
+            Ok(n) => {
+                if self.call.messages == 0 {
+                    self.call.first_message = Some(at.max(self.start));
+                }
+                self.call.messages = self.call.messages.saturating_add(n);
+            }
+            Err(_) => self.call.broken = true,
+        }
     }
 }
 

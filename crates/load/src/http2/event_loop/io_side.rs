@@ -79,6 +79,7 @@ impl<T: Transport> Http2Loop<'_, T> {
             if self.rec.measuring(now) {
                 self.rec.bytes_read += n as u64;
             }
+            self.conns[i].session.rx_at = self.clocks.place(rx, self.share.start);
             let received = self.conns[i].session.receive(&buf[..n], &self.bodies, &mut self.ended);
             self.settle(i, now, rx);
             if received.is_err() {
@@ -106,7 +107,10 @@ impl<T: Transport> Http2Loop<'_, T> {
             match how {
                 Ended::Response(status) => {
                     let from = Origin { connection: i as u32, ready: slot.ready, connecting: false };
-                    let latency = self.rec.response(slot.intended, slot.start, at, status, from);
+                    let latency = match self.cfg.protocol.grpc() {
+                        true => self.rec.call((slot.intended, slot.start, at), status, &slot.call, from),
+                        false => self.rec.response(slot.intended, slot.start, at, status, from),
+                    };
                     if let (Some(latency), Some(t)) = (latency, slot.target) {
                         self.rec.target_response(t, latency, status);
                     }
