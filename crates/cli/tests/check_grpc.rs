@@ -164,3 +164,34 @@ fn grpc_readiness_is_an_ok_call_and_nothing_else() {
     let e = stampede_check::grpc_ready(addr, &ready, timeout).unwrap_err();
     assert!(e.starts_with("no HTTP/2 answer"), "{e}");
 }
+
+/// A gRPC contract of the user's own is a file beside its `.proto`; a
+/// mistake in it (a status name, a missing `.proto`) is one line naming the
+/// field, exit 2, before any call.
+#[test]
+fn a_grpc_contract_file_reads_its_proto_beside_it_and_a_mistake_is_one_line() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("grpc-contract-file");
+    std::fs::create_dir_all(dir.join("grpc")).unwrap();
+    std::fs::copy(root.join("contracts/grpc/bench.proto"), dir.join("grpc/bench.proto")).unwrap();
+    let text = std::fs::read_to_string(root.join("contracts/grpc.toml")).unwrap();
+    let (good, typo, no_proto) = (dir.join("mine.toml"), dir.join("typo.toml"), dir.join("no-proto.toml"));
+    std::fs::write(&good, text.replace("name = \"grpc\"", "name = \"mine\"")).unwrap();
+    std::fs::write(&typo, text.replacen("[\"UNIMPLEMENTED\"]", "[\"UNIMPLEMENTD\"]", 1)).unwrap();
+    std::fs::write(&no_proto, text.replace("grpc/bench.proto", "missing.proto")).unwrap();
+    let server = GrpcServer::start(Fault::None, None);
+    let run = stampede(&["check", "--contract", good.to_str().unwrap(), &server.url("http")]);
+    assert_eq!(run.code(), Some(0), "{}", run.output());
+    assert!(run.stdout.starts_with("contract mine (version 1), "), "{}", run.stdout);
+    let calls = server.calls.load(std::sync::atomic::Ordering::Relaxed);
+    for (file, says) in [
+        (&typo, "call[7].status (id \"unknown-method\"): \"UNIMPLEMENTD\" is not a gRPC status name"),
+        (&no_proto, "proto: cannot read "),
+    ] {
+        let run = stampede(&["check", "--contract", file.to_str().unwrap(), &server.url("http")]);
+        assert_eq!(run.code(), Some(2), "{}", run.output());
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        assert!(run.stderr.contains(says), "{}", run.stderr);
+    }
+    assert_eq!(server.calls.load(std::sync::atomic::Ordering::Relaxed), calls, "no call after a bad contract");
+}
