@@ -2,7 +2,8 @@
 //! allows itself: every rule one request with its timeout, every
 //! `concurrent` phase its per-request phase timeout for each request one
 //! connection sends in turn plus the waits for the database's statistics,
-//! every other probe a few requests and its one-second waits. `stampede run`
+//! every other probe a few requests and its one-second waits, every gRPC
+//! call its connect and its wait (a deadline's, or the timeout). `stampede run`
 //! gives `stampede check` this budget (and a margin) rather than a fixed
 //! clock, so a slower machine makes a check slower, never cut short: the
 //! checker's own timeouts judge a server too slow before run's limit does.
@@ -37,7 +38,9 @@ impl Contract {
                 _ => timeout * PROBE_REQUESTS + PROBE_WAITS,
             })
             .sum();
-        rules + probes
+        // A gRPC call: its connections (each within `timeout`) and its wait.
+        let calls: Duration = self.calls.iter().map(|call| timeout + call.limit(timeout)).sum();
+        rules + probes + calls
     }
 }
 
@@ -55,5 +58,16 @@ mod tests {
         assert!(db.time_budget(Duration::from_secs(10)) > five);
         let plain = resolve("stampede").unwrap().time_budget(Duration::from_secs(5));
         assert!(plain < five, "a contract without concurrent phases needs less: {plain:?}");
+    }
+
+    #[test]
+    fn the_grpc_contract_budgets_every_call_with_its_deadline() {
+        let grpc = resolve("grpc").unwrap();
+        let calls = grpc.calls.len() as u32;
+        let five = grpc.time_budget(Duration::from_secs(5));
+        // Each call: a connect and an answer within 5 s; the 1n deadline
+        // adds its 5 s wait, the 300 ms stream its deadline and 1.5 s.
+        assert!(five >= Duration::from_secs(6) * calls, "{five:?}");
+        assert!(grpc.time_budget(Duration::from_secs(10)) > five);
     }
 }

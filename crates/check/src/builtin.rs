@@ -18,7 +18,11 @@ const BUILTIN: &[(&str, &str)] = &[
     ("sequence", include_str!("../../../contracts/sequence.toml")),
     ("tfb", include_str!("../../../contracts/tfb.toml")),
     ("db", include_str!("../../../contracts/db.toml")),
+    ("grpc", include_str!("../../../contracts/grpc.toml")),
 ];
+
+/// The `.proto` files the built-in contracts name (`proto = …`), by that name.
+const PROTOS: &[(&str, &str)] = &[("grpc/bench.proto", include_str!("../../../contracts/grpc/bench.proto"))];
 
 /// The names of the built-in contracts.
 pub fn names() -> Vec<&'static str> {
@@ -35,7 +39,12 @@ pub fn builtin(name: &str) -> Option<Contract> {
     let (_, text) = BUILTIN.iter().find(|(n, _)| *n == name)?;
     let file = format!("contracts/{name}.toml (built in)");
     // The built-in files are tested to parse (tests below), so this holds.
-    Some(Contract::parse(text, &file).expect("built-in contracts are valid"))
+    let mut contract = Contract::parse(text, &file).expect("built-in contracts are valid");
+    if let Some(proto) = &contract.proto {
+        let found = PROTOS.iter().find(|(name, _)| name == proto);
+        contract.proto_text = Some(found.expect("a built-in contract's .proto is built in").1.to_string());
+    }
+    Some(contract)
 }
 
 /// A built-in name or a contract file's path, as given to `--contract` or in
@@ -65,8 +74,8 @@ mod tests {
             let contract = Contract::parse(text, name).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(contract.name, *name);
         }
-        assert_eq!(names(), ["stampede", "sequence", "tfb", "db"]);
-        assert_eq!(all().len(), 4);
+        assert_eq!(names(), ["stampede", "sequence", "tfb", "db", "grpc"]);
+        assert_eq!(all().len(), 5);
     }
 
     #[test]
@@ -75,12 +84,13 @@ mod tests {
         assert_eq!(ready("stampede").as_deref(), Some("/plaintext"));
         assert_eq!(ready("tfb").as_deref(), Some("/plaintext"));
         assert_eq!(ready("sequence").as_deref(), Some("/api/count/1"));
+        assert_eq!(ready("grpc").as_deref(), Some("/stampede.bench.v1.Bench/Unary"));
     }
 
     #[test]
     fn unknown_names_and_missing_files_say_what_exists() {
         let e = resolve("nope").unwrap_err().to_string();
-        assert!(e.starts_with("unknown contract \"nope\": not built in (stampede, sequence, tfb, db)"), "{e}");
+        assert!(e.starts_with("unknown contract \"nope\": not built in (stampede, sequence, tfb, db, grpc)"), "{e}");
         let e = resolve("missing/contract.toml").unwrap_err().to_string();
         assert!(e.starts_with("cannot read contract file missing/contract.toml: "), "{e}");
         assert_eq!(resolve("sequence").unwrap().name, "sequence");

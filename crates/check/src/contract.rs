@@ -16,6 +16,7 @@ use std::path::Path;
 use serde::{de, Deserialize, Deserializer};
 
 use crate::generate::Generator;
+pub use crate::grpc_contract::{Call, CallCheck, Protocol};
 
 /// One contract: its identity, the rules run on every response, the probes
 /// and the per-request rules, in file order.
@@ -51,6 +52,24 @@ pub struct Contract {
     /// One request each; the first also tells whether anything answers.
     #[serde(default, rename = "rule")]
     pub rules: Vec<Rule>,
+    /// `grpc`: the contract is `[[call]]`s, not rules (grpc_contract.rs).
+    #[serde(default)]
+    pub protocol: Protocol,
+    /// gRPC: the `.proto` file, relative to the contract file.
+    #[serde(default)]
+    pub proto: Option<String>,
+    /// gRPC: the `.proto` file's path, for a contract read from a file.
+    #[serde(skip)]
+    pub proto_path: Option<std::path::PathBuf>,
+    /// gRPC: the `.proto`'s text, for a built-in contract.
+    #[serde(skip)]
+    pub proto_text: Option<String>,
+    /// gRPC: named checks judged over every answer.
+    #[serde(default)]
+    pub every_call: Vec<CallCheck>,
+    /// gRPC: one call each, in order.
+    #[serde(default, rename = "call")]
+    pub calls: Vec<Call>,
 }
 
 /// A check judged on every response (see docs/contracts.md for each).
@@ -370,12 +389,24 @@ impl Contract {
         Ok(contract)
     }
 
-    /// Reads and validates the contract file at `path`.
+    /// Reads and validates the contract file at `path`, and its `.proto`.
     pub fn load(path: &Path) -> Result<Contract, ContractError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|e| ContractError::Read { path: file.clone(), reason: e.to_string() })?;
-        Contract::parse(&text, &file)
+        let mut contract = Contract::parse(&text, &file)?;
+        if let Some(proto) = &contract.proto {
+            let proto_path = path.parent().unwrap_or(Path::new(".")).join(proto);
+            if let Err(e) = std::fs::metadata(&proto_path) {
+                return Err(ContractError::Invalid {
+                    file,
+                    field: "proto".into(),
+                    reason: format!("cannot read {}: {e}", proto_path.display()),
+                });
+            }
+            contract.proto_path = Some(proto_path);
+        }
+        Ok(contract)
     }
 
     /// What serde cannot check: `Err((field, reason))` for the first problem.
@@ -386,6 +417,15 @@ impl Contract {
         }
         if self.version.trim().is_empty() {
             return top("version", "is empty; give a version such as \"1\"");
+        }
+        if self.protocol == Protocol::Grpc {
+            if !self.rules.is_empty() || !self.probes.is_empty() || !self.every_response.is_empty() {
+                return top("rule", "a gRPC contract has [[call]]s, not [[rule]]s, [[probe]]s or every_response");
+            }
+            return crate::grpc_contract::validate(&self.calls, self.proto.is_some());
+        }
+        if !self.calls.is_empty() || self.proto.is_some() || !self.every_call.is_empty() {
+            return top("protocol", "[[call]], proto and every_call need protocol = \"grpc\"");
         }
         if self.rules.is_empty() {
             return top("rule", "no [[rule]]: a contract needs at least one request to send");

@@ -26,6 +26,10 @@ pub enum CheckError {
     #[error("{reason}")]
     Http3Setup { reason: String },
 
+    /// A gRPC contract's `.proto` does not compile.
+    #[error("{reason}")]
+    Grpc { reason: String },
+
     /// The database given with `--database` cannot be read.
     #[error("--database {url}: {reason}")]
     Database { url: String, reason: String },

@@ -27,6 +27,8 @@ mod fortunes;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod generate;
+mod grpc;
+mod grpc_contract;
 mod h3;
 mod headers;
 mod judge;
@@ -43,7 +45,7 @@ mod wire;
 use std::time::Duration;
 
 pub use builtin::{all as builtin_contracts, builtin, names as builtin_names, resolve, DEFAULT as DEFAULT_CONTRACT};
-pub use contract::{Contract, ContractError};
+pub use contract::{Contract, ContractError, Protocol};
 pub use error::CheckError;
 pub use h3::Http3;
 pub use report::{Report, ResponseSummary, RuleResult, SCHEMA};
@@ -67,11 +69,13 @@ pub struct Options {
     pub http3: Option<Http3>,
     /// The server's own URLs for the contract's endpoints (`--url`).
     pub urls: UrlMap,
+    /// A gRPC contract over `https://`: how to trust the server's certificate.
+    pub tls: Option<Http3>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { timeout: Duration::from_secs(5), database: None, http3: None, urls: UrlMap::default() }
+        Options { timeout: Duration::from_secs(5), database: None, http3: None, urls: UrlMap::default(), tls: None }
     }
 }
 
@@ -91,6 +95,9 @@ pub fn check(base: &str, options: &Options) -> Result<Report, CheckError> {
 /// Errors only when there is nothing to check: a bad URL, or no HTTP answer
 /// to the first request. Broken rules are results in the [`Report`].
 pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Result<Report, CheckError> {
+    if contract.protocol == contract::Protocol::Grpc {
+        return grpc::check(base, contract, options);
+    }
     let target = Target::parse_for(base, options.http3.as_ref(), options.timeout)?.with_urls(options.urls.clone());
     let mut database = match (&options.database, contract.needs_database()) {
         (_, false) => None,
@@ -148,6 +155,13 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
     report.lenient = contract.warn.iter().map(|l| l.name().to_string()).collect();
     report.lenient_note = contract.warn_note.clone();
     Ok(report)
+}
+
+/// Whether the gRPC server at `addr` answers a call of `path` (a gRPC
+/// contract's `ready`) with an empty request `OK`, and how long that took;
+/// `stampede run` polls it until it does.
+pub fn grpc_ready(addr: std::net::SocketAddr, path: &str, timeout: Duration) -> Result<Duration, String> {
+    grpc::ready(addr, path, timeout)
 }
 
 /// One probe other than the concurrent phase, judged on its own connection

@@ -241,7 +241,7 @@ fn unknown_contract_exits_2_with_one_line() {
     assert_eq!(run.stdout, "");
     assert_eq!(
         run.stderr,
-        "stampede: error: unknown contract \"nope\": not built in (stampede, sequence, tfb, db) and no such file; give a built-in name or the path of a contract file (docs/contracts.md)\n"
+        "stampede: error: unknown contract \"nope\": not built in (stampede, sequence, tfb, db, grpc) and no such file; give a built-in name or the path of a contract file (docs/contracts.md)\n"
     );
 }
 

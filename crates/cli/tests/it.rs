@@ -19,6 +19,7 @@ mod support_run;
 
 mod check;
 mod check_db;
+mod check_grpc;
 mod check_tfb_config;
 mod compare;
 mod engines;

@@ -19,13 +19,15 @@ Examples:
   stampede check --contract my-api.toml http://127.0.0.1:8080
       Check your own API, described in a contract file (docs/contracts.md).
   stampede check --list-contracts
-      Show the built-in contracts: stampede, sequence, tfb, db.
+      Show the built-in contracts: stampede, sequence, tfb, db, grpc.
   stampede check --json http://127.0.0.1:9009 > check.json
       The same report as JSON (schema stampede.check/1, see docs/check.md).
   stampede check --contract db --database postgres://benchmarkdbuser:benchmarkdbpass@127.0.0.1:5432/hello_world http://127.0.0.1:9009
       Check /db, /queries, /updates and /fortunes against the rows in that database.
   stampede check --http3 -k https://127.0.0.1:9009
       Ask every question over HTTP/3 (QUIC on UDP port 9009; -k: a self-signed certificate).
+  stampede check --contract grpc http://127.0.0.1:9009
+      Check a gRPC server (apps/grpc/) over HTTP/2 by prior knowledge; https:// with -k or --ca for TLS.
   stampede check --contract db --url queries=/queries?q= --url updates=/update?q= --database postgres://… http://127.0.0.1:8080
       Ask the server's own URLs: the count is appended to a URL ending in = or /.
   stampede check --tfb-config frameworks/Go/gin/benchmark_config.json --database postgres://…
@@ -82,12 +84,12 @@ pub struct Args {
     #[arg(long)]
     pub http3: bool,
 
-    /// --http3: accept any server certificate (self-signed test servers)
-    #[arg(short = 'k', long, requires = "http3", conflicts_with = "ca")]
+    /// --http3 or a gRPC contract over https://: accept any server certificate (self-signed test servers)
+    #[arg(short = 'k', long, conflicts_with = "ca")]
     pub insecure: bool,
 
-    /// --http3: trust the CA certificates in this PEM file instead of the system's
-    #[arg(long, value_name = "FILE", requires = "http3")]
+    /// --http3 or a gRPC contract over https://: trust the CA certificates in this PEM file instead of the system's
+    #[arg(long, value_name = "FILE")]
     pub ca: Option<std::path::PathBuf>,
 }
 
@@ -101,8 +103,13 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     }
     let contract = stampede_check::resolve(&args.contract)?;
     let urls = stampede_check::UrlMap::parse_pairs(&args.urls).map_err(anyhow::Error::msg)?;
-    let http3 = args.http3.then_some(stampede_check::Http3 { insecure: args.insecure, ca: args.ca });
-    let options = stampede_check::Options { timeout: args.timeout, database: args.database, http3, urls };
+    let grpc = contract.protocol == stampede_check::Protocol::Grpc;
+    if (args.insecure || args.ca.is_some()) && !args.http3 && !grpc {
+        anyhow::bail!("-k/--insecure and --ca need --http3 or a gRPC contract (--contract grpc) over https://");
+    }
+    let trust = stampede_check::Http3 { insecure: args.insecure, ca: args.ca };
+    let (http3, tls) = if args.http3 { (Some(trust), None) } else { (None, grpc.then_some(trust)) };
+    let options = stampede_check::Options { timeout: args.timeout, database: args.database, http3, urls, tls };
     let url = args.url.as_deref().unwrap_or_default();
     let report = stampede_check::check_contract(url, &contract, &options)?;
     let text = if args.json {
@@ -147,6 +154,7 @@ fn run_tfb(config: &std::path::Path, args: &Args) -> anyhow::Result<i32> {
             database: args.database.clone(),
             http3: None,
             urls: test.urls.clone(),
+            tls: None,
         };
         for contract in test.contracts() {
             let url = test.base_url(args.url.as_deref());
@@ -177,7 +185,7 @@ fn list_contracts() -> String {
             "{:width$}  version {:3}  {:2} rules  {}\n",
             c.name,
             c.version,
-            c.rules.len() + c.probes.len() + c.every_response.len(),
+            c.rules.len() + c.probes.len() + c.every_response.len() + c.calls.len() + c.every_call.len(),
             c.description
         ));
     }

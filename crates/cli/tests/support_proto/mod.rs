@@ -4,10 +4,13 @@
 //! a different status and framing per position; a TLS server whose
 //! certificates (a CA and a leaf it signed) are generated in the test with
 //! `rcgen`; an HTTP/2 server (`h2`) that can send GOAWAY or reset streams;
-//! and an HTTP/3 server (`quinn` + `h3`) that can reset streams or close
-//! its connections mid-run.
+//! an HTTP/3 server (`quinn` + `h3`) that can reset streams or close its
+//! connections mid-run; a gRPC server with the faults the gRPC contract
+//! must catch (`check_grpc.rs`), and one with the modes `stampede load
+//! --grpc` is tested against (`grpc.rs`).
 #![allow(dead_code)]
 
+pub mod grpc_check_server;
 pub mod grpc_server;
 pub mod h2_server;
 pub mod h3_front;

@@ -7,12 +7,8 @@ use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
-/// The status code of `GET path` on 127.0.0.1:port, and how long it took.
-pub fn get_status(port: u16, path: &str, timeout: Duration) -> io::Result<(u16, Duration)> {
-    get_status_at("127.0.0.1", port, path, timeout)
-}
-
-/// The same on `host:port` (a name or an address; IPv6 bare or in brackets).
+/// The status code of `GET path` on `host:port` (a name or an address; IPv6
+/// bare or in brackets), and how long it took.
 pub fn get_status_at(host: &str, port: u16, path: &str, timeout: Duration) -> io::Result<(u16, Duration)> {
     let started = Instant::now();
     let bare = host.trim_start_matches('[').trim_end_matches(']');
@@ -78,12 +74,12 @@ mod tests {
             let _ = s.read(&mut buf).unwrap();
             s.write_all(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n").unwrap();
         });
-        let (status, took) = get_status(port, "/plaintext", Duration::from_secs(2)).unwrap();
+        let (status, took) = get_status_at("127.0.0.1", port, "/plaintext", Duration::from_secs(2)).unwrap();
         server.join().unwrap();
         assert_eq!(status, 204);
         assert!(took < Duration::from_secs(2));
         let free = free_port().unwrap();
         assert!(!port_in_use(free));
-        assert!(get_status(free, "/", Duration::from_millis(200)).is_err());
+        assert!(get_status_at("127.0.0.1", free, "/", Duration::from_millis(200)).is_err());
     }
 }

@@ -7,7 +7,10 @@
 //! its status, for an app that claims no contract. An app with its own URLs
 //! (the manifest's `urls` or `tfb_config`) is asked the contract's ready path
 //! at its own URL, or, when it does not serve that endpoint (a TechEmpower
-//! database-only test has no `/plaintext`), one it does serve.
+//! database-only test has no `/plaintext`), one it does serve. An app whose
+//! contract is gRPC (`protocol = "grpc"`) is ready when a call of the
+//! contract's `ready` method with an empty request answers `OK`: no gRPC
+//! library answers HTTP/1.1 (apps/CONTRACT.md, "gRPC").
 
 use std::fmt;
 
@@ -22,17 +25,21 @@ pub struct ReadyCheck {
     pub path: String,
     /// True: any HTTP status counts (the server answers at all); false: `200` only.
     pub any_status: bool,
+    /// True: `path` is a gRPC method, called with an empty request over
+    /// HTTP/2 (prior knowledge) until it answers `OK`.
+    #[serde(default)]
+    pub grpc: bool,
 }
 
 impl ReadyCheck {
     /// `200` on `path`.
     pub fn ok_on(path: &str) -> ReadyCheck {
-        ReadyCheck { path: path.to_string(), any_status: false }
+        ReadyCheck { path: path.to_string(), any_status: false, grpc: false }
     }
 
     /// Any HTTP response on `/`.
     pub fn any_answer() -> ReadyCheck {
-        ReadyCheck { path: "/".into(), any_status: true }
+        ReadyCheck { path: "/".into(), any_status: true, grpc: false }
     }
 
     /// The app's manifest `ready`, else its contract's, else any answer on `/`.
@@ -48,6 +55,9 @@ impl ReadyCheck {
         let Some(path) = contract.ready.as_deref() else {
             return Ok(served(&app.urls).unwrap_or_else(ReadyCheck::any_answer));
         };
+        if contract.protocol == stampede_check::Protocol::Grpc {
+            return Ok(ReadyCheck { path: path.to_string(), any_status: false, grpc: true });
+        }
         if app.urls.is_empty() || app.urls.entries().contains_key(stampede_check::endpoint_of(path)) {
             return Ok(ReadyCheck::ok_on(&app.urls.rewrite(path)));
         }
@@ -57,6 +67,24 @@ impl ReadyCheck {
     /// Whether a response with this status means the server is ready.
     pub fn accepts(&self, status: u16) -> bool {
         self.any_status || status == 200
+    }
+
+    /// Asks the server on `host:port` once: how long a ready answer took, or
+    /// what came instead (an HTTP status it does not accept, a gRPC status,
+    /// no answer).
+    pub fn ask_at(&self, host: &str, port: u16, timeout: std::time::Duration) -> Result<std::time::Duration, String> {
+        if self.grpc {
+            use std::net::ToSocketAddrs;
+            let bare = host.trim_start_matches('[').trim_end_matches(']');
+            let addr = (bare, port).to_socket_addrs().ok().and_then(|mut a| a.next());
+            let addr = addr.ok_or_else(|| format!("{host} has no address"))?;
+            return stampede_check::grpc_ready(addr, &self.path, timeout);
+        }
+        match crate::http::get_status_at(host, port, &self.path, timeout) {
+            Ok((status, took)) if self.accepts(status) => Ok(took),
+            Ok((status, _)) => Err(format!("answers {status}")),
+            Err(e) => Err(e.to_string()),
+        }
     }
 }
 
@@ -73,7 +101,9 @@ fn served(urls: &stampede_check::UrlMap) -> Option<ReadyCheck> {
 
 impl fmt::Display for ReadyCheck {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.any_status {
+        if self.grpc {
+            write!(f, "gRPC OK from {}", self.path)
+        } else if self.any_status {
             write!(f, "any HTTP response on {}", self.path)
         } else {
             write!(f, "200 on {}", self.path)
@@ -112,6 +142,10 @@ mod tests {
     #[test]
     fn a_database_only_server_is_asked_a_url_it_serves() {
         assert_eq!(ReadyCheck::for_app(&manifest("contract = \"db\"")).unwrap(), ReadyCheck::ok_on("/db"));
+        let grpc = ReadyCheck::for_app(&manifest("contract = \"grpc\"")).unwrap();
+        assert!(grpc.grpc && grpc.path == "/stampede.bench.v1.Bench/Unary", "{grpc:?}");
+        assert_eq!(grpc.to_string(), "gRPC OK from /stampede.bench.v1.Bench/Unary");
+        assert!(!ReadyCheck::for_app(&manifest("contract = \"tfb\"")).unwrap().grpc);
         let only_db = manifest("contract = \"tfb\"\n[urls]\ndb = \"/dbs\"\nqueries = \"/queries/\"");
         assert_eq!(ReadyCheck::for_app(&only_db).unwrap(), ReadyCheck::ok_on("/dbs"));
         let only_queries = manifest("contract = \"none\"\n[urls]\nqueries = \"/q?n=\"");

@@ -214,8 +214,7 @@ impl Served for LocalServer {
                     self.server.output_tail(TAIL_LINES)
                 )));
             }
-            let answer = http::get_status(port, &ready.path, Duration::from_secs(2));
-            if let Some((_, took)) = answer.ok().filter(|(status, _)| ready.accepts(*status)) {
+            if let Ok(took) = ready.ask_at("127.0.0.1", port, Duration::from_secs(2)) {
                 return Ok(Readiness {
                     start_time_ms: self.server.spawned_at.elapsed().as_secs_f64() * 1000.0,
                     first_request_ms: took.as_secs_f64() * 1000.0,

@@ -163,9 +163,9 @@ impl ServerHost {
     /// The URL the controller and the load use, once the server answers there.
     pub fn reachable(&self, port: u16, ready: &ReadyCheck) -> Result<String, String> {
         let address = self.record.address.as_str();
-        match crate::server::http::get_status_at(address, port, &ready.path, Duration::from_secs(5)) {
-            Ok((code, _)) if ready.accepts(code) => Ok(crate::scenario::hosts::url_base(address, port)),
-            Ok((code, _)) => Err(format!("the server answers {ready} on its host but {code} at hosts.server_address {address}:{port}: is another server there?")),
+        match ready.ask_at(address, port, Duration::from_secs(5)) {
+            Ok(_) => Ok(crate::scenario::hosts::url_base(address, port)),
+            Err(e) if e.starts_with("answers ") || e.starts_with("grpc-status") => Err(format!("the server answers {ready} on its host but {e} at hosts.server_address {address}:{port}: is another server there?")),
             Err(e) => Err(format!(
                 "the server answers on {} but not at hosts.server_address {address}:{port} ({e}): the app must listen on that address or 0.0.0.0, and no firewall may block the port",
                 self.host()
