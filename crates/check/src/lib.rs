@@ -14,6 +14,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod answer;
 mod budget;
 mod builtin;
 mod client;
@@ -34,6 +35,7 @@ mod lenience;
 mod probes;
 pub mod render;
 mod report;
+mod request;
 mod target;
 pub mod tfb_config;
 mod transport;
@@ -100,9 +102,18 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
     let mut client = Client::new(target.clone(), options.timeout);
     let mut log = Vec::new();
     let mut results = Vec::new();
+    // Placeholders differ on every check, so no answer can be cached.
+    let mut rng = <rand::rngs::SmallRng as rand::SeedableRng>::from_entropy();
     for (index, rule) in contract.rules.iter().enumerate() {
         let case = Case::from_rule(rule);
-        let exchange = client.get(&case.path);
+        let request = request::prepare(&case.path, rule.send.as_ref(), &mut rng);
+        let exchange = match &request {
+            Ok(request) => client.send(request),
+            Err(why) => client::Exchange {
+                request_line: case.path.clone(),
+                result: Err(client::TransportError::NotSent(why.clone())),
+            },
+        };
         if index == 0 {
             if let Err(e) = &exchange.result {
                 if e.is_unreachable() {
@@ -116,7 +127,10 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
             }
         }
         let mut lenience = Lenience::new(&contract.warn);
-        let verdict = case.judge(&exchange, &mut lenience);
+        let verdict = match &request {
+            Ok(request) => case.judge(request, &exchange, &mut lenience),
+            Err(why) => Err(why.clone()),
+        };
         let description = options.urls.describe(&case.description, &rule.path);
         results.push(crate::report::judged(&case.id, &description, verdict, &lenience, &exchange));
         log.push(exchange);
