@@ -4,8 +4,9 @@
 //! so `stampede check` (and `stampede run`, before it measures anything) asks
 //! the server every question in the contract and reports each rule as passed
 //! or failed, with the request and response that show a failure. The built-in
-//! contracts (`stampede`, `sequence`, `tfb`) live in the repository's
-//! `contracts/` folder and are embedded in the binary.
+//! contracts (`stampede`, `sequence`, `tfb`, `db`, `httparena`,
+//! `web-frameworks`) live in the repository's `contracts/` folder and are
+//! embedded in the binary.
 //!
 //! ```no_run
 //! let contract = stampede_check::resolve("sequence")?;
@@ -184,6 +185,27 @@ fn judge_probe(
             db_probes::judge(probe, &contract.warn, client, db, log)
         }
     }
+}
+
+/// One line for a check whose first rule and most of its rules failed: the
+/// server probably speaks another API (an arena's framework answers 404 to
+/// every path of the default contract), so say which contracts exist.
+/// `None` when the contract mostly held.
+pub fn another_contract_hint(report: &Report, contract: &Contract) -> Option<String> {
+    let ids: Vec<&str> = contract.rules.iter().map(|r| r.id.as_str()).collect();
+    let rules: Vec<&RuleResult> = report.results.iter().filter(|r| ids.contains(&r.id.as_str())).collect();
+    let failed = rules.iter().filter(|r| !r.passed).count();
+    let first = rules.first().filter(|r| !r.passed)?;
+    if failed * 2 < rules.len() {
+        return None;
+    }
+    Some(format!(
+        "{failed} of contract {}'s {} requests failed (the first: {}): the server may speak another contract; `stampede check --list-contracts` lists the built-in ones ({}), and --contract FILE checks your own (docs/contracts.md)",
+        contract.name,
+        rules.len(),
+        first.reason.as_deref().unwrap_or("no answer"),
+        builtin_names().join(", ")
+    ))
 }
 
 /// `5s`, `1.5s` or `250ms`: short, for messages.
