@@ -88,6 +88,9 @@ pub struct LoadConfig {
     /// `--stages`: the rate (open loop; `rate` is then their mean) or the
     /// connections (closed loop) ramp through these; `stop` is their total.
     pub stages: Option<crate::stages::Stages>,
+    /// HTTP/1.1: a connection is closed after this many responses and a new
+    /// one opened in its place (connection churn).
+    pub requests_per_connection: Option<u32>,
 }
 
 impl LoadConfig {
@@ -113,6 +116,7 @@ impl LoadConfig {
             mix: None,
             hdr_log: None,
             stages: None,
+            requests_per_connection: None,
         }
     }
 
@@ -123,6 +127,15 @@ impl LoadConfig {
         in_range("--threads", self.threads, MAX_THREADS)?;
         in_range("--pipeline", self.protocol.pipeline(), MAX_PIPELINE)?;
         in_range("--streams", self.protocol.streams(), MAX_STREAMS)?;
+        if let Some(n) = self.requests_per_connection {
+            in_range("--requests-per-connection", n as usize, MAX_REQUESTS_PER_CONNECTION)?;
+            if !matches!(self.protocol, Protocol::Http1 { .. }) {
+                return Err(
+                    "--requests-per-connection churns HTTP/1.1 connections only; leave it out with --http2 or --http3"
+                        .into(),
+                );
+            }
+        }
         if self.slow_log > MAX_SLOW_LOG {
             return Err(format!("--slow-log {} is above the maximum of {MAX_SLOW_LOG}", self.slow_log));
         }
