@@ -136,6 +136,18 @@ fn a_default_check_of_an_arena_server_says_it_may_speak_another_contract() {
     assert!(!run.stderr.contains(HINT), "{}", run.output());
 }
 
+/// docs/check.md has a row for every rule of both arena contracts.
+#[test]
+fn every_arena_rule_is_documented() {
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/check.md")).unwrap();
+    for (api, contract) in [(Api::HttpArena, "httparena"), (Api::WebFrameworks, "web-frameworks")] {
+        let (_, report) = check_json_on(api, contract, Fault::None);
+        let ids: Vec<&str> = report["results"].as_array().unwrap().iter().filter_map(|r| r["id"].as_str()).collect();
+        let missing: Vec<&&str> = ids.iter().filter(|id| !docs.contains(&format!("`{id}`"))).collect();
+        assert!(missing.is_empty(), "{contract} rules missing from docs/check.md: {missing:?}");
+    }
+}
+
 #[test]
 fn list_contracts_names_the_arenas() {
     let run = stampede(&["check", "--list-contracts"]);
