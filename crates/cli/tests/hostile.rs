@@ -138,6 +138,7 @@ fn requests_per_connection_replaces_each_connection_after_n_responses() {
         let r = load(engine, &["-n", "100", "-c", "1", "--requests-per-connection", "10"], &srv.url("/"));
         let counts = (r["requests"].as_u64(), errors(&r), r["reconnects"].as_u64());
         assert_eq!(counts, (Some(100), 0, Some(0)), "{engine}: {r}");
+        assert_eq!(r["requests_per_connection"], 10, "{engine}: the result says how it was made");
         assert_eq!(srv.get(|s: &Seen| &s.connections), 1 + 10, "{engine}");
         assert_eq!(srv.get(|s: &Seen| &s.responses), 100, "{engine}");
     }
