@@ -1,7 +1,8 @@
 //! The contracts that ship inside the binary, from the repository's
 //! `contracts/` folder: `stampede` (the reference apps' API, apps/CONTRACT.md),
-//! `sequence` (the original api_runtime_compare API) and `tfb` (TechEmpower's
-//! plaintext and json tests). They are ordinary contract files, embedded so
+//! `sequence` (the original api_runtime_compare API), `tfb` and `db`
+//! (TechEmpower's tests), `httparena` (HttpArena's HTTP/1.1 profiles) and
+//! `web-frameworks` (the-benchmarker's three routes). They are ordinary contract files, embedded so
 //! that `stampede check` works from any directory, and parsed by the same code
 //! as a user's file.
 
@@ -19,6 +20,8 @@ const BUILTIN: &[(&str, &str)] = &[
     ("tfb", include_str!("../../../contracts/tfb.toml")),
     ("db", include_str!("../../../contracts/db.toml")),
     ("grpc", include_str!("../../../contracts/grpc.toml")),
+    ("httparena", include_str!("../../../contracts/httparena.toml")),
+    ("web-frameworks", include_str!("../../../contracts/web-frameworks.toml")),
 ];
 
 /// The `.proto` files the built-in contracts name (`proto = …`), by that name.
@@ -74,8 +77,8 @@ mod tests {
             let contract = Contract::parse(text, name).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(contract.name, *name);
         }
-        assert_eq!(names(), ["stampede", "sequence", "tfb", "db", "grpc"]);
-        assert_eq!(all().len(), 5);
+        assert_eq!(names(), ["stampede", "sequence", "tfb", "db", "grpc", "httparena", "web-frameworks"]);
+        assert_eq!(all().len(), 7);
     }
 
     #[test]
@@ -85,12 +88,19 @@ mod tests {
         assert_eq!(ready("tfb").as_deref(), Some("/plaintext"));
         assert_eq!(ready("sequence").as_deref(), Some("/api/count/1"));
         assert_eq!(ready("grpc").as_deref(), Some("/stampede.bench.v1.Bench/Unary"));
+        assert_eq!(ready("httparena").as_deref(), Some("/baseline11?a=1&b=1"));
+        assert_eq!(ready("web-frameworks").as_deref(), Some("/"));
     }
 
     #[test]
     fn unknown_names_and_missing_files_say_what_exists() {
         let e = resolve("nope").unwrap_err().to_string();
-        assert!(e.starts_with("unknown contract \"nope\": not built in (stampede, sequence, tfb, db, grpc)"), "{e}");
+        assert!(
+            e.starts_with(
+                "unknown contract \"nope\": not built in (stampede, sequence, tfb, db, grpc, httparena, web-frameworks)"
+            ),
+            "{e}"
+        );
         let e = resolve("missing/contract.toml").unwrap_err().to_string();
         assert!(e.starts_with("cannot read contract file missing/contract.toml: "), "{e}");
         assert_eq!(resolve("sequence").unwrap().name, "sequence");

@@ -11,6 +11,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::h3::H3Conn;
+use crate::request::Prepared;
 use crate::target::Target;
 use crate::wire::{exchange_on, io_phrase, Conn};
 
@@ -105,25 +106,42 @@ impl Client {
     /// Sends `GET path` (a contract path such as `/plaintext`). A reused
     /// connection the server had closed meanwhile is retried once on a new one.
     pub fn get(&mut self, path: &str) -> Exchange {
+        self.send(&Prepared::get(path))
+    }
+
+    /// Sends `request` (a rule's method, headers, body, framing and split
+    /// writes), as [`Client::get`] does.
+    pub fn send(&mut self, request: &Prepared) -> Exchange {
         let version = if self.target.http3.is_some() { "HTTP/3" } else { "HTTP/1.1" };
-        let request_line = format!("GET {} {version}", self.target.request_target(path));
+        let target = self.target.request_target(&request.path);
+        let request_line = format!("{} {target} {version}", request.method);
+        let shown = format!("{request_line}{}", request.detail);
         if self.timeouts_in_a_row >= HUNG_AFTER_TIMEOUTS {
-            return Exchange { request_line, result: Err(TransportError::Hung) };
+            return Exchange { request_line: shown, result: Err(TransportError::Hung) };
         }
-        let mut result = self.round_trip(&request_line);
+        if self.target.http3.is_some() && !request.is_plain_get() {
+            let why = "over HTTP/3 the checker sends only GET without a body or headers; check this rule over HTTP/1.1";
+            return Exchange { request_line: shown, result: Err(TransportError::NotSent(why.into())) };
+        }
+        let mut result = self.round_trip(&request_line, request, &target);
         if matches!(result, Err(TransportError::ClosedBeforeResponse)) {
-            result = self.round_trip(&request_line);
+            result = self.round_trip(&request_line, request, &target);
         }
         match &result {
             Err(TransportError::Timeout(_)) => self.timeouts_in_a_row += 1,
             _ => self.timeouts_in_a_row = 0,
         }
-        Exchange { request_line, result }
+        Exchange { request_line: shown, result }
     }
 
     /// One attempt; the connection is dropped on error or when the response
     /// does not allow another request on it.
-    fn round_trip(&mut self, request_line: &str) -> Result<Response, TransportError> {
+    fn round_trip(
+        &mut self,
+        request_line: &str,
+        prepared: &Prepared,
+        target: &str,
+    ) -> Result<Response, TransportError> {
         if self.target.http3.is_some() {
             return self.round_trip_h3(request_line);
         }
@@ -133,26 +151,26 @@ impl Client {
             self.conn = Some(self.connect(deadline)?);
         }
         let conn = self.conn.as_mut().expect("connection was just ensured");
-        let request = format!(
-            "{request_line}\r\nHost: {}\r\nUser-Agent: stampede-check/{}\r\nAccept: */*\r\n\r\n",
+        let own_headers = format!(
+            "Host: {}\r\nUser-Agent: stampede-check/{}\r\nAccept: */*\r\n",
             self.target.host_header(),
             env!("CARGO_PKG_VERSION")
         );
+        let pieces = prepared.pieces(target, "HTTP/1.1", &own_headers);
         let sent_at = SystemTime::now();
         let start = Instant::now();
-        let result =
-            exchange_on(conn, request.as_bytes(), deadline, self.timeout).map(|(head, body, framing)| Response {
-                version_minor: head.version_minor,
-                status: head.status,
-                reason: head.reason,
-                headers: head.headers,
-                body,
-                framing,
-                sent_at,
-                received_at: SystemTime::now(),
-                elapsed: start.elapsed(),
-                reused_connection: reused,
-            });
+        let result = exchange_on(conn, &pieces, deadline, self.timeout).map(|(head, body, framing)| Response {
+            version_minor: head.version_minor,
+            status: head.status,
+            reason: head.reason,
+            headers: head.headers,
+            body,
+            framing,
+            sent_at,
+            received_at: SystemTime::now(),
+            elapsed: start.elapsed(),
+            reused_connection: reused,
+        });
         match &result {
             Ok(response) if response.keeps_alive() => {}
             Err(TransportError::ClosedBeforeResponse) if !reused => {

@@ -15,8 +15,11 @@ use std::path::Path;
 
 use serde::{de, Deserialize, Deserializer};
 
+use crate::answer::Answer;
 use crate::generate::Generator;
 pub use crate::grpc_contract::{Call, CallCheck, Protocol};
+pub use crate::lenience::Leniency;
+use crate::request::Send;
 
 /// One contract: its identity, the rules run on every response, the probes
 /// and the per-request rules, in file order.
@@ -82,57 +85,6 @@ pub enum ResponseCheck {
     HeaderContentType,
     Framing,
     HttpVersion,
-}
-
-/// A departure a contract may count as a warning (its `warn` list): the
-/// answer is valid HTTP and does the work, but not in the form a strict rule
-/// asks for. docs/contracts.md lists each with the rules it softens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Leniency {
-    /// An error answer (4xx, 5xx) with neither `Content-Length` nor chunked
-    /// encoding, its body ended by closing the connection (RFC 9112 §6.3):
-    /// softens `framing`.
-    CloseDelimitedError,
-    /// An error answer in HTTP/1.0: softens `http-version`.
-    #[serde(rename = "http-1.0-error")]
-    Http10Error,
-    /// A JSON key in another case (`randomnumber` for `randomNumber`).
-    KeyCase,
-    /// A JSON object with keys beyond those asked for.
-    ExtraKeys,
-    /// An exact body or JSON string in another case (`Hello, world!`).
-    MessageCase,
-    /// An exact body found inside a longer one (`Hello, World!\n`).
-    ExtraBytes,
-    /// A `db-rows`/`db-updates` probe asking for 500 rows (N = 501) answered
-    /// with another count of valid rows: the upper clamp missed.
-    UpperClamp,
-    /// `db-row` answered with a one-element array instead of the object.
-    RowInArray,
-    /// A raw `'`, `"` or `>` in a fortune's message (`<` and `&` still fail).
-    UnescapedQuotes,
-    /// A `Date` that is not one IMF-fixdate (another format, or two Date
-    /// headers); a missing Date still fails: softens `header-date`.
-    DateFormat,
-}
-
-impl Leniency {
-    /// Its name as written in a contract's `warn` list.
-    pub fn name(self) -> &'static str {
-        match self {
-            Leniency::CloseDelimitedError => "close-delimited-error",
-            Leniency::Http10Error => "http-1.0-error",
-            Leniency::KeyCase => "key-case",
-            Leniency::ExtraKeys => "extra-keys",
-            Leniency::MessageCase => "message-case",
-            Leniency::ExtraBytes => "extra-bytes",
-            Leniency::UpperClamp => "upper-clamp",
-            Leniency::RowInArray => "row-in-array",
-            Leniency::UnescapedQuotes => "unescaped-quotes",
-            Leniency::DateFormat => "date-format",
-        }
-    }
 }
 
 /// A check across requests, and the path it asks.
@@ -247,8 +199,13 @@ pub struct Rule {
     /// One line; made from the other fields when absent.
     #[serde(default)]
     pub description: Option<String>,
-    /// Request target, e.g. `/api/fib/4000` (a query string is allowed).
+    /// Request target, e.g. `/api/fib/4000` (a query string is allowed;
+    /// `{rand:LOW..HIGH}` placeholders are drawn afresh for every check).
     pub path: String,
+    /// What to send beyond `GET path`: method, headers, body, framing, split
+    /// writes (request.rs).
+    #[serde(default)]
+    pub send: Option<Send>,
     #[serde(default)]
     pub status: Status,
     /// Media type of the one `Content-Type` header (parameters allowed).
@@ -275,6 +232,13 @@ pub struct Rule {
     /// The body, computed by a named generator.
     #[serde(default)]
     pub generate: Option<Generate>,
+    /// The body, computed from the request sent (a sum, a length, an echo).
+    #[serde(default)]
+    pub answer: Option<Answer>,
+    /// The response's `Content-Encoding`: `identity` (none), `gzip` or
+    /// `deflate`; the body is judged decoded.
+    #[serde(default)]
+    pub content_encoding: Option<String>,
     /// The response must not arrive sooner than this, milliseconds.
     #[serde(default)]
     pub min_elapsed_ms: Option<u64>,
@@ -369,8 +333,14 @@ pub enum ContractError {
 impl Contract {
     /// Parses and validates a contract; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Contract, ContractError> {
+        Contract::parse_in(text, file, None)
+    }
+
+    /// [`Contract::parse`], with `dir` the folder that a rule's relative
+    /// `send.file` is read from.
+    fn parse_in(text: &str, file: &str, dir: Option<&Path>) -> Result<Contract, ContractError> {
         let deserializer = toml::Deserializer::new(text);
-        let contract: Contract = serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let mut contract: Contract = serde_path_to_error::deserialize(deserializer).map_err(|e| {
             let line = e.inner().span().map(|span| line_of(text, span.start));
             let mut field = one_based(&e.path().to_string());
             if field == "." || field.is_empty() {
@@ -381,7 +351,7 @@ impl Contract {
             }
             ContractError::Invalid { file: file.to_string(), field, reason: one_line(e.inner().message()) }
         })?;
-        contract.validate().map_err(|(field, reason)| ContractError::Invalid {
+        contract.validate(dir).map_err(|(field, reason)| ContractError::Invalid {
             file: file.to_string(),
             field,
             reason,
@@ -394,7 +364,7 @@ impl Contract {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|e| ContractError::Read { path: file.clone(), reason: e.to_string() })?;
-        let mut contract = Contract::parse(&text, &file)?;
+        let mut contract = Contract::parse_in(&text, &file, Some(path.parent().unwrap_or(Path::new("."))))?;
         if let Some(proto) = &contract.proto {
             let proto_path = path.parent().unwrap_or(Path::new(".")).join(proto);
             if let Err(e) = std::fs::metadata(&proto_path) {
@@ -410,7 +380,7 @@ impl Contract {
     }
 
     /// What serde cannot check: `Err((field, reason))` for the first problem.
-    fn validate(&self) -> Result<(), (String, String)> {
+    fn validate(&mut self, dir: Option<&Path>) -> Result<(), (String, String)> {
         let top = |field: &str, reason: &str| Err((field.to_string(), reason.to_string()));
         if self.name.trim().is_empty() {
             return top("name", "is empty; give the contract a short name such as \"my-api\"");
@@ -479,6 +449,15 @@ impl Contract {
                     format!("{:?} is taken; give each probe of the same check its own id", probe.id()),
                 ));
             }
+        }
+        for (i, rule) in self.rules.iter_mut().enumerate() {
+            let at = |field: &str| format!("rule[{}].{field} (id {:?})", i + 1, rule.id);
+            crate::request::expand(&rule.path, &mut rand::SeedableRng::seed_from_u64(0))
+                .map_err(|r| (at("path"), r))?;
+            if let Some(send) = &mut rule.send {
+                send.validate(dir).map_err(|(field, r)| (at(&format!("send.{field}")), r))?;
+            }
+            validate_answer(rule).map_err(|(field, r)| (at(field), r))?;
         }
         for (i, rule) in self.rules.iter().enumerate() {
             let at = |field: &str| format!("rule[{}].{field} (id {:?})", i + 1, rule.id);
@@ -552,7 +531,8 @@ impl Rule {
         if let Some(d) = &self.description {
             return d.clone();
         }
-        let mut out = format!("GET {} answers {}", self.path, self.status);
+        let method = self.send.as_ref().and_then(|s| s.method.as_deref()).unwrap_or("GET");
+        let mut out = format!("{method} {} answers {}", self.path, self.status);
         if let Some(media) = &self.content_type {
             out.push_str(&format!(" {media}"));
         }
@@ -562,12 +542,39 @@ impl Rule {
             out.push_str(&format!(", JSON equal to {json}"));
         } else if let Some(g) = self.generate {
             out.push_str(&format!(", the {} generator's body for n = {}", g.name.name(), g.n));
+        } else if let Some(answer) = self.answer {
+            out.push_str(&format!(", {}", answer.describe()));
         }
         if let Some(ms) = self.min_elapsed_ms {
             out.push_str(&format!(", after at least {ms} ms"));
         }
         out
     }
+}
+
+/// `answer` and `content_encoding` against the rest of the rule:
+/// `Err((field, reason))`.
+fn validate_answer(rule: &Rule) -> Result<(), (&'static str, String)> {
+    if rule.answer.is_some() && (rule.body.is_some() || rule.json.is_some() || rule.generate.is_some()) {
+        return Err(("answer", "give at most one of body, json, generate and answer".into()));
+    }
+    let Some(coding) = rule.content_encoding.as_deref() else { return Ok(()) };
+    if !["identity", "gzip", "deflate"].contains(&coding) {
+        return Err(("content_encoding", format!("{coding:?}: give \"identity\" (none), \"gzip\" or \"deflate\"")));
+    }
+    let asked = rule.send.as_ref().and_then(|s| s.header("accept-encoding")).unwrap_or_default();
+    if coding != "identity" && !asked.split(',').any(|c| c.split(';').next().unwrap_or("").trim() == coding) {
+        return Err((
+            "content_encoding",
+            format!(
+                "{coding:?} needs the request to ask for it: send.headers = {{ \"Accept-Encoding\" = \"{coding}\" }}"
+            ),
+        ));
+    }
+    if coding == "identity" && !asked.is_empty() {
+        return Err(("content_encoding", "\"identity\" judges a request that sends no Accept-Encoding".into()));
+    }
+    Ok(())
 }
 
 fn check_path(path: &str) -> Result<(), String> {
@@ -686,6 +693,29 @@ mod tests {
         assert!(c.warns(Leniency::CloseDelimitedError) && c.warns(Leniency::Http10Error));
         let e = error(&format!("warn = [\"framing\"]\n{MINIMAL}"));
         assert!(e.starts_with("my.toml: warn[1] (line 1): unknown variant `framing`"), "{e}");
+    }
+
+    #[test]
+    fn send_answer_and_content_encoding_errors_name_the_file_and_field() {
+        let post = format!("{MINIMAL}send = {{ method = \"POST\", body = \"{{rand:1..9}}\", chunked = true }}\n");
+        let c = Contract::parse(&format!("{post}answer = \"sum\"\n"), "f").unwrap();
+        assert_eq!(c.rules[0].describe(), "POST / answers 200, the sum of the integers in its query and body");
+        let e = error(&format!("{post}answer = \"sum\"\nbody = \"1\"\n"));
+        assert_eq!(e, "my.toml: rule[1].answer (id \"root\"): give at most one of body, json, generate and answer (see docs/contracts.md)");
+        let e = error(&format!("{MINIMAL}send = {{ split = [\"middle\"] }}\n"));
+        assert!(e.starts_with("my.toml: rule[1].send.split[1] (line 6): unknown variant `middle`"), "{e}");
+        let e = error(&format!("{MINIMAL}send = {{ body = \"{{rand:1}}\" }}\n"));
+        assert!(e.starts_with("my.toml: rule[1].send.body (id \"root\"): "), "{e}");
+        let e = error(&format!("{MINIMAL}send = {{ file = \"missing.bin\" }}\n"));
+        assert!(e.starts_with("my.toml: rule[1].send.file (id \"root\"): missing.bin: "), "{e}");
+        let e = error(&format!("{MINIMAL}content_encoding = \"gzip\"\n"));
+        assert!(e.contains("rule[1].content_encoding") && e.contains("Accept-Encoding"), "{e}");
+        let asked = "send = { headers = { \"Accept-Encoding\" = \"gzip, br\" } }\n";
+        assert!(Contract::parse(&format!("{MINIMAL}{asked}content_encoding = \"gzip\"\n"), "f").is_ok());
+        assert!(error(&format!("{MINIMAL}{asked}content_encoding = \"identity\"\n")).contains("no Accept-Encoding"));
+        assert!(error(&format!("{MINIMAL}content_encoding = \"br\"\n")).contains("rule[1].content_encoding"));
+        let e = error(&MINIMAL.replace("path = \"/\"", "path = \"/user/{rand:x}\""));
+        assert!(e.starts_with("my.toml: rule[1].path (id \"root\"): /user/{rand:x}: "), "{e}");
     }
 
     #[test]

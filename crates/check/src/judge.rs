@@ -9,9 +9,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::answer::{Answer, Expected};
 use crate::client::{Exchange, Response};
 use crate::contract::{Leniency, Rule, Status};
 use crate::lenience::Lenience;
+use crate::request::Prepared;
 
 /// Slack for event-loop timers with millisecond resolution. libuv (Node.js)
 /// starts a timer from its loop clock, read after the poll that delivered the
@@ -49,6 +51,10 @@ pub struct Case {
     pub body: Body,
     /// The response must not arrive sooner than this after the request.
     pub min_elapsed: Option<Duration>,
+    /// The body computed from the request sent, when the rule says how.
+    pub answer: Option<Answer>,
+    /// The `Content-Encoding` required (answer.rs).
+    pub content_encoding: Option<String>,
 }
 
 impl Case {
@@ -80,14 +86,21 @@ impl Case {
             headers: rule.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             body,
             min_elapsed: rule.min_elapsed_ms.map(Duration::from_millis),
+            answer: rule.answer,
+            content_encoding: rule.content_encoding.clone(),
         }
     }
 
     /// `Err(reason)` when the exchange breaks this rule; departures the
     /// contract allows are noted in `lenience` instead.
-    pub fn judge(&self, exchange: &Exchange, lenience: &mut Lenience) -> Result<(), String> {
+    /// `request` is what was sent, which an `answer` is computed from.
+    pub fn judge(&self, request: &Prepared, exchange: &Exchange, lenience: &mut Lenience) -> Result<(), String> {
         let response = exchange.result.as_ref().map_err(|e| e.to_string())?;
-        if !self.status.matches(response.status) {
+        let success = self.status == Status::Exact(200) && response.status / 100 == 2;
+        let allowed = |lenience: &mut Lenience| {
+            success && lenience.allow(Leniency::SuccessStatus, || format!("status {}, expected 200", response.status))
+        };
+        if !self.status.matches(response.status) && !allowed(lenience) {
             return Err(format!("status {}, expected {}", response.status, self.status));
         }
         if let Some(want) = &self.media_type {
@@ -107,12 +120,17 @@ impl Case {
                 Some(_) => {}
             }
         }
+        let body = crate::answer::decoded(response, self.content_encoding.as_deref())?;
+        match self.answer.map(|a| a.expected(request)).transpose()? {
+            Some(Expected::Exact(want)) => exact_body(&want, &body, lenience)?,
+            Some(Expected::Items { count, m }) => crate::answer::item_totals(&body, count, m, lenience)?,
+            None => {}
+        }
         match &self.body {
             Body::Any => {}
-            Body::Exact(want) => exact_body(want, &response.body, lenience)?,
+            Body::Exact(want) => exact_body(want, &body, lenience)?,
             Body::Json(want) => {
-                let got: Value =
-                    serde_json::from_slice(&response.body).map_err(|e| format!("body is not JSON: {e}"))?;
+                let got: Value = serde_json::from_slice(&body).map_err(|e| format!("body is not JSON: {e}"))?;
                 if let Some(difference) = first_difference(want, &got, &mut String::new(), lenience) {
                     return Err(format!("JSON body differs {difference}"));
                 }
@@ -140,6 +158,12 @@ fn exact_body(want: &[u8], got: &[u8], lenience: &mut Lenience) -> Result<(), St
         return Ok(());
     }
     let shown = |bytes: &[u8]| crate::report::escape(bytes, 60);
+    let line_ending = got.strip_prefix(want).is_some_and(|rest| rest == b"\n" || rest == b"\r\n");
+    if line_ending
+        && lenience.allow(Leniency::TrailingNewline, || format!("\"{}\" for \"{}\"", shown(got), shown(want)))
+    {
+        return Ok(());
+    }
     let (want_lower, got_lower) = (want.to_ascii_lowercase(), got.to_ascii_lowercase());
     let at = got_lower.windows(want.len().max(1)).position(|w| w == want_lower.as_slice());
     let allowed = match at {
@@ -317,7 +341,8 @@ mod tests {
 
     impl Case {
         fn judge_strict(&self, exchange: &Exchange) -> Result<(), String> {
-            self.judge(exchange, &mut Lenience::new(&[]))
+            let request = crate::request::prepare(&self.path, None, &mut rand::SeedableRng::seed_from_u64(0)).unwrap();
+            self.judge(&request, exchange, &mut Lenience::new(&[]))
         }
     }
 

@@ -4,8 +4,9 @@
 //! so `stampede check` (and `stampede run`, before it measures anything) asks
 //! the server every question in the contract and reports each rule as passed
 //! or failed, with the request and response that show a failure. The built-in
-//! contracts (`stampede`, `sequence`, `tfb`) live in the repository's
-//! `contracts/` folder and are embedded in the binary.
+//! contracts (`stampede`, `sequence`, `tfb`, `db`, `httparena`,
+//! `web-frameworks`) live in the repository's `contracts/` folder and are
+//! embedded in the binary.
 //!
 //! ```no_run
 //! let contract = stampede_check::resolve("sequence")?;
@@ -14,6 +15,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod answer;
 mod budget;
 mod builtin;
 mod client;
@@ -36,6 +38,7 @@ mod lenience;
 mod probes;
 pub mod render;
 mod report;
+mod request;
 mod target;
 pub mod tfb_config;
 mod transport;
@@ -107,9 +110,18 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
     let mut client = Client::new(target.clone(), options.timeout);
     let mut log = Vec::new();
     let mut results = Vec::new();
+    // Placeholders differ on every check, so no answer can be cached.
+    let mut rng = <rand::rngs::SmallRng as rand::SeedableRng>::from_entropy();
     for (index, rule) in contract.rules.iter().enumerate() {
         let case = Case::from_rule(rule);
-        let exchange = client.get(&case.path);
+        let request = request::prepare(&case.path, rule.send.as_ref(), &mut rng);
+        let exchange = match &request {
+            Ok(request) => client.send(request),
+            Err(why) => client::Exchange {
+                request_line: case.path.clone(),
+                result: Err(client::TransportError::NotSent(why.clone())),
+            },
+        };
         if index == 0 {
             if let Err(e) = &exchange.result {
                 if e.is_unreachable() {
@@ -123,7 +135,10 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
             }
         }
         let mut lenience = Lenience::new(&contract.warn);
-        let verdict = case.judge(&exchange, &mut lenience);
+        let verdict = match &request {
+            Ok(request) => case.judge(request, &exchange, &mut lenience),
+            Err(why) => Err(why.clone()),
+        };
         let description = options.urls.describe(&case.description, &rule.path);
         results.push(crate::report::judged(&case.id, &description, verdict, &lenience, &exchange));
         log.push(exchange);
@@ -184,6 +199,27 @@ fn judge_probe(
             db_probes::judge(probe, &contract.warn, client, db, log)
         }
     }
+}
+
+/// One line for a check whose first rule and most of its rules failed: the
+/// server probably speaks another API (an arena's framework answers 404 to
+/// every path of the default contract), so say which contracts exist.
+/// `None` when the contract mostly held.
+pub fn another_contract_hint(report: &Report, contract: &Contract) -> Option<String> {
+    let ids: Vec<&str> = contract.rules.iter().map(|r| r.id.as_str()).collect();
+    let rules: Vec<&RuleResult> = report.results.iter().filter(|r| ids.contains(&r.id.as_str())).collect();
+    let failed = rules.iter().filter(|r| !r.passed).count();
+    let first = rules.first().filter(|r| !r.passed)?;
+    if failed * 2 < rules.len() {
+        return None;
+    }
+    Some(format!(
+        "{failed} of contract {}'s {} requests failed (the first: {}): the server may speak another contract; `stampede check --list-contracts` lists the built-in ones ({}), and --contract FILE checks your own (docs/contracts.md)",
+        contract.name,
+        rules.len(),
+        first.reason.as_deref().unwrap_or("no answer"),
+        builtin_names().join(", ")
+    ))
 }
 
 /// `5s`, `1.5s` or `250ms`: short, for messages.

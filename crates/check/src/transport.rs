@@ -25,6 +25,9 @@ pub enum TransportError {
     Malformed(String),
     #[error("not sent: the server stopped answering ({HUNG_AFTER_TIMEOUTS} requests in a row timed out)")]
     Hung,
+    /// The request cannot be made this way (a body over HTTP/3, a missing file).
+    #[error("not sent: {0}")]
+    NotSent(String),
 }
 
 impl TransportError {

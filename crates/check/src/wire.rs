@@ -7,6 +7,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use crate::request::SPLIT_PAUSE;
 use crate::transport::TransportError;
 
 /// Largest response head accepted, bytes: the load engine's, in every protocol.
@@ -59,16 +60,26 @@ pub(crate) struct Head {
     pub headers: Vec<(String, Vec<u8>)>,
 }
 
-/// Writes the request and reads one whole response (skipping 1xx interim ones).
+/// Writes the request, piece by piece with [`SPLIT_PAUSE`] between pieces,
+/// and reads one whole response (skipping 1xx interim ones). A server that
+/// answers and closes before the last piece is read as it answered.
 pub(crate) fn exchange_on(
     conn: &mut Conn,
-    request: &[u8],
+    pieces: &[Vec<u8>],
     deadline: Instant,
     timeout: Duration,
 ) -> Result<(Head, Vec<u8>, Framing), TransportError> {
     conn.stream.set_write_timeout(Some(timeout)).map_err(|e| TransportError::Connect(io_phrase(&e)))?;
-    if conn.stream.write_all(request).is_err() {
-        return Err(TransportError::ClosedBeforeResponse);
+    for (i, piece) in pieces.iter().enumerate() {
+        if i > 0 {
+            std::thread::sleep(SPLIT_PAUSE);
+        }
+        if conn.stream.write_all(piece).is_err() {
+            if i == 0 {
+                return Err(TransportError::ClosedBeforeResponse);
+            }
+            break;
+        }
     }
     let head = loop {
         let head = read_head(conn, deadline, timeout)?;

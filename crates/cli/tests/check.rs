@@ -17,7 +17,7 @@ use serde_json::Value;
 use support::process::{run_with_deadline, Finished};
 use support::server::{Api, Fault, TestServer};
 
-fn stampede(args: &[&str]) -> Finished {
+pub(crate) fn stampede(args: &[&str]) -> Finished {
     let mut command = Command::new(env!("CARGO_BIN_EXE_stampede"));
     command.args(args).env("NO_COLOR", "1");
     run_with_deadline(&mut command, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"))
@@ -29,7 +29,7 @@ fn check_json(fault: Fault) -> (Option<i32>, Value) {
 }
 
 /// Runs `stampede check --contract <contract> --json` against an `api` server with `fault`.
-fn check_json_on(api: Api, contract: &str, fault: Fault) -> (Option<i32>, Value) {
+pub(crate) fn check_json_on(api: Api, contract: &str, fault: Fault) -> (Option<i32>, Value) {
     let server = TestServer::serving(api, fault);
     let run = stampede(&["check", "--contract", contract, "--json", &server.url()]);
     let report =
@@ -37,14 +37,14 @@ fn check_json_on(api: Api, contract: &str, fault: Fault) -> (Option<i32>, Value)
     (run.code(), report)
 }
 
-fn rule<'a>(report: &'a Value, id: &str) -> &'a Value {
+pub(crate) fn rule<'a>(report: &'a Value, id: &str) -> &'a Value {
     report["results"]
         .as_array()
         .and_then(|results| results.iter().find(|r| r["id"] == id))
         .unwrap_or_else(|| panic!("no rule {id} in the report: {report:#}"))
 }
 
-fn failed_ids(report: &Value) -> Vec<String> {
+pub(crate) fn failed_ids(report: &Value) -> Vec<String> {
     let results = report["results"].as_array().expect("results is an array");
     results.iter().filter(|r| r["passed"] == false).map(|r| r["id"].as_str().unwrap_or("?").to_string()).collect()
 }
@@ -241,7 +241,7 @@ fn unknown_contract_exits_2_with_one_line() {
     assert_eq!(run.stdout, "");
     assert_eq!(
         run.stderr,
-        "stampede: error: unknown contract \"nope\": not built in (stampede, sequence, tfb, db, grpc) and no such file; give a built-in name or the path of a contract file (docs/contracts.md)\n"
+        "stampede: error: unknown contract \"nope\": not built in (stampede, sequence, tfb, db, grpc, httparena, web-frameworks) and no such file; give a built-in name or the path of a contract file (docs/contracts.md)\n"
     );
 }
 

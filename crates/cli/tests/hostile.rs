@@ -127,6 +127,38 @@ fn a_server_closing_after_every_response_costs_reconnects_not_errors() {
     assert_eq!(srv.get(|s: &Seen| &s.requests), r["requests"].as_u64().unwrap(), "{r}");
 }
 
+/// Connection churn (`--requests-per-connection`, HttpArena's `-r`): each
+/// connection serves N responses and is replaced by a new one, on both
+/// engines; the replacements are neither reconnects nor errors, and none is
+/// opened when nothing is left to send. Without the flag, one connection.
+/// The server also counts the one connection the run opens and closes first
+/// to check the port (`Target::preflight`).
+#[test]
+fn requests_per_connection_replaces_each_connection_after_n_responses() {
+    for engine in ENGINES {
+        let srv = Hostile::start(Trick::None);
+        let r = load(engine, &["-n", "100", "-c", "1", "--requests-per-connection", "10"], &srv.url("/"));
+        let counts = (r["requests"].as_u64(), errors(&r), r["reconnects"].as_u64());
+        assert_eq!(counts, (Some(100), 0, Some(0)), "{engine}: {r}");
+        assert_eq!(r["requests_per_connection"], 10, "{engine}: the result says how it was made");
+        assert_eq!(srv.get(|s: &Seen| &s.connections), 1 + 10, "{engine}");
+        assert_eq!(srv.get(|s: &Seen| &s.responses), 100, "{engine}");
+    }
+    // Open loop: every 10 responses a new connection, none counted a reconnect.
+    let srv = Hostile::start(Trick::None);
+    let r = load("epoll", &["-R", "200", "-d", "1s", "-c", "1", "--requests-per-connection", "10"], &srv.url("/"));
+    let (requests, connections) = (r["requests"].as_u64().unwrap(), srv.get(|s: &Seen| &s.connections) - 1);
+    assert_eq!((errors(&r), r["reconnects"].as_u64()), (0, Some(0)), "{r}");
+    assert!(requests >= 100 && connections.abs_diff(requests.div_ceil(10)) <= 1, "{connections} for {requests}");
+    let srv = Hostile::start(Trick::None);
+    let r = load("epoll", &["-n", "100", "-c", "1"], &srv.url("/"));
+    assert_eq!((r["requests"].as_u64(), srv.get(|s: &Seen| &s.connections)), (Some(100), 1 + 1), "{r}");
+    let out = stampede(&["load", "--http2", "--requests-per-connection", "5", "-n", "1", &srv.url("/")], DEADLINE);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--requests-per-connection churns HTTP/1.1 connections only"), "{stderr}");
+}
+
 /// Regression: two answers to one request made the valid first one a parse
 /// error. The first counts; the extra bytes are the error.
 #[test]

@@ -18,6 +18,7 @@ mod support_report;
 mod support_run;
 
 mod check;
+mod check_arena;
 mod check_db;
 mod check_grpc;
 mod check_tfb_config;

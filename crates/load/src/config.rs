@@ -91,6 +91,9 @@ pub struct LoadConfig {
     /// A gRPC load: the call every stream makes (`method`, `target.path`,
     /// `headers` and `body` are then that call's).
     pub grpc: Option<crate::grpc::GrpcCall>,
+    /// HTTP/1.1: a connection is closed after this many responses and a new
+    /// one opened in its place (connection churn).
+    pub requests_per_connection: Option<u32>,
 }
 
 impl LoadConfig {
@@ -117,6 +120,7 @@ impl LoadConfig {
             hdr_log: None,
             stages: None,
             grpc: None,
+            requests_per_connection: None,
         }
     }
 
@@ -127,6 +131,15 @@ impl LoadConfig {
         in_range("--threads", self.threads, MAX_THREADS)?;
         in_range("--pipeline", self.protocol.pipeline(), MAX_PIPELINE)?;
         in_range("--streams", self.protocol.streams(), MAX_STREAMS)?;
+        if let Some(n) = self.requests_per_connection {
+            in_range("--requests-per-connection", n as usize, MAX_REQUESTS_PER_CONNECTION)?;
+            if !matches!(self.protocol, Protocol::Http1 { .. }) {
+                return Err(
+                    "--requests-per-connection churns HTTP/1.1 connections only; leave it out with --http2 or --http3"
+                        .into(),
+                );
+            }
+        }
         if self.slow_log > MAX_SLOW_LOG {
             return Err(format!("--slow-log {} is above the maximum of {MAX_SLOW_LOG}", self.slow_log));
         }

@@ -12,6 +12,8 @@ pub const MAX_CONNECTIONS: usize = 1_000_000;
 pub const MAX_THREADS: usize = 1024;
 /// `--pipeline`: requests written back to back per connection.
 pub const MAX_PIPELINE: usize = 1_000_000;
+/// `--requests-per-connection`: responses before a connection is replaced.
+pub const MAX_REQUESTS_PER_CONNECTION: usize = 1_000_000_000;
 /// `--streams`: concurrent HTTP/2 streams per connection.
 pub const MAX_STREAMS: usize = 10_000;
 /// `--rate`, requests per second in total.

@@ -209,8 +209,38 @@ fn write_part(out: &mut Vec<u8>, part: &Part, digit: u64) {
     }
 }
 
+/// One expansion of `template` (a path or a request body), every
+/// placeholder chosen at random from `rng`: how `stampede check` makes a
+/// request a cached answer cannot serve. The syntax is the mix's own; a body
+/// may hold spaces, a path may not (the caller checks that).
+pub fn expand_random(template: &str, rng: &mut impl Rng) -> Result<String, String> {
+    let mut out = Vec::new();
+    for part in split_template(template)? {
+        let digit = rng.gen_range(0..part.count());
+        write_part(&mut out, &part, digit);
+    }
+    Ok(String::from_utf8(out).expect("templates are UTF-8"))
+}
+
 /// Splits a path template into literals and placeholders.
 fn parse_template(path: &str) -> Result<Vec<Part>, String> {
+    let parts = split_template(path)?;
+    for part in &parts {
+        let bad = |s: &str| s.bytes().any(|b| b <= b' ' || b == 0x7f);
+        let ok = match part {
+            Part::Lit(s) => !bad(s),
+            Part::Pick(list) => list.iter().all(|s| !bad(s)),
+            _ => true,
+        };
+        if !ok {
+            return Err(format!("{path}: a path must not contain spaces or control characters"));
+        }
+    }
+    Ok(parts)
+}
+
+/// Splits any template into literals and placeholders.
+fn split_template(path: &str) -> Result<Vec<Part>, String> {
     let mut parts = Vec::new();
     let mut rest = path;
     while let Some(open) = rest.find('{') {
@@ -228,17 +258,6 @@ fn parse_template(path: &str) -> Result<Vec<Part>, String> {
     }
     if !rest.is_empty() {
         parts.push(Part::Lit(rest.to_string()));
-    }
-    for part in &parts {
-        let bad = |s: &str| s.bytes().any(|b| b <= b' ' || b == 0x7f);
-        let ok = match part {
-            Part::Lit(s) => !bad(s),
-            Part::Pick(list) => list.iter().all(|s| !bad(s)),
-            _ => true,
-        };
-        if !ok {
-            return Err(format!("{path}: a path must not contain spaces or control characters"));
-        }
     }
     Ok(parts)
 }
@@ -376,6 +395,18 @@ mod tests {
     fn mix(paths: &[(&str, u32)], order: Order) -> Arc<Mix> {
         let specs = paths.iter().map(|(p, w)| spec(p, *w)).collect();
         Arc::new(Mix::new(specs, order, 7, "h:1", paths.iter().map(|(p, _)| p.to_string()).collect()).unwrap())
+    }
+
+    #[test]
+    fn expand_random_fills_every_placeholder_and_keeps_spaces_in_bodies() {
+        let mut rng = SmallRng::seed_from_u64(3);
+        let body = expand_random("a {rand:100..999} {x|y} {1..1}", &mut rng).unwrap();
+        let words: Vec<&str> = body.split(' ').collect();
+        assert_eq!((words[0], words.len(), words[3]), ("a", 4, "1"), "{body}");
+        assert!((100..=999).contains(&words[1].parse::<u32>().unwrap()), "{body}");
+        assert!(["x", "y"].contains(&words[2]), "{body}");
+        assert!(expand_random("{rand:9..1}", &mut rng).unwrap_err().contains("HIGH must be at least LOW"));
+        assert!(parse_template("/a b").is_err() && expand_random("a b", &mut rng).is_ok());
     }
 
     fn line(bytes: &[u8]) -> String {

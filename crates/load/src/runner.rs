@@ -330,6 +330,7 @@ fn assemble(
         protocol: spoken.protocol.id().into(),
         engine: spoken.engine.into(),
         pipeline: spoken.protocol.pipeline(),
+        requests_per_connection: cfg.requests_per_connection,
         tls_handshake_us: spoken.tls.then(|| Percentiles::of(&rec.handshake)),
         tls: spoken.tls.then(|| TlsStats {
             handshakes: rec.handshake.len(),

@@ -207,6 +207,10 @@ pub fn config(spec: &LoadSpec, dir: &Path) -> Result<LoadConfig, String> {
     cfg.max_lag = s.max_lag;
     cfg.slow_log = size("--slow-log", s.slow_log)?;
     cfg.protocol = Protocol::of_spec(&s)?;
+    cfg.requests_per_connection = match s.requests_per_connection {
+        Some(n) => Some(u32::try_from(n).map_err(|_| format!("--requests-per-connection {n} is too large"))?),
+        None => None,
+    };
     cfg.tls.insecure = s.insecure;
     cfg.tls.ca = s.ca.clone();
     cfg.tls.alpn = s.alpn.iter().map(|p| p.trim().to_string()).collect();

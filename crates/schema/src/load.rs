@@ -77,6 +77,10 @@ pub struct LoadResult {
     /// HTTP/1.1 requests written back to back per connection (`--pipeline`).
     #[serde(default = "one")]
     pub pipeline: usize,
+    /// HTTP/1.1: responses after which each connection was replaced
+    /// (`--requests-per-connection`); absent when connections were kept open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_per_connection: Option<u32>,
     /// `https://` only: TLS handshake durations, apart from request latency.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_handshake_us: Option<Percentiles>,

@@ -77,6 +77,10 @@ pub struct LoadSpec {
     pub slow_log: u64,
     /// HTTP/1.1: requests written back to back per connection.
     pub pipeline: u64,
+    /// HTTP/1.1: close each connection after this many responses and open
+    /// a new one (connection churn, HttpArena's `-r`); absent keeps them open.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests_per_connection: Option<u64>,
     /// Speak HTTP/2 (ALPN h2 on https://, prior knowledge on http://).
     pub http2: bool,
     /// Speak HTTP/3 over QUIC (ALPN h3) to an https:// URL.
@@ -138,6 +142,7 @@ impl Default for LoadSpec {
             max_lag: Duration::from_millis(1),
             slow_log: 0,
             pipeline: 1,
+            requests_per_connection: None,
             http2: false,
             http3: false,
             streams: 1,
@@ -329,6 +334,7 @@ mod tests {
             max_lag: Duration::from_millis(3),
             slow_log: 5,
             pipeline: 4,
+            requests_per_connection: Some(10),
             http2: true,
             http3: true,
             streams: 10,

@@ -19,7 +19,7 @@ Examples:
   stampede check --contract my-api.toml http://127.0.0.1:8080
       Check your own API, described in a contract file (docs/contracts.md).
   stampede check --list-contracts
-      Show the built-in contracts: stampede, sequence, tfb, db, grpc.
+      Show the built-in contracts: stampede, sequence, tfb, db, grpc, httparena, web-frameworks.
   stampede check --json http://127.0.0.1:9009 > check.json
       The same report as JSON (schema stampede.check/1, see docs/check.md).
   stampede check --contract db --database postgres://benchmarkdbuser:benchmarkdbpass@127.0.0.1:5432/hello_world http://127.0.0.1:9009
@@ -119,6 +119,9 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         stampede_check::render::text(&report, wants_color())
     };
     write_stdout(&text)?;
+    if let Some(hint) = stampede_check::another_contract_hint(&report, &contract) {
+        eprintln!("stampede: {hint}");
+    }
     Ok(if report.all_passed() { 0 } else { 1 })
 }
 

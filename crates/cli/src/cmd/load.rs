@@ -210,6 +210,11 @@ pub struct Args {
     #[arg(group = "spec_flags", long, value_name = "N", default_value = "1", value_parser = positive)]
     pub pipeline: u64,
 
+    /// HTTP/1.1: close each connection after N responses and open a new one
+    /// (connection churn, as HttpArena's limited-conn profile)
+    #[arg(group = "spec_flags", long, value_name = "N", value_parser = positive)]
+    pub requests_per_connection: Option<u64>,
+
     /// Speak HTTP/2: ALPN h2 on https://, prior knowledge (h2c) on http://
     #[arg(group = "spec_flags", long)]
     pub http2: bool,
@@ -438,6 +443,7 @@ impl Args {
             max_lag: self.max_lag,
             slow_log: self.slow_log,
             pipeline: self.pipeline,
+            requests_per_connection: self.requests_per_connection,
             http2: self.http2,
             http3: self.http3,
             streams: self.streams,

@@ -33,7 +33,7 @@ pub struct Cli {
 pub enum Command {
     /// Generate HTTP load against a URL and report latency, throughput and errors
     Load(load::Args),
-    /// Verify that a running server honours an API contract (built in: stampede, sequence, tfb, db, grpc; or a file)
+    /// Verify that a running server honours an API contract (built in: stampede, sequence, tfb, db, grpc, httparena, web-frameworks; or a file)
     Check(check::Args),
     /// Build, start, verify, warm up, load and sample servers across a scenario's matrix
     Run(run::Args),

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod app;
+pub mod arena;
 pub mod net;
 pub mod process;
 pub mod server;

@@ -1,12 +1,13 @@
 //! A small threaded HTTP/1.1 server that implements one of the built-in
 //! contracts exactly (the `stampede` API of apps/CONTRACT.md, the original
-//! `sequence` API and nothing else, or TechEmpower's `tfb` plaintext and
-//! json), written here so `stampede check` can be tested against a server
+//! `sequence` API and nothing else, TechEmpower's `tfb` plaintext and
+//! json, or an arena's endpoints, arena.rs), written here so `stampede check` can be tested against a server
 //! known to be right, and against the same server with one deliberate fault at
 //! a time. The API and each fault are parameters rather than copies of the
 //! server, so every variant differs from the correct one in exactly the way
 //! its name says.
 
+use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
+use super::arena::{self, Reply};
 use num_bigint::BigUint;
 use num_traits::ToPrimitive;
 
@@ -30,6 +32,10 @@ pub enum Api {
     /// implementation declares them: `/hello/text` and `/hello/json?pretty=`
     /// (the other two paths are 404).
     TfbOwnUrls,
+    /// HttpArena's HTTP/1.1 profiles: baseline, pipelined, json, json-comp, upload.
+    HttpArena,
+    /// the-benchmarker's web-frameworks: `GET /`, `GET /user/:id`, `POST /user`.
+    WebFrameworks,
 }
 
 /// The one way a variant breaks the contract.
@@ -70,6 +76,30 @@ pub enum Fault {
     /// `tfb` answers `Hello, world!` (lower-case w), as 51 TechEmpower
     /// implementations do, and `{"Message": …}`.
     LowerCaseHello,
+    /// HttpArena: a `POST /baseline11` answers what the first POST to that
+    /// URL got, whatever its body (a cached answer).
+    CachedAnswer,
+    /// HttpArena: a chunked body is read and left out of the sum.
+    ChunkedBodyIgnored,
+    /// HttpArena: a Content-Length body is what one `read` after the head
+    /// returned, whole or not.
+    ReadsBodyOnce,
+    /// HttpArena: `/json` is gzipped even without Accept-Encoding.
+    CompressesUnasked,
+    /// HttpArena: `/baseline11` sums end in `\n`.
+    TrailingNewline,
+    /// web-frameworks: `/user/:id` answers `0` for every id.
+    FixedUserId,
+    /// web-frameworks: `POST /user` answers 201 Created.
+    Created201,
+}
+
+/// What a server's connections share: the lock of `/lock` and `/sleep`
+/// ([`Fault::SerialSleep`]), and the answers [`Fault::CachedAnswer`] keeps.
+#[derive(Default)]
+struct Shared {
+    lock: Mutex<()>,
+    cache: Mutex<HashMap<String, Vec<u8>>>,
 }
 
 /// A running test server; stops when dropped.
@@ -91,7 +121,7 @@ impl TestServer {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind 127.0.0.1:0");
         let port = listener.local_addr().expect("bound address").port();
         let stop = Arc::new(AtomicBool::new(false));
-        let lock = Arc::new(Mutex::new(()));
+        let shared = Arc::new(Shared::default());
         let stopping = stop.clone();
         let acceptor = std::thread::spawn(move || {
             for stream in listener.incoming() {
@@ -99,9 +129,9 @@ impl TestServer {
                     break;
                 }
                 let Ok(stream) = stream else { continue };
-                let lock = lock.clone();
+                let shared = shared.clone();
                 let server = Served { api, fault, started };
-                std::thread::spawn(move || serve_connection(stream, server, &lock));
+                std::thread::spawn(move || serve_connection(stream, server, &shared));
             }
         });
         TestServer { port, stop, acceptor: Some(acceptor) }
@@ -133,7 +163,7 @@ struct Served {
 
 /// Answers requests on one keep-alive connection until the client closes it
 /// or stays idle for 10 s.
-fn serve_connection(mut stream: TcpStream, server: Served, lock: &Mutex<()>) {
+fn serve_connection(mut stream: TcpStream, server: Served, shared: &Shared) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -149,8 +179,19 @@ fn serve_connection(mut stream: TcpStream, server: Served, lock: &Mutex<()>) {
         buf.drain(..end + 4);
         let target = head.lines().next().and_then(|line| line.split(' ').nth(1)).unwrap_or("/").to_string();
         let path = target.split('?').next().unwrap_or("/");
+        if matches!(server.api, Api::HttpArena | Api::WebFrameworks) {
+            let Some(body) = arena::read_body(&head, &mut buf, &mut stream, server.fault) else { return };
+            let reply = match server.api {
+                Api::HttpArena => arena::route_httparena(&head, &body, server.fault, &shared.cache),
+                _ => arena::route_web_frameworks(&head, server.fault),
+            };
+            if stream.write_all(&encode_reply(&reply, server)).is_err() || reply.close {
+                return;
+            }
+            continue;
+        }
         let (status, content_type, body) = match server.api {
-            Api::Stampede => route(path, server.fault, lock),
+            Api::Stampede => route(path, server.fault, &shared.lock),
             Api::Sequence => route_sequence(path, server.fault),
             Api::Tfb => route_tfb(path, server.fault),
             Api::TfbOwnUrls => match target.as_str() {
@@ -158,6 +199,7 @@ fn serve_connection(mut stream: TcpStream, server: Served, lock: &Mutex<()>) {
                 "/hello/json?pretty=" => route_tfb("/json", server.fault),
                 _ => route_tfb("/elsewhere", server.fault),
             },
+            Api::HttpArena | Api::WebFrameworks => unreachable!("answered above"),
         };
         if stream.write_all(&encode(status, content_type, &body, server)).is_err() {
             return;
@@ -169,9 +211,22 @@ fn serve_connection(mut stream: TcpStream, server: Served, lock: &Mutex<()>) {
     }
 }
 
+/// An arena [`Reply`], with its extra headers and `Connection: close` when it closes.
+fn encode_reply(reply: &Reply, server: Served) -> Vec<u8> {
+    let mut bytes = encode(reply.status, reply.content_type, &reply.body, server);
+    let head_end = bytes.windows(4).position(|w| w == b"\r\n\r\n").expect("encode writes a head") + 2;
+    let mut extra: String = reply.headers.iter().map(|h| format!("{h}\r\n")).collect();
+    if reply.close {
+        extra.push_str("Connection: close\r\n");
+    }
+    bytes.splice(head_end..head_end, extra.into_bytes());
+    bytes
+}
+
 fn encode(status: u16, content_type: &str, body: &[u8], server: Served) -> Vec<u8> {
     let reason = match status {
         200 => "OK",
+        201 => "Created",
         400 => "Bad Request",
         _ => "Not Found",
     };

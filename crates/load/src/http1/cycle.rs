@@ -394,6 +394,14 @@ pub trait Cycle<'a> {
             return false;
         }
         if core.conns[i].batch == 0 {
+            let churn = core.cfg.requests_per_connection.is_some_and(|n| core.conns[i].served >= n);
+            if churn && core.share.quota != Some(0) {
+                // Connection churn: the client's own choice, so neither a
+                // reconnect nor an error; the new socket sends the next one
+                // (none is opened once `-n` has nothing left to send).
+                self.open(i, now);
+                return false;
+            }
             self.ready(i, now);
         }
         true
