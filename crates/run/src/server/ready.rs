@@ -80,7 +80,7 @@ impl ReadyCheck {
             let addr = addr.ok_or_else(|| format!("{host} has no address"))?;
             return stampede_check::grpc_ready(addr, &self.path, timeout);
         }
-        match crate::http::get_status_at(host, port, &self.path, timeout) {
+        match crate::server::http::get_status_at(host, port, &self.path, timeout) {
             Ok((status, took)) if self.accepts(status) => Ok(took),
             Ok((status, _)) => Err(format!("answers {status}")),
             Err(e) => Err(e.to_string()),
