@@ -39,6 +39,13 @@ fn inline_with_origins(spec: &LoadSpec, dir: &Path, base_url: Option<&str>) -> R
     out.ca = spec.ca.as_ref().map(|ca| dir.join(ca));
     if let Some(g) = out.grpc.as_mut() {
         g.data = g.data.take().map(|d| crate::grpc::read_data(&d, dir)).transpose()?;
+        // The schema is compiled where the load runs (`stampede run`'s
+        // generator, in another working directory): its files by absolute
+        // path, which a later join to any folder leaves as they are.
+        let absolute = |p: &std::path::PathBuf| std::path::absolute(dir.join(p)).unwrap_or_else(|_| dir.join(p));
+        g.proto = g.proto.iter().map(absolute).collect();
+        g.import_paths = g.import_paths.iter().map(absolute).collect();
+        g.protoset = g.protoset.as_ref().map(absolute);
     }
     let mut origins: Vec<String> = (1..=out.urls.len()).map(|n| format!("URL argument {n}")).collect();
     for (i, entry) in out.mix.iter_mut().enumerate() {

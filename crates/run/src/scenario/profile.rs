@@ -98,6 +98,11 @@ impl Profile {
     pub fn phase_spec(&self, dir: &Path, base_url: &str, duration: Duration) -> Result<LoadSpec, String> {
         let mut spec = self.spec.clone();
         spec.urls.splice(0..0, self.path.iter().cloned());
+        // A gRPC call names its own path (`/package.Service/Method`): a
+        // profile without `path` loads the server's address.
+        if spec.grpc.is_some() && spec.urls.is_empty() {
+            spec.urls.push("/".into());
+        }
         // A staged phase lasts as long as its stages (the measured phase; a
         // staged profile has no warm-up phase).
         if spec.stages.is_none() {
