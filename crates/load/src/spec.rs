@@ -265,6 +265,24 @@ mod tests {
     }
 
     #[test]
+    fn a_grpc_schema_is_named_by_absolute_path_for_a_generator_elsewhere() {
+        let grpc = stampede_schema::grpc::GrpcSpec {
+            proto: vec!["../contracts/a.proto".into()],
+            import_paths: vec!["inc".into()],
+            call: "p.S/M".into(),
+            ..Default::default()
+        };
+        let spec = LoadSpec { urls: vec!["http://h:1/".into()], grpc: Some(grpc), ..LoadSpec::default() };
+        let out = inline(&spec, Path::new("scenarios"), None).unwrap().grpc.unwrap();
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(out.proto, [cwd.join("scenarios/../contracts/a.proto")]);
+        assert_eq!(out.import_paths, [cwd.join("scenarios/inc")]);
+        // Inlined again (run validates the spec it will send), nothing moves.
+        let again = inline(&LoadSpec { grpc: Some(out.clone()), ..spec }, Path::new("scenarios"), None).unwrap();
+        assert_eq!(again.grpc.unwrap().proto, out.proto);
+    }
+
+    #[test]
     fn inlining_reads_every_file_and_joins_paths_to_the_base() {
         let dir = scratch("inline");
         std::fs::write(dir.join("body.bin"), [0u8, 1, 2]).unwrap();
