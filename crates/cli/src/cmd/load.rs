@@ -604,6 +604,7 @@ mod tests {
             // Written only when set, so that older readers see no new field.
             http3: true,
             grpc: Some(Default::default()),
+            requests_per_connection: Some(10),
             from_hosts: Some(HostsSpec {
                 remote_path: Some("r".into()),
                 ssh_config: Some("s".into()),
