@@ -8,6 +8,8 @@
 #[allow(dead_code)]
 #[path = "support_proto/grpc_server.rs"]
 mod grpc_server;
+#[path = "support_proto/h2_listener.rs"]
+mod h2_listener;
 
 use crate::common::load_json;
 use crate::open_loop::hiccup_percentile;

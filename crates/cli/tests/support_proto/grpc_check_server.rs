@@ -5,12 +5,14 @@
 //! get it wrong. Its protobuf is written by hand (three fields a message), so
 //! the check's encoding (prost-reflect) is tested against another one.
 
-use std::net::{SocketAddr, TcpListener as StdListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+
+use super::h2_listener::Listener;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
@@ -32,53 +34,20 @@ pub struct GrpcServer {
     pub addr: SocketAddr,
     /// Calls received.
     pub calls: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
+    _listener: Listener,
 }
 
 impl GrpcServer {
     /// With `tls`, connections are TLS and must pick h2 by ALPN.
     pub fn start(fault: Fault, tls: Option<Arc<rustls::ServerConfig>>) -> GrpcServer {
-        let std_listener = StdListener::bind("127.0.0.1:0").unwrap();
-        std_listener.set_nonblocking(true).unwrap();
-        let addr = std_listener.local_addr().unwrap();
-        let (calls, stop) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicBool::new(false)));
-        let (c, st) = (calls.clone(), stop.clone());
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(std_listener).unwrap();
-                let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
-                loop {
-                    let Ok((tcp, _)) = listener.accept().await else { continue };
-                    if st.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let (c, acceptor) = (c.clone(), acceptor.clone());
-                    tokio::spawn(async move {
-                        match acceptor {
-                            Some(a) => {
-                                if let Ok(tls) = a.accept(tcp).await {
-                                    serve(tls, fault, c).await;
-                                }
-                            }
-                            None => serve(tcp, fault, c).await,
-                        }
-                    });
-                }
-            });
-        });
-        GrpcServer { addr, calls, stop }
+        let calls = Arc::new(AtomicU64::new(0));
+        let c = calls.clone();
+        let listener = Listener::start(tls, move |io| serve(io, fault, c.clone()));
+        GrpcServer { addr: listener.addr, calls, _listener: listener }
     }
 
     pub fn url(&self, scheme: &str) -> String {
         format!("{scheme}://127.0.0.1:{}", self.addr.port())
-    }
-}
-
-impl Drop for GrpcServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = TcpStream::connect(self.addr);
     }
 }
 

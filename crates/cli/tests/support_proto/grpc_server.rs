@@ -10,8 +10,10 @@
 use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, HeaderValue};
 use prost::Message;
-use std::net::{SocketAddr, TcpListener as StdListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::h2_listener::{Conn, Listener};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -77,31 +79,15 @@ pub struct GrpcServer {
     pub addr: SocketAddr,
     pub seen: Arc<Seen>,
     pub t0: Instant,
-    stop: Arc<AtomicBool>,
+    _listener: Listener,
 }
 
 impl GrpcServer {
     pub fn start(mode: Mode) -> GrpcServer {
-        let std_listener = StdListener::bind("127.0.0.1:0").unwrap();
-        std_listener.set_nonblocking(true).unwrap();
-        let addr = std_listener.local_addr().unwrap();
-        let (seen, stop, t0) = (Arc::new(Seen::default()), Arc::new(AtomicBool::new(false)), Instant::now());
-        let (s, st) = (seen.clone(), stop.clone());
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(std_listener).unwrap();
-                loop {
-                    let Ok((tcp, _)) = listener.accept().await else { continue };
-                    if st.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let _ = tcp.set_nodelay(true);
-                    tokio::spawn(serve(tcp, mode, s.clone(), t0));
-                }
-            });
-        });
-        GrpcServer { addr, seen, t0, stop }
+        let (seen, t0) = (Arc::new(Seen::default()), Instant::now());
+        let s = seen.clone();
+        let listener = Listener::start(None, move |io| serve(io, mode, s.clone(), t0));
+        GrpcServer { addr: listener.addr, seen, t0, _listener: listener }
     }
 
     /// ghz's form: host:port.
@@ -110,15 +96,8 @@ impl GrpcServer {
     }
 }
 
-impl Drop for GrpcServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = TcpStream::connect(self.addr);
-    }
-}
-
-async fn serve(tcp: tokio::net::TcpStream, mode: Mode, seen: Arc<Seen>, t0: Instant) {
-    let Ok(mut conn) = h2::server::handshake(tcp).await else { return };
+async fn serve(io: Conn, mode: Mode, seen: Arc<Seen>, t0: Instant) {
+    let Ok(mut conn) = h2::server::handshake(io).await else { return };
     seen.connections.fetch_add(1, Ordering::Relaxed);
     while let Some(Ok((request, respond))) = conn.accept().await {
         let n = seen.calls.fetch_add(1, Ordering::Relaxed) + 1;

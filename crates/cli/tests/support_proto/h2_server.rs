@@ -6,8 +6,10 @@
 //! It records the most streams it ever saw open at once on one connection.
 
 use bytes::Bytes;
-use std::net::{SocketAddr, TcpListener as StdListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::h2_listener::Listener;
 use std::sync::Arc;
 
 #[derive(Clone, Copy)]
@@ -46,55 +48,23 @@ pub struct Counts {
 pub struct H2Server {
     pub addr: SocketAddr,
     pub counts: Arc<Counts>,
-    stop: Arc<AtomicBool>,
+    _listener: Listener,
 }
 
 impl H2Server {
     /// With `tls`, connections are TLS and must pick h2 by ALPN.
     pub fn start(behaviour: Behaviour, tls: Option<Arc<rustls::ServerConfig>>) -> H2Server {
-        let std_listener = StdListener::bind("127.0.0.1:0").unwrap();
-        std_listener.set_nonblocking(true).unwrap();
-        let addr = std_listener.local_addr().unwrap();
         let counts = Arc::new(Counts::default());
-        let stop = Arc::new(AtomicBool::new(false));
-        let (c, st) = (counts.clone(), stop.clone());
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(std_listener).unwrap();
-                let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
-                loop {
-                    let Ok((tcp, _)) = listener.accept().await else { continue };
-                    if st.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let _ = tcp.set_nodelay(true);
-                    let (c, acceptor) = (c.clone(), acceptor.clone());
-                    tokio::spawn(async move {
-                        match acceptor {
-                            Some(a) => {
-                                if let Ok(tls) = a.accept(tcp).await {
-                                    serve(tls, behaviour, &c).await;
-                                }
-                            }
-                            None => serve(tcp, behaviour, &c).await,
-                        }
-                    });
-                }
-            });
+        let c = counts.clone();
+        let listener = Listener::start(tls, move |io| {
+            let c = c.clone();
+            async move { serve(io, behaviour, &c).await }
         });
-        H2Server { addr, counts, stop }
+        H2Server { addr: listener.addr, counts, _listener: listener }
     }
 
     pub fn url(&self, scheme: &str) -> String {
         format!("{scheme}://127.0.0.1:{}/", self.addr.port())
-    }
-}
-
-impl Drop for H2Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = TcpStream::connect(self.addr);
     }
 }
 

@@ -12,6 +12,7 @@
 
 pub mod grpc_check_server;
 pub mod grpc_server;
+pub mod h2_listener;
 pub mod h2_server;
 pub mod h3_front;
 pub mod h3_server;
