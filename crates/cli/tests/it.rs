@@ -41,6 +41,7 @@ mod run;
 mod run_children;
 mod run_database;
 mod run_hdr_log;
+mod run_listen;
 mod run_names;
 mod run_plan;
 mod run_slow_files;

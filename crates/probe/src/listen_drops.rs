@@ -14,6 +14,15 @@
 //! these 80 lines. The dump is of the namespace the reader runs in: a local
 //! server's, or the agent's on the server's host. Every listener on the
 //! server's port is summed (workers sharing it with `SO_REUSEPORT`).
+//!
+//! `sk_drops` also counts packets a listener drops on purpose: with
+//! `TCP_DEFER_ACCEPT` (fasthttp's `reuseport.Listen`, nginx's `deferred`)
+//! the kernel discards each handshake's bare ACK and waits for data, raising
+//! `sk_drops` once per connection with nothing lost (`TcpExt:
+//! TCPDeferAcceptDrop`). A real queue drop raises the namespace's
+//! `ListenDrops` too, a deferred ACK does not: [`Reading::since`] takes the
+//! smaller rise of the two, so neither another listener's drops nor a
+//! deferred accept is blamed on the server.
 
 use std::io;
 
@@ -31,6 +40,35 @@ const NLMSG_HDR: usize = 16;
 /// `struct inet_diag_msg`: family, state, timer, retrans, the 48-byte
 /// `inet_diag_sockid`, expires, rqueue, wqueue, uid, inode.
 const DIAG_MSG: usize = 72;
+
+/// The listener's counter and its namespace's `ListenDrops`, read together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reading {
+    pub listener: u64,
+    /// `None` where `/proc/self/net/netstat` cannot be read.
+    pub namespace: Option<u64>,
+}
+
+impl Reading {
+    /// The connection attempts the listener dropped for a full queue since
+    /// `earlier`: its own drops, at most as many as its namespace counted.
+    pub fn since(&self, earlier: &Reading) -> u64 {
+        let own = self.listener.saturating_sub(earlier.listener);
+        match (self.namespace, earlier.namespace) {
+            (Some(now), Some(then)) => own.min(now.saturating_sub(then)),
+            _ => own,
+        }
+    }
+}
+
+/// [`read`] beside the namespace's `ListenDrops`; `None` as for [`read`].
+pub fn reading(port: u16) -> Option<Reading> {
+    let listener = read(port)?;
+    let namespace = std::fs::read("/proc/self/net/netstat")
+        .ok()
+        .and_then(|text| crate::net_drops::counter(&text, "TcpExt:", "ListenDrops"));
+    Some(Reading { listener, namespace })
+}
 
 /// The summed `sk_drops` of the TCP listeners (IPv4 and IPv6) on `port` in
 /// this network namespace; `None` when sock_diag cannot be asked or no
@@ -187,15 +225,64 @@ mod tests {
         let healthy_port = healthy.local_addr().unwrap().port();
         let (_flooded, port) = listener(0);
         assert_eq!(read(port), Some(0), "a new listener has dropped nothing");
+        let start_ns = reading(port).unwrap().namespace;
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         // Nothing accepts: past the backlog every SYN is dropped by this listener.
         let kept: Vec<TcpStream> =
             (0..8).filter_map(|_| TcpStream::connect_timeout(&addr, Duration::from_millis(50)).ok()).collect();
         let drops = read(port).expect("the flooded listener is found");
         assert!(drops > 0, "no drops counted on a listener that never accepts ({} connected)", kept.len());
+        let queue = reading(port).unwrap().since(&Reading { listener: 0, namespace: start_ns });
+        assert!(queue > 0, "a full queue is the server's: the namespace counted its drops too");
         assert_eq!(read(healthy_port), Some(0), "another program's overflow is not this listener's");
         drop(healthy);
         assert_eq!(read(healthy_port), None, "no listener on the port: nothing known");
+    }
+
+    /// A loopback listener that defers accepting until data arrives.
+    fn deferring_listener() -> (OwnedFd, u16) {
+        let (fd, port) = listener(128);
+        let secs: libc::c_int = 5;
+        // SAFETY: setsockopt with a valid descriptor and an int option.
+        let set = unsafe {
+            use std::os::fd::AsRawFd;
+            let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_DEFER_ACCEPT,
+                (&secs as *const libc::c_int).cast(),
+                len,
+            )
+        };
+        assert_eq!(set, 0);
+        (fd, port)
+    }
+
+    #[test]
+    fn deferred_accepts_raise_the_listeners_drops_but_are_not_queue_drops() {
+        let (_deferring, port) = deferring_listener();
+        let start = reading(port).expect("the listener is found");
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let kept: Vec<TcpStream> = (0..5).filter_map(|_| TcpStream::connect(addr).ok()).collect();
+        assert_eq!(kept.len(), 5, "a deferring listener with room completes every handshake");
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let mut now = reading(port).unwrap();
+        while now.listener == start.listener && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+            now = reading(port).unwrap();
+        }
+        assert!(now.listener > start.listener, "the kernel dropped the bare ACKs on the listener (sk_drops)");
+        assert_eq!(now.since(&start), 0, "no connection was lost: nothing to blame on the server");
+    }
+
+    #[test]
+    fn a_rise_counts_up_to_what_the_namespace_counted() {
+        let at = |listener, namespace| Reading { listener, namespace };
+        assert_eq!(at(70, Some(100)).since(&at(5, Some(100))), 0, "deferred ACKs only");
+        assert_eq!(at(70, Some(165)).since(&at(5, Some(100))), 65, "a full queue raises both");
+        assert_eq!(at(70, Some(900)).since(&at(5, Some(100))), 65, "others' drops are not the server's");
+        assert_eq!(at(70, None).since(&at(5, None)), 65, "without the namespace's counter, the listener's");
     }
 
     #[test]

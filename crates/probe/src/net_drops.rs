@@ -84,7 +84,7 @@ impl NetCounters {
 
 /// The counter `name` in a `snmp`/`netstat` text: the first two lines that
 /// start with `prefix` are its names and its values.
-fn counter(text: &[u8], prefix: &str, name: &str) -> Option<u64> {
+pub(crate) fn counter(text: &[u8], prefix: &str, name: &str) -> Option<u64> {
     let mut lines = text.split(|b| *b == b'\n').filter(|l| l.starts_with(prefix.as_bytes()));
     let names = lines.next()?.split(|b| *b == b' ').skip(1);
     let values = lines.next()?.split(|b| *b == b' ').skip(1);

@@ -24,10 +24,14 @@ HEADERS_TO=FILE appends every request header line not seen before to FILE
 (the secrets test: what the load generator really sent).
 HANG_AFTER=N answers N requests, then answers nothing more (each later
 request waits, unanswered, until SIGTERM): a server that stopped answering.
+DEFER_ACCEPT=1 sets TCP_DEFER_ACCEPT on the listener, as fasthttp's reuseport
+listener does: the kernel drops each handshake's bare ACK on purpose (the
+listener's sk_drops rises) and hands the connection over once data arrives.
 """
 import json
 import os
 import re
+import socket
 import signal
 import sys
 import threading
@@ -179,6 +183,8 @@ def main():
     # BIND=0.0.0.0 lets load hosts in other network namespaces reach it (tests/hosts.rs).
     server = ThreadingHTTPServer((os.environ.get("BIND") or "127.0.0.1", int(os.environ.get("PORT") or 9009)), Handler)
     server.daemon_threads = True
+    if os.environ.get("DEFER_ACCEPT"):
+        server.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_DEFER_ACCEPT, 5)
     workers = int(os.environ.get("THREADS") or 1)
     children = []
     for _ in range(workers - 1):

@@ -70,17 +70,19 @@ pub struct Finished {
 /// (the run record keeps it for `stampede explain`).
 pub use stampede_schema::run::ListenDrops;
 
+use stampede_probe::listen_drops::{self, Reading};
+
 /// Reads of the listener's counter at the phases' edges.
 #[derive(Debug, Default)]
 struct ListenReads {
-    start: Option<u64>,
-    end: Option<u64>,
+    start: Option<Reading>,
+    end: Option<Reading>,
 }
 
 impl ListenReads {
     /// The drops per phase, given the counter at the server's stop.
-    fn drops(&self, last: Option<u64>) -> ListenDrops {
-        let since = |a: Option<u64>, b: Option<u64>| Some(b?.saturating_sub(a?));
+    fn drops(&self, last: Option<Reading>) -> ListenDrops {
+        let since = |a: Option<Reading>, b: Option<Reading>| Some(b?.since(&a?));
         ListenDrops { measured: since(self.start, self.end), after: since(self.end, last) }
     }
 }
@@ -243,14 +245,14 @@ impl Served for LocalServer {
 
     fn mark_measured_start(&mut self) {
         self.server.watch();
-        self.listen.start = stampede_probe::listen_drops::read(self.port);
+        self.listen.start = listen_drops::reading(self.port);
         self.probe().mark_measured_start();
         self.measured_mono_ns = Some(mono_ns());
     }
 
     fn mark_measured_end(&mut self) {
         self.server.watch();
-        self.listen.end = stampede_probe::listen_drops::read(self.port);
+        self.listen.end = listen_drops::reading(self.port);
         self.probe().mark_measured_end();
     }
 
@@ -263,7 +265,7 @@ impl Served for LocalServer {
         let crashed = self.crashed();
         let tail = self.output_tail();
         let load_end_mono_ns = mono_ns();
-        let listen_drops = self.listen.drops(stampede_probe::listen_drops::read(self.port));
+        let listen_drops = self.listen.drops(listen_drops::reading(self.port));
         self.server.stop();
         self.server.finish_output();
         let strays = self.server.strays.iter().map(|(pid, cmd)| format!("pid {pid}: {cmd}")).collect();
