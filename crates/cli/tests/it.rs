@@ -33,6 +33,7 @@ mod http3;
 mod http3_check;
 mod limits;
 mod load;
+mod load_bodies;
 mod mix;
 mod openmetrics;
 mod pipeline;

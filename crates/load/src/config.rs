@@ -268,6 +268,16 @@ impl LoadConfig {
         }
     }
 
+    /// Whether a request of the run asks for compression (`Accept-Encoding`):
+    /// HTTP/1.1 bodies are then decoded and counted by their coding.
+    pub fn asks_compression(&self) -> bool {
+        let asks = |h: &[(String, String)]| h.iter().any(|(n, _)| n.eq_ignore_ascii_case("accept-encoding"));
+        match &self.mix {
+            Some(mix) => mix.templates.iter().any(|t| asks(&t.spec.headers)),
+            None => asks(&self.headers),
+        }
+    }
+
     /// The request as it goes on the wire, encoded once for the whole run.
     pub fn encode_request(&self) -> Vec<u8> {
         crate::http1::request::encode(

@@ -308,6 +308,7 @@ fn assemble(
         requests: rec.requests,
         rps: rec.requests as f64 / wall,
         bytes_read: rec.bytes_read,
+        content_encodings: rec.encodings.stats(),
         errors: rec.errors,
         sent: rec.sent,
         unanswered: rec.unanswered,

@@ -115,6 +115,7 @@ pub fn render(r: &LoadResult) -> String {
     if r.reconnects > 0 {
         let _ = writeln!(o, "  Reconnects (server closed the connection): {}", r.reconnects);
     }
+    encodings(&mut o, &r.content_encodings);
     unheard(&mut o, r);
     let _ = writeln!(o, "Requests/sec: {:>10.2}", r.rps);
     let _ = writeln!(o, "Transfer/sec: {:>10}", bytes(r.bytes_read as f64 / r.duration_s));
@@ -226,6 +227,29 @@ pub fn bytes(b: f64) -> String {
         u += 1;
     }
     format!("{v:.2}{}", UNITS[u])
+}
+
+/// One line per content coding when compression was asked: the body bytes
+/// on the wire, what they decoded to, and any that did not decode.
+fn encodings(o: &mut String, list: &[stampede_schema::encoding::EncodingStats]) {
+    for e in list {
+        let decoded = match e.ratio() {
+            Some(x) if e.coding != "identity" => format!(" -> {} decoded ({x:.1}x)", bytes(e.decoded_bytes as f64)),
+            _ if !matches!(e.coding.as_str(), "identity" | "gzip" | "deflate" | "br") => " (not decoded)".into(),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            o,
+            "  Content-Encoding {}: {} responses, {} body on the wire{decoded}",
+            e.coding,
+            e.responses,
+            bytes(e.wire_bytes as f64)
+        );
+        if e.undecodable > 0 {
+            let _ =
+                writeln!(o, "  WARNING: {} {} bodies did not decode (corrupt or cut short)", e.undecodable, e.coding);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -67,6 +67,7 @@ pub fn merge(hosts: &[HostResult], failed: Vec<HostFailure>) -> Result<LoadResul
     // The hosts ran at the same time: their rates add up.
     total.rps = sum_f(|r| r.rps);
     total.bytes_read = sum_u(|r| r.bytes_read);
+    total.content_encodings = stampede_schema::encoding::merge(results.iter().map(|r| &r.content_encodings[..]));
     total.reconnects = sum_u(|r| r.reconnects);
     total.sent = sum_u(|r| r.sent);
     total.unanswered = sum_u(|r| r.unanswered);

@@ -15,6 +15,7 @@
 pub mod check;
 pub mod database;
 pub mod document;
+pub mod encoding;
 pub mod errors;
 pub mod explain;
 pub mod grpc;

@@ -93,6 +93,10 @@ pub struct LoadResult {
     /// A gRPC load (`--grpc`): its calls by status, its messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grpc: Option<crate::grpc::GrpcStats>,
+    /// HTTP/1.1 with `Accept-Encoding` asked: the responses by the
+    /// `Content-Encoding` they came with, wire and decoded bytes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content_encodings: Vec<crate::encoding::EncodingStats>,
     /// With several targets or URL templates: how they were chosen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mix: Option<crate::mix::MixStats>,

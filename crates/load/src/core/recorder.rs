@@ -111,6 +111,8 @@ pub struct Recorder {
     outstanding_since: Option<Instant>,
     pub silence: Option<(Instant, std::time::Duration)>,
     pub bytes_read: u64,
+    /// HTTP/1.1 with compression asked: the responses by content coding.
+    pub encodings: super::encodings::Encodings,
     pub reconnects: u64,
     pub errors: Errors,
     pub status: Box<[u64; 1000]>,
@@ -184,6 +186,7 @@ impl Recorder {
             outstanding_since: None,
             silence: None,
             bytes_read: 0,
+            encodings: Default::default(),
             reconnects: 0,
             errors: Errors::default(),
             status: Box::new([0; 1000]),
@@ -474,6 +477,7 @@ impl Recorder {
             self.silence = other.silence;
         }
         self.bytes_read += other.bytes_read;
+        self.encodings.add(&other.encodings);
         self.reconnects += other.reconnects;
         self.errors.add(&other.errors);
         for (a, b) in self.status.iter_mut().zip(other.status.iter()) {

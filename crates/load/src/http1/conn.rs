@@ -3,6 +3,7 @@
 //! exactly one worker thread for its whole life. It is generic over its
 //! transport (cleartext TCP or TLS) so the cleartext loop stays monomorphic.
 
+use crate::config::LoadConfig;
 use crate::core::recorder::Origin;
 use crate::core::transport::Transport;
 use crate::http1::response::ResponseParser;
@@ -62,12 +63,14 @@ pub struct Conn<T> {
 }
 
 impl<T: Transport> Conn<T> {
-    pub fn new(id: u32, head_request: bool, now: Instant) -> Conn<T> {
+    /// A connection not yet open, its parser set for the run's requests
+    /// (HEAD: no bodies; compression asked: bodies decoded).
+    pub fn new(id: u32, cfg: &LoadConfig, now: Instant) -> Conn<T> {
         Conn {
             id,
             stream: None,
             state: State::Backoff,
-            parser: ResponseParser::new(head_request),
+            parser: ResponseParser::new(cfg.is_head()).decoding(cfg.asks_compression()),
             intended: now,
             start: now,
             idle_since: now,

@@ -52,13 +52,12 @@ pub struct Core<'a, T> {
 impl<'a, T: Transport> Core<'a, T> {
     pub fn new(cfg: &'a LoadConfig, share: Share, rec: Recorder, request_len: usize) -> Core<'a, T> {
         let pacer = Pacer::for_share(cfg, &share);
-        let head = cfg.is_head();
         let share_start = share.start;
         let share_index = share.index;
         let share_end = share.end;
         Core {
             cfg,
-            conns: (0..share.connections).map(|i| Conn::new(i as u32, head, share.start)).collect(),
+            conns: (0..share.connections).map(|i| Conn::new(i as u32, cfg, share.start)).collect(),
             idle: Vec::with_capacity(share.max_connections),
             rec,
             pacer,
@@ -247,6 +246,9 @@ impl<'a, T: Transport> Core<'a, T> {
         let conn = &mut self.conns[i];
         let answered = (conn.batch_len - conn.batch + 1) as usize;
         let latency = self.rec.response(conn.intended, conn.start, now, done.status, conn.origin);
+        if let Some(body) = done.body.filter(|_| self.rec.measuring(now)) {
+            self.rec.encodings.count(body);
+        }
         if let (Some(latency), Some(&(t, _))) = (latency, conn.reqs.get(answered - 1)) {
             self.rec.target_response(t as usize, latency, done.status);
         }
@@ -507,8 +509,7 @@ pub trait Cycle<'a> {
                 core.starved.begin(now);
                 if core.conns.len() < core.share.max_connections {
                     let id = core.conns.len();
-                    let head = core.cfg.is_head();
-                    core.conns.push(Conn::new(id as u32, head, now));
+                    core.conns.push(Conn::new(id as u32, core.cfg, now));
                     self.open(id, now);
                 }
                 return;

@@ -4,6 +4,7 @@
 
 pub mod conn;
 pub mod cycle;
+pub mod decode;
 pub mod epoll;
 pub mod request;
 pub mod response;

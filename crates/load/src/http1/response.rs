@@ -11,6 +11,9 @@
 
 use thiserror::Error;
 
+use super::decode::Decoder;
+use crate::core::encodings::{Body, Coding};
+
 /// Largest head or chunk-size line accepted before the response is called malformed.
 /// The largest response head accepted, in every protocol: an HTTP/1.1 head,
 /// an HTTP/2 header block (HEADERS and its CONTINUATION frames) or an
@@ -43,6 +46,8 @@ pub struct Done {
     pub status: u16,
     /// The server said it will close the connection after this response.
     pub close: bool,
+    /// With decoding on ([`ResponseParser::decoding`]): the body's coding and sizes.
+    pub body: Option<Body>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,11 +72,34 @@ pub struct ResponseParser {
     close: bool,
     /// The request was HEAD: responses carry no body whatever their headers say.
     head_request: bool,
+    /// Bodies are decoded and counted (the run asked for compression).
+    decode: bool,
+    /// While a body is read with decoding on: its coding, wire bytes, decoder.
+    coding: Coding,
+    wire: u64,
+    decoder: Option<Decoder>,
 }
 
 impl ResponseParser {
     pub fn new(head_request: bool) -> Self {
-        ResponseParser { state: State::Head, pending: Vec::new(), status: 0, close: false, head_request }
+        ResponseParser {
+            state: State::Head,
+            pending: Vec::new(),
+            status: 0,
+            close: false,
+            head_request,
+            decode: false,
+            coding: Coding::Identity,
+            wire: 0,
+            decoder: None,
+        }
+    }
+
+    /// Decodes every body by its `Content-Encoding` and reports its sizes in
+    /// [`Done::body`]; off, bodies are skipped unread (the default).
+    pub fn decoding(mut self, on: bool) -> Self {
+        self.decode = on;
+        self
     }
 
     /// True when no byte of a response has been seen yet.
@@ -83,8 +111,8 @@ impl ResponseParser {
     /// here; any other partial response is lost.
     pub fn eof(&mut self) -> Option<Done> {
         if self.state == State::UntilClose {
-            self.state = State::Head;
-            Some(Done { status: self.status, close: true })
+            self.close = true;
+            Some(self.finish())
         } else {
             None
         }
@@ -93,6 +121,7 @@ impl ResponseParser {
     pub fn reset(&mut self) {
         self.state = State::Head;
         self.pending.clear();
+        self.decoder = None;
     }
 
     /// Consumes bytes of `buf` up to the end of at most one response. Returns
@@ -114,6 +143,7 @@ impl ResponseParser {
                 }
                 State::Fixed(left) => {
                     let take = left.min(rest.len() as u64);
+                    self.body(&rest[..take as usize]);
                     used += take as usize;
                     if take == left {
                         return Ok((used, Some(self.finish())));
@@ -131,6 +161,7 @@ impl ResponseParser {
                 }
                 State::ChunkData(left) => {
                     let take = left.min(rest.len() as u64);
+                    self.body(&rest[..take as usize]);
                     used += take as usize;
                     self.state = if take == left { State::ChunkEnd(false) } else { State::ChunkData(left - take) };
                 }
@@ -160,7 +191,10 @@ impl ResponseParser {
                     used = buf.len();
                     self.state = State::Trailer(line);
                 }
-                State::UntilClose => used = buf.len(),
+                State::UntilClose => {
+                    self.body(rest);
+                    used = buf.len();
+                }
             }
         }
         Ok((used, None))
@@ -168,7 +202,16 @@ impl ResponseParser {
 
     fn finish(&mut self) -> Done {
         self.state = State::Head;
-        Done { status: self.status, close: self.close }
+        let body = self.decoder.take().map(|d| Body { coding: self.coding, wire: self.wire, decoded: d.finish() });
+        Done { status: self.status, close: self.close, body }
+    }
+
+    /// A slice of the body, framing removed: decoded when decoding is on.
+    fn body(&mut self, bytes: &[u8]) {
+        if let Some(decoder) = &mut self.decoder {
+            self.wire += bytes.len() as u64;
+            decoder.feed(bytes);
+        }
     }
 
     fn finish_if_bodiless(&mut self) -> Option<Done> {
@@ -269,6 +312,7 @@ impl ResponseParser {
         let mut length: Option<u64> = None;
         // The last Transfer-Encoding header's final coding decides (RFC 9112 §6.3).
         let mut encoding: Option<bool> = None;
+        let mut coding = Coding::Identity;
         for h in resp.headers.iter() {
             if h.name.eq_ignore_ascii_case("content-length") {
                 let n = content_length(h.value)?;
@@ -278,6 +322,8 @@ impl ResponseParser {
                 length = Some(n);
             } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
                 encoding = Some(ends_with_chunked(h.value));
+            } else if self.decode && h.name.eq_ignore_ascii_case("content-encoding") {
+                coding = Coding::of(h.value);
             } else if h.name.eq_ignore_ascii_case("connection") {
                 if contains_token(h.value, b"close") {
                     close = true;
@@ -310,6 +356,9 @@ impl ResponseParser {
             self.close = true;
             State::UntilClose
         };
+        if self.decode && !matches!(self.state, State::Head | State::Fixed(0)) {
+            (self.coding, self.wire, self.decoder) = (coding, 0, Some(Decoder::new(coding)));
+        }
         Ok(Some(len))
     }
 }
@@ -381,7 +430,7 @@ mod tests {
     #[test]
     fn connection_close_and_http10_are_reported() {
         let got = feed_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", 5);
-        assert_eq!(got, [Done { status: 200, close: true }]);
+        assert_eq!(got, [Done { status: 200, close: true, body: None }]);
         let got = feed_all(b"HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\nx", 100);
         assert!(got[0].close);
     }
@@ -391,7 +440,7 @@ mod tests {
         let mut p = ResponseParser::new(false);
         let (_, done) = p.feed(b"HTTP/1.1 200 OK\r\n\r\nsome body").unwrap();
         assert_eq!(done, None);
-        assert_eq!(p.eof(), Some(Done { status: 200, close: true }));
+        assert_eq!(p.eof(), Some(Done { status: 200, close: true, body: None }));
     }
 
     #[test]
@@ -437,7 +486,7 @@ mod tests {
                 done = done.or(d);
             }
         }
-        assert_eq!(done, Some(Done { status: 200, close: false }));
+        assert_eq!(done, Some(Done { status: 200, close: false, body: None }));
         // The same for a chunk-size line split across reads.
         let mut wire = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3".to_vec();
         let cut = wire.len();
@@ -488,6 +537,6 @@ mod tests {
         // A final coding other than chunked: the body runs to the close.
         let mut p = ResponseParser::new(false);
         assert_eq!(p.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nzzz").unwrap().1, None);
-        assert_eq!(p.eof(), Some(Done { status: 200, close: true }));
+        assert_eq!(p.eof(), Some(Done { status: 200, close: true, body: None }));
     }
 }
