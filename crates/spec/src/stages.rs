@@ -126,7 +126,7 @@ impl Stages {
     /// What each stage got, from per-stage tallies in stage order.
     pub fn results(
         &self,
-        got: impl Iterator<Item = (u64, stampede_schema::Errors, crate::result::Percentiles)>,
+        got: impl Iterator<Item = (u64, stampede_schema::Errors, stampede_schema::load::Percentiles)>,
     ) -> Vec<StageResult> {
         self.segments()
             .zip(got)

@@ -76,7 +76,7 @@ mod tests {
         use stampede_schema::LoadSpec;
         let spec =
             |urls: &[&str]| LoadSpec { urls: urls.iter().map(|u| u.to_string()).collect(), ..LoadSpec::default() };
-        let one = crate::spec::config(&spec(&["http://u:s3cret@127.0.0.1:9/a"]), std::path::Path::new("")).unwrap();
+        let one = crate::check::check(&spec(&["http://u:s3cret@127.0.0.1:9/a"]), std::path::Path::new("")).unwrap();
         assert_eq!(one.target.url, "http://u:***@127.0.0.1:9/a");
         assert_eq!(one.target.path, "/a");
         assert!(
@@ -85,10 +85,10 @@ mod tests {
             one.headers
         );
         let urls = ["http://u:s3cret@127.0.0.1:9/a", "http://127.0.0.1:9/b"];
-        let mix = crate::spec::config(&spec(&urls), std::path::Path::new("")).unwrap();
+        let mix = crate::check::check(&spec(&urls), std::path::Path::new("")).unwrap();
         assert_eq!(mix.target.url, "http://u:***@127.0.0.1:9/a");
-        let templates = &mix.mix.as_ref().unwrap().templates;
-        let has_auth = |i: usize| templates[i].spec.headers.iter().any(|(n, _)| n == "Authorization");
+        let targets = &mix.mix.as_ref().unwrap().targets;
+        let has_auth = |i: usize| targets[i].headers.iter().any(|(n, _)| n == "Authorization");
         assert!(has_auth(0) && !has_auth(1), "each URL's own userinfo, for its own requests");
     }
 }

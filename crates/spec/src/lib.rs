@@ -1,0 +1,33 @@
+//! What a load is, declared once, below the engines that run it: the rules
+//! a load spec is held to and the checked load they give ([`check`]), the
+//! limits, stages, targets files, URL templates and header rules, and the
+//! TLS trust every client shares. `stampede run` checks a scenario, remote
+//! hosts inline a spec and `stampede check` builds its TLS clients and
+//! random requests from here without linking the load engine
+//! (`stampede-load`), which builds its config from a [`check::Checked`]
+//! load.
+
+pub mod check;
+pub mod clock;
+pub mod credentials;
+pub mod error;
+pub mod grpc;
+pub mod headers;
+pub mod inline;
+pub mod limits;
+pub mod protocol;
+pub mod request;
+pub mod rules;
+pub mod stages;
+pub mod target;
+pub mod targets_file;
+pub mod template;
+pub mod tls;
+pub use stampede_schema::units;
+
+pub use check::{check, Checked};
+pub use error::LoadError;
+pub use protocol::{Carry, IoBackend, Protocol};
+pub use rules::Stop;
+pub use target::Target;
+pub use tls::TlsOptions;
