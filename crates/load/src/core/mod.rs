@@ -3,6 +3,7 @@
 //! timeline their latencies go to, each thread's share of the run, receive
 //! timestamps, the transport over TCP or TLS and the process's CPU clock.
 
+mod grpc_call;
 pub mod grpc_tally;
 pub mod housekeeping;
 pub mod pacer;
