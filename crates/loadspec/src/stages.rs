@@ -6,7 +6,7 @@
 //! inverse of the rate's integral, so the pacer keeps an exact schedule over
 //! any ramp with no drift.
 
-use crate::units::{parse_count, parse_duration, MAX_DURATION};
+use stampede_schema::units::{parse_count, parse_duration, MAX_DURATION};
 use std::time::Duration;
 
 pub use stampede_schema::stages::{Ramp, Stage, StageResult};

@@ -310,4 +310,25 @@ mod tests {
         let none = check(&LoadSpec::default(), Path::new("")).unwrap_err();
         assert!(none.starts_with("no target"), "{none}");
     }
+
+    #[test]
+    fn a_load_sends_the_header_and_shows_no_password_for_one_url_and_a_mix() {
+        use stampede_schema::LoadSpec;
+        let spec =
+            |urls: &[&str]| LoadSpec { urls: urls.iter().map(|u| u.to_string()).collect(), ..LoadSpec::default() };
+        let one = check(&spec(&["http://u:s3cret@127.0.0.1:9/a"]), std::path::Path::new("")).unwrap();
+        assert_eq!(one.target.url, "http://u:***@127.0.0.1:9/a");
+        assert_eq!(one.target.path, "/a");
+        assert!(
+            one.headers.iter().any(|(n, v)| n == "Authorization" && v == "Basic dTpzM2NyZXQ="),
+            "{:?}",
+            one.headers
+        );
+        let urls = ["http://u:s3cret@127.0.0.1:9/a", "http://127.0.0.1:9/b"];
+        let mix = check(&spec(&urls), std::path::Path::new("")).unwrap();
+        assert_eq!(mix.target.url, "http://u:***@127.0.0.1:9/a");
+        let targets = &mix.mix.as_ref().unwrap().targets;
+        let has_auth = |i: usize| targets[i].headers.iter().any(|(n, _)| n == "Authorization");
+        assert!(has_auth(0) && !has_auth(1), "each URL's own userinfo, for its own requests");
+    }
 }

@@ -29,7 +29,7 @@ pub const MAX_BATCH_BYTES: usize = 256 * 1024 * 1024;
 /// `-H` headers.
 pub const MAX_HEADERS: usize = 100;
 /// `--duration`, `--warmup`, `--timeout`, `--max-lag` (365 days).
-pub const MAX_DURATION: Duration = crate::units::MAX_DURATION;
+pub const MAX_DURATION: Duration = stampede_schema::units::MAX_DURATION;
 
 /// Largest head or chunk-size line accepted before the response is called malformed.
 /// The largest response head accepted, in every protocol: an HTTP/1.1 head,

@@ -2,7 +2,7 @@
 //! duration within its documented range ([`crate::limits`], docs/load.md
 //! "Limits"), and the combinations no event loop can run refused with the
 //! reason. A [`Shape`] is what the rules look at, borrowed from a checked
-//! spec ([`crate::check`]) or from the engine's `LoadConfig`, so both are
+//! spec (`check::Checked::shape`) or from the engine's `LoadConfig`, so both are
 //! judged by this one function and an absurd value is one line of error
 //! before the run, never an abort or an unbounded allocation in it.
 
