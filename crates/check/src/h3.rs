@@ -12,7 +12,7 @@
 //! `content-length` says otherwise. There is no minor version: a response
 //! counts as `version_minor` 1 (HTTP/1.1 or later, what the `http-version`
 //! rule asks). Certificates are trusted as `stampede load` trusts them
-//! (`--insecure`, `--ca`: `stampede_load::tls`, declared once).
+//! (`--insecure`, `--ca`: `stampede_spec::tls`, declared once).
 
 use std::fmt;
 use std::path::PathBuf;
@@ -57,8 +57,8 @@ impl Quic {
     /// line saying what to change (a `--ca` file that cannot be read).
     pub fn new(trust: &Http3, host: &str, url: &str, timeout: Duration) -> Result<Quic, String> {
         let opts =
-            stampede_load::tls::TlsOptions { insecure: trust.insecure, ca: trust.ca.clone(), alpn: vec!["h3".into()] };
-        let tls = stampede_load::tls::TlsShared::new(&opts, host, url).map_err(|e| e.to_string())?;
+            stampede_spec::tls::TlsOptions { insecure: trust.insecure, ca: trust.ca.clone(), alpn: vec!["h3".into()] };
+        let tls = stampede_spec::tls::TlsShared::new(&opts, host, url).map_err(|e| e.to_string())?;
         let quic = quinn::crypto::rustls::QuicClientConfig::try_from(tls.config.clone())
             .map_err(|e| format!("--http3: TLS setup for QUIC failed: {e}"))?;
         let mut config = quinn::ClientConfig::new(Arc::new(quic));

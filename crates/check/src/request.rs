@@ -3,7 +3,7 @@
 //! encoding, and optionally written in pieces with a pause between them, so a
 //! server that reads a request in one `read` is caught. Placeholders such as
 //! `{rand:100..999}` in the path and body are drawn afresh for every check
-//! (the load engine's template syntax), so a server that caches an answer
+//! (a mix's template syntax, `stampede_spec::template`), so a server that caches an answer
 //! fails. Arenas check exactly these (HttpArena's validate.sh: POST bodies
 //! with Content-Length and chunked, requests split across TCP writes,
 //! randomised inputs); the `send` table of a rule describes them as data
@@ -139,7 +139,7 @@ impl Send {
 
 /// One expansion of a template, placeholders drawn from `rng`.
 pub fn expand(template: &str, rng: &mut SmallRng) -> Result<String, String> {
-    stampede_load::mix::expand_random(template, rng)
+    stampede_spec::template::expand_random(template, rng)
 }
 
 /// Draws this check's request for a rule: its path and body expanded.

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use crate::request::SPLIT_PAUSE;
 use crate::transport::TransportError;
 
-/// Largest response head accepted, bytes: the load engine's, in every protocol.
-pub(crate) use stampede_load::response::MAX_HEAD_BYTES;
+/// Largest response head accepted, bytes: the load's limit, in every protocol.
+pub(crate) use stampede_spec::limits::MAX_HEAD_BYTES;
 /// Largest body accepted, bytes (the biggest built-in body, `/api/fib/10000`,
 /// is about 10 MiB).
 pub(crate) const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;

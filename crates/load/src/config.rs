@@ -1,54 +1,20 @@
 //! What a load run is asked to do, fixed before any thread starts. The request
 //! is encoded here once; every connection writes the same bytes. Every count,
-//! size and duration a user can pass is held to a documented range here
-//! ([`limits`], docs/load.md "Limits"), so an absurd value is one line of
-//! error before the run, never an abort or an unbounded allocation in it.
+//! size and duration a user can pass is held to a documented range by the
+//! spec's rules (`stampede_spec::rules`, docs/load.md "Limits"), so an
+//! absurd value is one line of error before the run, never an abort or an
+//! unbounded allocation in it.
 
 use crate::target::Target;
 use crate::tls::TlsOptions;
+use stampede_spec::rules::Shape;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub use crate::limits;
-
-/// `--method`: a non-empty HTTP token (RFC 9110 section 9).
-pub fn check_method(method: &str) -> Result<(), String> {
-    if method.is_empty() || method.len() > 64 || http::Method::from_bytes(method.as_bytes()).is_err() {
-        return Err(format!("--method {method:?} is not an HTTP method: use a non-empty token such as GET or POST"));
-    }
-    Ok(())
-}
-
-/// `--header`: a name that is an HTTP token and a value without CR, LF, NUL
-/// or other control characters (which would end or split the header).
-pub fn check_header(name: &str, value: &str) -> Result<(), String> {
-    match header_problem(name, value) {
-        Some(why) => Err(format!("--header {name:?}: {why}")),
-        None => Ok(()),
-    }
-}
-
-/// What is wrong with a request header, if anything: the one rule for `-H`
-/// and for the headers of a targets file.
-pub fn header_problem(name: &str, value: &str) -> Option<&'static str> {
-    if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
-        return Some("the name must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~)");
-    }
-    if http::HeaderValue::from_bytes(value.as_bytes()).is_err() {
-        return Some("the value must not contain CR, LF, NUL or other control characters");
-    }
-    None
-}
-
-/// When the measured phase ends.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stop {
-    /// After this long (the warmup comes before it).
-    Duration(Duration),
-    /// After this many requests have been sent and answered or failed.
-    Requests(u64),
-}
+pub use stampede_spec::headers::{check_header, check_method, header_problem};
+pub use stampede_spec::rules::Stop;
 
 pub use crate::protocol::{IoBackend, Protocol};
 pub use stampede_schema::spec::Arrival;
@@ -124,134 +90,29 @@ impl LoadConfig {
         }
     }
 
+    /// The spec's rules (`stampede_spec::rules`), applied to this config.
     pub fn validate(&self) -> Result<(), String> {
-        use limits::*;
-        in_range("--connections", self.connections, MAX_CONNECTIONS)?;
-        in_range("--max-connections", self.max_connections, MAX_CONNECTIONS)?;
-        in_range("--threads", self.threads, MAX_THREADS)?;
-        in_range("--pipeline", self.protocol.pipeline(), MAX_PIPELINE)?;
-        in_range("--streams", self.protocol.streams(), MAX_STREAMS)?;
-        if let Some(n) = self.requests_per_connection {
-            in_range("--requests-per-connection", n as usize, MAX_REQUESTS_PER_CONNECTION)?;
-            if !matches!(self.protocol, Protocol::Http1 { .. }) {
-                return Err(
-                    "--requests-per-connection churns HTTP/1.1 connections only; leave it out with --http2 or --http3"
-                        .into(),
-                );
-            }
-        }
-        if self.slow_log > MAX_SLOW_LOG {
-            return Err(format!("--slow-log {} is above the maximum of {MAX_SLOW_LOG}", self.slow_log));
-        }
-        if let Stop::Requests(n) = self.stop {
-            if n > MAX_REQUESTS {
-                return Err(format!("--requests {n} is above the maximum of {MAX_REQUESTS}"));
-            }
-        }
-        for (flag, d) in [("--warmup", self.warmup), ("--timeout", self.timeout), ("--max-lag", self.max_lag)]
-            .into_iter()
-            .chain(match self.stop {
-                Stop::Duration(d) => Some(("--duration", d)),
-                Stop::Requests(_) => None,
-            })
-        {
-            if d > MAX_DURATION {
-                return Err(format!("{flag} is longer than the maximum of 365 days (365d)"));
-            }
-        }
-        if let Some(rate) = self.rate {
-            if rate > MAX_RATE_PER_S {
-                return Err(format!("--rate {rate} is above the maximum of {MAX_RATE_PER_S} requests per second"));
-            }
-        }
-        if self.body.len() > MAX_BODY_BYTES {
-            return Err(format!(
-                "the request body is {} bytes, above the maximum of {MAX_BODY_BYTES} (64 MiB)",
-                self.body.len()
-            ));
-        }
-        check_method(&self.method)?;
-        if self.headers.len() > MAX_HEADERS {
-            return Err(format!("{} --header flags: at most {MAX_HEADERS}", self.headers.len()));
-        }
-        for (name, value) in &self.headers {
-            check_header(name, value)?;
-        }
-        let batch = self.encode_request().len().saturating_mul(self.protocol.pipeline());
-        if batch > MAX_BATCH_BYTES {
-            return Err(format!(
-                "--pipeline {} of a {}-byte request is {batch} bytes per batch, above the maximum of {MAX_BATCH_BYTES} (256 MiB): lower --pipeline or the body",
-                self.protocol.pipeline(),
-                self.encode_request().len()
-            ));
-        }
-        if self.threads > self.connections {
-            return Err(format!(
-                "--threads ({}) must not exceed --connections ({}): each thread needs a connection",
-                self.threads, self.connections
-            ));
-        }
-        if let Stop::Requests(0) = self.stop {
-            return Err("--requests must be at least 1".into());
-        }
-        if let Stop::Duration(d) = self.stop {
-            if d.is_zero() {
-                return Err("--duration must be longer than 0s".into());
-            }
-        }
-        if self.timeout.is_zero() {
-            return Err("--timeout must be longer than 0s".into());
-        }
-        if let Some(rate) = self.rate {
-            if !(rate.is_finite() && rate > 0.0) {
-                return Err("--rate must be a positive number of requests per second".into());
-            }
-        }
-        if self.protocol.pipeline() > 1 && self.rate.is_some() {
-            return Err(format!(
-                "--pipeline {} cannot be combined with --rate: in open loop every request has its own intended send \
-                 time, and a batch written at once would hold the early ones until the last is due, a delay the \
-                 generator adds to their latency. Use more --connections (or --max-connections) for concurrency",
-                self.protocol.pipeline()
-            ));
-        }
-        self.validate_http3()?;
-        if let Some(stages) = &self.stages {
-            use crate::stages::Ramp;
-            if stages.ramp == Ramp::Connections
-                && (self.rate.is_some() || matches!(self.protocol, Protocol::Http2 { .. } | Protocol::Http3 { .. }))
-            {
-                return Err("--ramp connections is for a closed loop over HTTP/1.1: drop --rate or --http2".into());
-            }
-            if stages.ramp == Ramp::Rate && self.rate.is_none() {
-                return Err("--stages: a rate ramp needs the open loop (the stages' mean as its rate)".into());
-            }
-        }
-        crate::tls::check_alpn(&self.tls.alpn)?;
-        if !self.target.tls && (self.tls.insecure || self.tls.ca.is_some() || !self.tls.alpn.is_empty()) {
-            return Err(format!(
-                "--insecure, --ca and --alpn apply to https:// URLs; {} is cleartext",
-                self.target.url
-            ));
-        }
-        Ok(())
-    }
-
-    /// `--http3`: an `https://` URL, no ALPN offer.
-    fn validate_http3(&self) -> Result<(), String> {
-        if !matches!(self.protocol, Protocol::Http3 { .. }) {
-            return Ok(());
-        }
-        if !self.target.tls {
-            return Err(format!(
-                "--http3 needs an https:// URL (HTTP/3 is always encrypted); {} is cleartext",
-                self.target.url
-            ));
-        }
-        if !self.tls.alpn.is_empty() {
-            return Err("--alpn does not apply to --http3 (it offers h3)".into());
-        }
-        Ok(())
+        stampede_spec::rules::check(&Shape {
+            url: &self.target.url,
+            https: self.target.tls,
+            method: &self.method,
+            headers: &self.headers,
+            body_bytes: self.body.len(),
+            request_bytes: self.encode_request().len(),
+            connections: self.connections,
+            max_connections: self.max_connections,
+            threads: self.threads,
+            stop: self.stop,
+            warmup: self.warmup,
+            timeout: self.timeout,
+            max_lag: self.max_lag,
+            rate: self.rate,
+            slow_log: self.slow_log,
+            protocol: self.protocol,
+            requests_per_connection: self.requests_per_connection,
+            stages: self.stages.as_ref(),
+            tls: &self.tls,
+        })
     }
 
     pub fn is_head(&self) -> bool {
@@ -280,7 +141,7 @@ impl LoadConfig {
 
     /// The request as it goes on the wire, encoded once for the whole run.
     pub fn encode_request(&self) -> Vec<u8> {
-        crate::http1::request::encode(
+        stampede_spec::request::encode(
             &self.method,
             &self.target.path,
             &self.target.host_header,

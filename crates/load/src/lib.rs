@@ -12,8 +12,6 @@
 pub mod capacity;
 pub mod config;
 mod core;
-mod credentials;
-pub mod error;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod grpc;
@@ -21,19 +19,17 @@ mod http1;
 mod http2;
 mod http3;
 pub mod interchange;
-pub mod limits;
 pub mod mix;
 pub mod progress;
-pub mod protocol;
 pub mod result;
 mod runner;
 pub mod spec;
-pub mod stages;
-pub mod target;
-pub mod targets_file;
 pub mod text;
 pub mod tls;
 pub use stampede_schema::units;
+// The vocabulary of a load, declared in the spec crate below the engine,
+// named here as the engine's modules always named it.
+pub use stampede_spec::{error, limits, protocol, stages, target, targets_file};
 
 pub use self::core::rusage::monotonic_ns;
 pub use config::{Arrival, LoadConfig, Stop};

@@ -13,7 +13,7 @@ use crate::error::{failure, HostError, HostFailure};
 use crate::merge::{merge, HostResult};
 use crate::share::{self, Total};
 use crate::ssh::{last_line, Ssh};
-use stampede_load::LoadResult;
+use stampede_schema::load::LoadResult;
 use stampede_schema::LoadSpec;
 use std::io::Write;
 use std::os::fd::AsFd;
@@ -33,7 +33,7 @@ pub struct Plan {
     pub max_clock_offset: Duration,
     /// `--on-host-failure continue`: go on without a failed host.
     pub continue_on_failure: bool,
-    /// The whole load, its files already read into it (`stampede_load::spec::inline`)
+    /// The whole load, its files already read into it (`stampede_spec::inline`)
     /// and its seed fixed: each host gets it with its share and its seed
     /// ([`LoadSpec::host_seed`]).
     pub spec: LoadSpec,

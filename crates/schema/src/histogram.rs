@@ -16,6 +16,12 @@ use thiserror::Error;
 
 use crate::load::{Percentiles, SpectrumPoint};
 
+/// A latency histogram as every result holds it: nanoseconds from 1 ns to
+/// 60 s with three significant digits.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 60 * 1_000_000_000, 3).expect("valid histogram bounds")
+}
+
 #[derive(Debug, Error)]
 pub enum HistogramError {
     #[error("the histogram is not valid base64 ({0}); it must be HdrHistogram's base64 interchange encoding")]
@@ -107,10 +113,6 @@ pub fn spectrum(h: &Histogram<u64>) -> Vec<SpectrumPoint> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn new_histogram() -> Histogram<u64> {
-        Histogram::new_with_bounds(1, 60 * 1_000_000_000, 3).unwrap()
-    }
 
     /// Made once with Python's `hdrhistogram` package (PyPI, version 0.10.8),
     /// another implementation than ours:

@@ -1,6 +1,6 @@
 //! Stages of a load (`--stages 30s:1k,1m:5k,30s:0`): what each stage asked
 //! for, and what it got (`stampede.load/1`'s `stages`). The arithmetic of a
-//! ramp (how many requests are due by when) is `stampede_load::stages`.
+//! ramp (how many requests are due by when) is `stampede_spec::stages`.
 
 use crate::errors::Errors;
 use crate::load::Percentiles;

@@ -1,6 +1,6 @@
 //! The gRPC check's client: HTTP/2 on the `h2` crate, cleartext by prior
 //! knowledge (`http://`) or TLS with ALPN h2 (`https://`, trusted as
-//! `stampede load` trusts servers: stampede_load::tls). The check is not the
+//! `stampede load` trusts servers: stampede_spec::tls). The check is not the
 //! hot path and must see exactly what the server sent (headers, each
 //! length-prefixed message, trailers, a RST_STREAM and its reason), so the
 //! crate made for the job is used as it is, on the check's one-thread tokio

@@ -70,8 +70,8 @@ fn endpoint(base: &str, options: &crate::Options) -> Result<(Endpoint, String), 
     let authority = url.port().map_or(host.clone(), |p| format!("{host}:{p}"));
     let tls = if url.scheme() == "https" {
         let trust = options.tls.clone().unwrap_or_default();
-        let opts = stampede_load::tls::TlsOptions { insecure: trust.insecure, ca: trust.ca, alpn: vec!["h2".into()] };
-        let shared = stampede_load::tls::TlsShared::new(&opts, &host, base)
+        let opts = stampede_spec::tls::TlsOptions { insecure: trust.insecure, ca: trust.ca, alpn: vec!["h2".into()] };
+        let shared = stampede_spec::tls::TlsShared::new(&opts, &host, base)
             .map_err(|e| CheckError::Http3Setup { reason: e.to_string() })?;
         Some((shared.config.clone(), shared.name.clone()))
     } else {

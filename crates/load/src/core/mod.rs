@@ -4,6 +4,7 @@
 //! timestamps, the transport over TCP or TLS and the process's CPU clock.
 
 pub mod encodings;
+mod grpc_call;
 pub mod grpc_tally;
 pub mod housekeeping;
 pub mod pacer;

@@ -10,10 +10,7 @@ use std::collections::BinaryHeap;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Latencies are recorded in nanoseconds with three significant digits.
-pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 60 * 1_000_000_000, 3).expect("valid histogram bounds")
-}
+pub use stampede_schema::histogram::new_histogram;
 
 pub use stampede_schema::Errors;
 

@@ -31,15 +31,7 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-/// CLOCK_MONOTONIC in nanoseconds, the clock the other tools of a run (probes,
-/// runtime GC logs) can be aligned on. `Instant` uses the same clock on Linux
-/// but does not expose its value.
-pub fn monotonic_ns() -> u64 {
-    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
-    // SAFETY: clock_gettime writes into the struct we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use stampede_spec::clock::monotonic_ns;
 
 /// How much of the wall-clock time the calling thread was on a CPU or waiting
 /// for one (run-queue wait, from /proc/thread-self/schedstat), in nanoseconds.

@@ -14,12 +14,7 @@ use thiserror::Error;
 use super::decode::Decoder;
 use crate::core::encodings::{Body, Coding};
 
-/// Largest head or chunk-size line accepted before the response is called malformed.
-/// The largest response head accepted, in every protocol: an HTTP/1.1 head,
-/// an HTTP/2 header block (HEADERS and its CONTINUATION frames) or an
-/// HTTP/3 HEADERS frame. Past it the response is malformed and the
-/// connection is closed, so a server cannot grow the generator's memory.
-pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+pub use stampede_spec::limits::MAX_HEAD_BYTES;
 const MAX_HEADERS: usize = 64;
 
 #[derive(Debug, Error, PartialEq, Eq)]

@@ -90,7 +90,7 @@ pub fn slow_log(profile_slow_log: u64, expected_requests: Option<f64>) -> u64 {
     if profile_slow_log > 0 {
         return profile_slow_log;
     }
-    let max = stampede_load::config::limits::MAX_SLOW_LOG as u64;
+    let max = stampede_spec::limits::MAX_SLOW_LOG as u64;
     match expected_requests.filter(|n| n.is_finite() && *n >= 0.0) {
         Some(n) => ((n * SLOW_SHARE).ceil() as u64).saturating_add(SLOW_MARGIN).min(max),
         None => SLOW_UNKNOWN.min(max),

@@ -1,14 +1,14 @@
 //! Durations as the command line and scenario files write them (`500ms`,
 //! `2s`, `1m`), and back, so a scenario serialised into results.json reads
 //! the way it was written. Every duration is at most 365 days
-//! (`stampede_load::units::MAX_DURATION`), however it is written.
+//! (`stampede_spec::units::MAX_DURATION`), however it is written.
 
 use std::time::Duration;
 
 /// Parses `500ms`, `2s`, `1m`, `1m30s`; a bare number is seconds. The same
 /// reader as `stampede load`'s flags, so a duration means one thing everywhere.
 pub fn parse(text: &str) -> Result<Duration, String> {
-    stampede_load::units::parse_duration(text)
+    stampede_spec::units::parse_duration(text)
 }
 
 /// Formats a duration the way `parse` reads it (`1s`, `500ms`).

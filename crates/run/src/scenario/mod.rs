@@ -224,7 +224,7 @@ impl Scenario {
             names.push(file_name);
         }
         for name in &self.redact_headers {
-            if let Some(why) = stampede_load::config::header_problem(name, "") {
+            if let Some(why) = stampede_spec::headers::header_problem(name, "") {
                 return Err(field("redact_headers", &format!("{name:?} is not a header name: {why}")));
             }
         }

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use stampede_load::stages::Stages;
 use stampede_schema::LoadSpec;
+use stampede_spec::stages::Stages;
 
 use crate::scenario::latency::LatencyPhase;
 
@@ -114,7 +114,7 @@ impl Profile {
             true => base_url.replacen("http://", "https://", 1),
             false => base_url.to_string(),
         };
-        stampede_load::spec::inline(&spec, dir, Some(&base_url))
+        stampede_spec::inline::inline(&spec, dir, Some(&base_url))
     }
 
     /// Checks the profile as `stampede load` would check its spec, naming the field.
@@ -155,7 +155,7 @@ impl Profile {
             return Err(("hdr_log".into(), "not in a scenario: every phase would write the same file".into()));
         }
         let spec = self.phase_spec(dir, "http://127.0.0.1:1", self.duration()).map_err(as_field)?;
-        stampede_load::spec::config(&LoadSpec { warmup: self.spec.warmup, ..spec }, dir).map_err(as_field)?;
+        stampede_spec::check(&LoadSpec { warmup: self.spec.warmup, ..spec }, dir).map_err(as_field)?;
         Ok(())
     }
 }

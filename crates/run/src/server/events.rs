@@ -60,7 +60,7 @@ impl Capture {
 
 /// CLOCK_MONOTONIC in nanoseconds: the load engine's clock for the same
 /// purpose, so that events and slow requests share one reading.
-pub use stampede_load::monotonic_ns as mono_ns;
+pub use stampede_spec::clock::monotonic_ns as mono_ns;
 
 /// Copies a server's output stream to its log, and each line stamped
 /// `<mono_ns>\t<line>` to the events file, until the stream closes.

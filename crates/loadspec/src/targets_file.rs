@@ -19,7 +19,7 @@
 //! URL may be a path (`GET /api/fib/{1..100}`). Every mistake is reported
 //! with the file and line.
 
-use crate::mix::TargetSpec;
+use stampede_schema::mix::TargetSpec;
 use std::path::Path;
 
 /// Methods a target may use (RFC 9110, and PATCH).
@@ -64,7 +64,7 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Vec<Parsed>, String
             l.split_once(':').filter(|(n, _)| http::HeaderName::from_bytes(n.as_bytes()).is_ok())
         {
             let value = value.trim();
-            if let Some(why) = crate::config::header_problem(name, value) {
+            if let Some(why) = crate::headers::header_problem(name, value) {
                 return Err(at(format!("header {name}: {why}")));
             }
             current.spec.headers.push((name.to_string(), value.to_string()));

@@ -6,7 +6,7 @@
 //! inverse of the rate's integral, so the pacer keeps an exact schedule over
 //! any ramp with no drift.
 
-use crate::units::{parse_count, parse_duration, MAX_DURATION};
+use stampede_schema::units::{parse_count, parse_duration, MAX_DURATION};
 use std::time::Duration;
 
 pub use stampede_schema::stages::{Ramp, Stage, StageResult};
@@ -126,7 +126,7 @@ impl Stages {
     /// What each stage got, from per-stage tallies in stage order.
     pub fn results(
         &self,
-        got: impl Iterator<Item = (u64, stampede_schema::Errors, crate::result::Percentiles)>,
+        got: impl Iterator<Item = (u64, stampede_schema::Errors, stampede_schema::load::Percentiles)>,
     ) -> Vec<StageResult> {
         self.segments()
             .zip(got)

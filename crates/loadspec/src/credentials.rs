@@ -70,25 +70,4 @@ mod tests {
         assert_eq!(with_header(given.clone(), &basic), given);
         assert_eq!(with_header(Vec::new(), &basic).len(), 1);
     }
-
-    #[test]
-    fn a_load_sends_the_header_and_shows_no_password_for_one_url_and_a_mix() {
-        use stampede_schema::LoadSpec;
-        let spec =
-            |urls: &[&str]| LoadSpec { urls: urls.iter().map(|u| u.to_string()).collect(), ..LoadSpec::default() };
-        let one = crate::spec::config(&spec(&["http://u:s3cret@127.0.0.1:9/a"]), std::path::Path::new("")).unwrap();
-        assert_eq!(one.target.url, "http://u:***@127.0.0.1:9/a");
-        assert_eq!(one.target.path, "/a");
-        assert!(
-            one.headers.iter().any(|(n, v)| n == "Authorization" && v == "Basic dTpzM2NyZXQ="),
-            "{:?}",
-            one.headers
-        );
-        let urls = ["http://u:s3cret@127.0.0.1:9/a", "http://127.0.0.1:9/b"];
-        let mix = crate::spec::config(&spec(&urls), std::path::Path::new("")).unwrap();
-        assert_eq!(mix.target.url, "http://u:***@127.0.0.1:9/a");
-        let templates = &mix.mix.as_ref().unwrap().templates;
-        let has_auth = |i: usize| templates[i].spec.headers.iter().any(|(n, _)| n == "Authorization");
-        assert!(has_auth(0) && !has_auth(1), "each URL's own userinfo, for its own requests");
-    }
 }

@@ -5,7 +5,7 @@
 //! its event loop with one `match` instead of a chain of flags.
 //!
 //! The load spec keeps its flags (`http2`, `http3`, `pipeline`, `streams`,
-//! `engine`: what users and scenario files write); `spec::config` makes
+//! `engine`: what users and scenario files write); `check::check` makes
 //! them a `Protocol` in one place. gRPC, a protocol of the HTTP/2 loop, is
 //! a field of [`Protocol::Http2`] (what its streams [`Carry`]), not a new
 //! set of flags.

@@ -2,7 +2,7 @@
 //! pass (docs/load.md "Limits"). Each is far beyond a sensible benchmark on
 //! one machine and well below where memory or arithmetic breaks, so an
 //! absurd value is one line of error before the run, never an abort or an
-//! unbounded allocation in it. `config::limits` is this module.
+//! unbounded allocation in it. The load engine's `config::limits` is this module.
 
 use std::time::Duration;
 
@@ -29,7 +29,14 @@ pub const MAX_BATCH_BYTES: usize = 256 * 1024 * 1024;
 /// `-H` headers.
 pub const MAX_HEADERS: usize = 100;
 /// `--duration`, `--warmup`, `--timeout`, `--max-lag` (365 days).
-pub const MAX_DURATION: Duration = crate::units::MAX_DURATION;
+pub const MAX_DURATION: Duration = stampede_schema::units::MAX_DURATION;
+
+/// Largest head or chunk-size line accepted before the response is called malformed.
+/// The largest response head accepted, in every protocol: an HTTP/1.1 head,
+/// an HTTP/2 header block (HEADERS and its CONTINUATION frames) or an
+/// HTTP/3 HEADERS frame. Past it the response is malformed and the
+/// connection is closed, so a server cannot grow the generator's memory.
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
 
 /// Reads a file whole, refusing one larger than `cap` bytes: `/dev/zero`
 /// or a wrong file is one line of error, not a process that grows until
@@ -47,7 +54,7 @@ pub fn read_capped(path: &std::path::Path, cap: usize) -> Result<Vec<u8>, String
 }
 
 /// `what` (a flag) is within `1..=max`.
-pub(crate) fn in_range(flag: &str, value: usize, max: usize) -> Result<(), String> {
+pub fn in_range(flag: &str, value: usize, max: usize) -> Result<(), String> {
     if value == 0 {
         return Err(format!("{flag} must be at least 1"));
     }

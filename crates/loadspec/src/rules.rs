@@ -1,0 +1,192 @@
+//! The rules every load is held to, whoever builds it: each count, size and
+//! duration within its documented range ([`crate::limits`], docs/load.md
+//! "Limits"), and the combinations no event loop can run refused with the
+//! reason. A [`Shape`] is what the rules look at, borrowed from a checked
+//! spec (`check::Checked::shape`) or from the engine's `LoadConfig`, so both are
+//! judged by this one function and an absurd value is one line of error
+//! before the run, never an abort or an unbounded allocation in it.
+
+use crate::limits;
+use crate::protocol::Protocol;
+use crate::stages::{Ramp, Stages};
+use crate::tls::TlsOptions;
+use std::time::Duration;
+
+/// When the measured phase ends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stop {
+    /// After this long (the warmup comes before it).
+    Duration(Duration),
+    /// After this many requests have been sent and answered or failed.
+    Requests(u64),
+}
+
+/// What the rules judge of a load.
+pub struct Shape<'a> {
+    /// The target's URL as given, for messages.
+    pub url: &'a str,
+    /// `https://`.
+    pub https: bool,
+    pub method: &'a str,
+    pub headers: &'a [(String, String)],
+    pub body_bytes: usize,
+    /// The request as encoded on the wire ([`crate::request::encode`]).
+    pub request_bytes: usize,
+    pub connections: usize,
+    pub max_connections: usize,
+    pub threads: usize,
+    pub stop: Stop,
+    pub warmup: Duration,
+    pub timeout: Duration,
+    pub max_lag: Duration,
+    pub rate: Option<f64>,
+    pub slow_log: usize,
+    pub protocol: Protocol,
+    pub requests_per_connection: Option<u32>,
+    pub stages: Option<&'a Stages>,
+    pub tls: &'a TlsOptions,
+}
+
+/// Why `s` cannot run, naming the flag, or `Ok`.
+pub fn check(s: &Shape) -> Result<(), String> {
+    counts(s)?;
+    durations(s)?;
+    request(s)?;
+    combinations(s)
+}
+
+fn counts(s: &Shape) -> Result<(), String> {
+    use limits::*;
+    in_range("--connections", s.connections, MAX_CONNECTIONS)?;
+    in_range("--max-connections", s.max_connections, MAX_CONNECTIONS)?;
+    in_range("--threads", s.threads, MAX_THREADS)?;
+    in_range("--pipeline", s.protocol.pipeline(), MAX_PIPELINE)?;
+    in_range("--streams", s.protocol.streams(), MAX_STREAMS)?;
+    if let Some(n) = s.requests_per_connection {
+        in_range("--requests-per-connection", n as usize, MAX_REQUESTS_PER_CONNECTION)?;
+        if !matches!(s.protocol, Protocol::Http1 { .. }) {
+            return Err(
+                "--requests-per-connection churns HTTP/1.1 connections only; leave it out with --http2 or --http3"
+                    .into(),
+            );
+        }
+    }
+    if s.slow_log > MAX_SLOW_LOG {
+        return Err(format!("--slow-log {} is above the maximum of {MAX_SLOW_LOG}", s.slow_log));
+    }
+    if let Stop::Requests(n) = s.stop {
+        if n > MAX_REQUESTS {
+            return Err(format!("--requests {n} is above the maximum of {MAX_REQUESTS}"));
+        }
+    }
+    Ok(())
+}
+
+fn durations(s: &Shape) -> Result<(), String> {
+    use limits::*;
+    for (flag, d) in
+        [("--warmup", s.warmup), ("--timeout", s.timeout), ("--max-lag", s.max_lag)].into_iter().chain(match s.stop {
+            Stop::Duration(d) => Some(("--duration", d)),
+            Stop::Requests(_) => None,
+        })
+    {
+        if d > MAX_DURATION {
+            return Err(format!("{flag} is longer than the maximum of 365 days (365d)"));
+        }
+    }
+    if let Some(rate) = s.rate {
+        if rate > MAX_RATE_PER_S {
+            return Err(format!("--rate {rate} is above the maximum of {MAX_RATE_PER_S} requests per second"));
+        }
+    }
+    Ok(())
+}
+
+fn request(s: &Shape) -> Result<(), String> {
+    use limits::*;
+    if s.body_bytes > MAX_BODY_BYTES {
+        return Err(format!(
+            "the request body is {} bytes, above the maximum of {MAX_BODY_BYTES} (64 MiB)",
+            s.body_bytes
+        ));
+    }
+    crate::headers::check_method(s.method)?;
+    if s.headers.len() > MAX_HEADERS {
+        return Err(format!("{} --header flags: at most {MAX_HEADERS}", s.headers.len()));
+    }
+    for (name, value) in s.headers {
+        crate::headers::check_header(name, value)?;
+    }
+    let batch = s.request_bytes.saturating_mul(s.protocol.pipeline());
+    if batch > MAX_BATCH_BYTES {
+        return Err(format!(
+            "--pipeline {} of a {}-byte request is {batch} bytes per batch, above the maximum of {MAX_BATCH_BYTES} (256 MiB): lower --pipeline or the body",
+            s.protocol.pipeline(),
+            s.request_bytes
+        ));
+    }
+    Ok(())
+}
+
+fn combinations(s: &Shape) -> Result<(), String> {
+    if s.threads > s.connections {
+        return Err(format!(
+            "--threads ({}) must not exceed --connections ({}): each thread needs a connection",
+            s.threads, s.connections
+        ));
+    }
+    if let Stop::Requests(0) = s.stop {
+        return Err("--requests must be at least 1".into());
+    }
+    if let Stop::Duration(d) = s.stop {
+        if d.is_zero() {
+            return Err("--duration must be longer than 0s".into());
+        }
+    }
+    if s.timeout.is_zero() {
+        return Err("--timeout must be longer than 0s".into());
+    }
+    if let Some(rate) = s.rate {
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err("--rate must be a positive number of requests per second".into());
+        }
+    }
+    if s.protocol.pipeline() > 1 && s.rate.is_some() {
+        return Err(format!(
+            "--pipeline {} cannot be combined with --rate: in open loop every request has its own intended send \
+             time, and a batch written at once would hold the early ones until the last is due, a delay the \
+             generator adds to their latency. Use more --connections (or --max-connections) for concurrency",
+            s.protocol.pipeline()
+        ));
+    }
+    http3(s)?;
+    if let Some(stages) = s.stages {
+        if stages.ramp == Ramp::Connections
+            && (s.rate.is_some() || matches!(s.protocol, Protocol::Http2 { .. } | Protocol::Http3 { .. }))
+        {
+            return Err("--ramp connections is for a closed loop over HTTP/1.1: drop --rate or --http2".into());
+        }
+        if stages.ramp == Ramp::Rate && s.rate.is_none() {
+            return Err("--stages: a rate ramp needs the open loop (the stages' mean as its rate)".into());
+        }
+    }
+    crate::tls::check_alpn(&s.tls.alpn)?;
+    if !s.https && (s.tls.insecure || s.tls.ca.is_some() || !s.tls.alpn.is_empty()) {
+        return Err(format!("--insecure, --ca and --alpn apply to https:// URLs; {} is cleartext", s.url));
+    }
+    Ok(())
+}
+
+/// `--http3`: an `https://` URL, no ALPN offer.
+fn http3(s: &Shape) -> Result<(), String> {
+    if !matches!(s.protocol, Protocol::Http3 { .. }) {
+        return Ok(());
+    }
+    if !s.https {
+        return Err(format!("--http3 needs an https:// URL (HTTP/3 is always encrypted); {} is cleartext", s.url));
+    }
+    if !s.tls.alpn.is_empty() {
+        return Err("--alpn does not apply to --http3 (it offers h3)".into());
+    }
+    Ok(())
+}
