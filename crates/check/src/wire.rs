@@ -7,8 +7,8 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use crate::request::SPLIT_PAUSE;
 use crate::transport::TransportError;
+use stampede_contract::SPLIT_PAUSE;
 
 /// Largest response head accepted, bytes: the load engine's, in every protocol.
 pub(crate) use stampede_load::response::MAX_HEAD_BYTES;
