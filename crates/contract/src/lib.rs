@@ -33,12 +33,11 @@ pub use budget::STATS_FLUSH;
 pub use builtin::{all as builtin_contracts, builtin, names as builtin_names, resolve, DEFAULT as DEFAULT_CONTRACT};
 pub use error::ContractError;
 pub use escape::escape;
-pub use generate::Generator;
-pub use grpc::{Call, CallCheck, Protocol, CALL_CHECK_IDS};
+pub use grpc::{Call, CallCheck, Protocol};
 pub use lenience::Leniency;
 pub use model::{Contract, Generate, ResponseCheck, Rule, Status};
 pub use probe::{
     sleep_of, validate_concurrent, Probe, ProbeCheck, DEFAULT_CONNECTIONS, DEFAULT_REQUESTS, PHASE_TIMEOUT,
 };
-pub use send::{expand, Send, Split, MAX_RANDOM_BYTES, SPLIT_PAUSE};
+pub use send::{expand, Send, Split, SPLIT_PAUSE};
 pub use urls::{endpoint_of, UrlMap};
