@@ -189,3 +189,16 @@ pub fn validate(calls: &[Call], has_proto: bool) -> Result<(), (String, String)>
 
 /// The ids the every-call checks report under.
 pub const CALL_CHECK_IDS: &[&str] = &["content-type", "status-in-trailers"];
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_call_timeout_that_is_no_grpc_timeout_is_one_line_naming_the_field() {
+        let contract = |timeout: &str| {
+            format!("name = \"g\"\nversion = \"1\"\nprotocol = \"grpc\"\nproto = \"x.proto\"\n[[call]]\nid = \"unary\"\npath = \"/p.S/M\"\nrequest = {{}}\ntimeout = \"{timeout}\"\n")
+        };
+        assert!(crate::model::Contract::parse(&contract("300m"), "g.toml").is_ok());
+        let e = crate::model::Contract::parse(&contract("1é"), "g.toml").unwrap_err().to_string();
+        assert!(e.starts_with("g.toml: call[1].timeout (id \"unary\"): is not a grpc-timeout such as \"1n\""), "{e}");
+    }
+}
