@@ -9,30 +9,13 @@
 
 use std::io::Read;
 
-use serde::Deserialize;
 use serde_json::Value;
 
+use stampede_contract::{Answer, Leniency};
+
 use crate::client::Response;
-use crate::contract::Leniency;
 use crate::lenience::Lenience;
 use crate::request::Prepared;
-
-/// `answer = "sum"`: what the body must be, computed from the request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Answer {
-    /// The decimal sum of every integer value in the query and of the body.
-    Sum,
-    /// The decimal number of body bytes sent.
-    Length,
-    /// The body sent, byte for byte.
-    Echo,
-    /// The path's last segment (`/user/42` → `42`).
-    LastSegment,
-    /// `{"count": N, "items": [...]}` for `/…/{N}?m=M`, every item's `total`
-    /// equal to `price * quantity * M`.
-    ItemTotals,
-}
 
 /// What an [`Answer`] expects of one request.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,50 +24,34 @@ pub enum Expected {
     Items { count: u64, m: f64 },
 }
 
-impl Answer {
-    /// For a rule's description.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Answer::Sum => "the sum of the integers in its query and body",
-            Answer::Length => "the number of body bytes it sent",
-            Answer::Echo => "the body it sent",
-            Answer::LastSegment => "its path's last segment",
-            Answer::ItemTotals => "{count, items} with each total = price × quantity × m",
+/// The answer `request` calls for; `Err` when the request does not hold
+/// what this answer reads (a contract mistake, shown as the rule's failure).
+pub fn expected(answer: Answer, request: &Prepared) -> Result<Expected, String> {
+    let (path, query) = request.path.split_once('?').unwrap_or((&request.path, ""));
+    let last = path.rsplit('/').next().unwrap_or_default();
+    Ok(match answer {
+        Answer::Sum => {
+            let mut sum: i128 = query_values(query).filter_map(|(_, v)| v.parse::<i64>().ok()).map(i128::from).sum();
+            if !request.body.is_empty() {
+                let text = String::from_utf8_lossy(&request.body);
+                let n: i64 =
+                    text.trim().parse().map_err(|_| format!("the request body {text:?} is not an integer to sum"))?;
+                sum += i128::from(n);
+            }
+            Expected::Exact(sum.to_string().into_bytes())
         }
-    }
-
-    /// The answer `request` calls for; `Err` when the request does not hold
-    /// what this answer reads (a contract mistake, shown as the rule's failure).
-    pub fn expected(self, request: &Prepared) -> Result<Expected, String> {
-        let (path, query) = request.path.split_once('?').unwrap_or((&request.path, ""));
-        let last = path.rsplit('/').next().unwrap_or_default();
-        Ok(match self {
-            Answer::Sum => {
-                let mut sum: i128 =
-                    query_values(query).filter_map(|(_, v)| v.parse::<i64>().ok()).map(i128::from).sum();
-                if !request.body.is_empty() {
-                    let text = String::from_utf8_lossy(&request.body);
-                    let n: i64 = text
-                        .trim()
-                        .parse()
-                        .map_err(|_| format!("the request body {text:?} is not an integer to sum"))?;
-                    sum += i128::from(n);
-                }
-                Expected::Exact(sum.to_string().into_bytes())
-            }
-            Answer::Length => Expected::Exact(request.body.len().to_string().into_bytes()),
-            Answer::Echo => Expected::Exact(request.body.clone()),
-            Answer::LastSegment => Expected::Exact(last.as_bytes().to_vec()),
-            Answer::ItemTotals => {
-                let count = last.parse().map_err(|_| format!("the path {path:?} does not end in a count"))?;
-                let m = match query_values(query).find(|(k, _)| *k == "m") {
-                    Some((_, v)) => v.parse().map_err(|_| format!("m={v:?} is not a number"))?,
-                    None => 1.0,
-                };
-                Expected::Items { count, m }
-            }
-        })
-    }
+        Answer::Length => Expected::Exact(request.body.len().to_string().into_bytes()),
+        Answer::Echo => Expected::Exact(request.body.clone()),
+        Answer::LastSegment => Expected::Exact(last.as_bytes().to_vec()),
+        Answer::ItemTotals => {
+            let count = last.parse().map_err(|_| format!("the path {path:?} does not end in a count"))?;
+            let m = match query_values(query).find(|(k, _)| *k == "m") {
+                Some((_, v)) => v.parse().map_err(|_| format!("m={v:?} is not a number"))?,
+                None => 1.0,
+            };
+            Expected::Items { count, m }
+        }
+    })
 }
 
 fn query_values(query: &str) -> impl Iterator<Item = (&str, &str)> {
@@ -172,7 +139,7 @@ mod tests {
 
     #[test]
     fn answers_follow_the_request_sent() {
-        let exact = |answer: Answer, path: &str, body: &[u8]| match answer.expected(&request(path, body)) {
+        let exact = |answer: Answer, path: &str, body: &[u8]| match expected(answer, &request(path, body)) {
             Ok(Expected::Exact(bytes)) => String::from_utf8(bytes).unwrap(),
             other => panic!("{other:?}"),
         };
@@ -181,9 +148,9 @@ mod tests {
         assert_eq!(exact(Answer::Length, "/upload", &[0; 48]), "48");
         assert_eq!(exact(Answer::LastSegment, "/user/42", b""), "42");
         assert_eq!(exact(Answer::Echo, "/echo", b"hi"), "hi");
-        assert!(Answer::Sum.expected(&request("/b?a=1", b"x")).unwrap_err().contains("not an integer"));
+        assert!(expected(Answer::Sum, &request("/b?a=1", b"x")).unwrap_err().contains("not an integer"));
         assert_eq!(
-            Answer::ItemTotals.expected(&request("/json/12?m=3", b"")),
+            expected(Answer::ItemTotals, &request("/json/12?m=3", b"")),
             Ok(Expected::Items { count: 12, m: 3.0 })
         );
     }

@@ -16,60 +16,13 @@ use std::sync::Barrier;
 use std::time::Duration;
 
 use crate::client::{Client, Exchange};
-use crate::contract::{Leniency, Probe, ProbeCheck};
 use crate::counting::{self, Asked, Snapshot};
 use crate::database::Database;
 use crate::db_probes::{json, lone_row, page, row_list};
 use crate::lenience::Lenience;
 use crate::report::{RuleResult, RuleVerdict};
 use crate::target::Target;
-
-/// TechEmpower's concurrency level (run-tests.py's default), for both.
-pub const DEFAULT_REQUESTS: u32 = 512;
-pub const DEFAULT_CONNECTIONS: u32 = 512;
-/// The least time one request may take in the phase: 512 requests queued
-/// for a pool of a few database connections wait their turn, which a
-/// one-at-a-time `--timeout` (5 s) is not meant for; TechEmpower's siege waits
-/// 30 s before it counts a failed transaction.
-pub(crate) const PHASE_TIMEOUT: Duration = Duration::from_secs(30);
-/// Beyond this, threads (one per connection) cost more than they show.
-const MAX_CONNECTIONS: u32 = 1024;
-const MAX_REQUESTS: u32 = 100_000;
-
-/// The fields only `concurrent` takes, and what it needs: `Err((field, reason))`.
-pub fn validate(probe: &Probe) -> Result<(), (String, String)> {
-    let err = |field: &str, reason: String| Err((field.to_string(), reason));
-    if probe.check != ProbeCheck::Concurrent {
-        for (field, set) in [
-            ("of", probe.of.is_some()),
-            ("requests", probe.requests.is_some()),
-            ("connections", probe.connections.is_some()),
-        ] {
-            if set {
-                return err(field, "only a concurrent probe takes it".into());
-            }
-        }
-        return Ok(());
-    }
-    match probe.of {
-        Some(ProbeCheck::DbRow | ProbeCheck::DbRows | ProbeCheck::DbUpdates | ProbeCheck::FortunesComplete) => {}
-        _ => {
-            return err(
-                "of",
-                "name the check whose answers to send at once: db-row, db-rows, db-updates or fortunes-complete".into(),
-            )
-        }
-    }
-    let requests = probe.requests.unwrap_or(DEFAULT_REQUESTS);
-    let connections = probe.connections.unwrap_or(DEFAULT_CONNECTIONS);
-    if !(1..=MAX_REQUESTS).contains(&requests) {
-        return err("requests", format!("{requests} is outside 1..{MAX_REQUESTS}"));
-    }
-    if !(1..=MAX_CONNECTIONS).contains(&connections) || connections > requests {
-        return err("connections", format!("{connections} is outside 1..{}", MAX_CONNECTIONS.min(requests)));
-    }
-    Ok(())
-}
+use stampede_contract::{Leniency, Probe, ProbeCheck, DEFAULT_CONNECTIONS, DEFAULT_REQUESTS, PHASE_TIMEOUT};
 
 /// What the phase's responses were.
 #[derive(Default)]

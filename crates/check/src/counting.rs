@@ -23,13 +23,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::contract::ProbeCheck;
 use crate::database::{message, Database};
+use stampede_contract::{ProbeCheck, STATS_FLUSH};
 
-/// How long an idle backend may keep its `pg_stat_database` counts before
-/// reporting them (PostgreSQL 15's PGSTAT_MIN_INTERVAL, 1 s), and a margin:
-/// the longest the counters are waited for.
-pub const STATS_FLUSH: Duration = Duration::from_millis(1200);
 /// How often the counters are read while waiting for them.
 const POLL: Duration = Duration::from_millis(50);
 /// Counters unchanged this long have been flushed by the backends that went

@@ -10,11 +10,11 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::client::{Client, Exchange};
-use crate::contract::{Leniency, Probe, ProbeCheck};
 use crate::database::Database;
 use crate::fortunes::{self, RawRow};
 use crate::lenience::Lenience;
 use crate::report::{RuleResult, RuleVerdict};
+use stampede_contract::{Leniency, Probe, ProbeCheck};
 
 /// Below this many rows, an update that changed nothing may be chance
 /// (1 in 10,000 per row); from it on, it is a server that wrote nothing new.

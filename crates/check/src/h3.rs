@@ -21,7 +21,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bytes::{Buf, Bytes};
 
-use crate::client::Response;
+use crate::response::Response;
 use crate::transport::TransportError;
 use crate::wire::Framing;
 
@@ -107,7 +107,7 @@ impl H3Conn {
             let no_answer = || {
                 TransportError::Connect(format!(
                     "no HTTP/3 answer on UDP {addr} within {}",
-                    crate::fmt_duration(timeout)
+                    stampede_grpc::short_duration(timeout)
                 ))
             };
             let conn = match tokio::time::timeout(timeout, connecting).await {

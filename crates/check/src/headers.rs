@@ -12,9 +12,9 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::client::{Exchange, Framing, Response};
-use crate::contract::{Contract, Leniency, ResponseCheck};
 use crate::report::RuleResult;
 use crate::report::RuleVerdict;
+use stampede_contract::{Contract, Leniency, ResponseCheck};
 
 /// How far the server's `Date` may be from the checker's clock.
 pub const DATE_TOLERANCE: Duration = Duration::from_secs(2);

@@ -9,11 +9,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::answer::{Answer, Expected};
+use crate::answer::Expected;
 use crate::client::{Exchange, Response};
-use crate::contract::{Leniency, Rule, Status};
 use crate::lenience::Lenience;
 use crate::request::Prepared;
+use stampede_contract::Answer;
+use stampede_contract::{Leniency, Rule, Status};
 
 /// Slack for event-loop timers with millisecond resolution. libuv (Node.js)
 /// starts a timer from its loop clock, read after the poll that delivered the
@@ -121,7 +122,7 @@ impl Case {
             }
         }
         let body = crate::answer::decoded(response, self.content_encoding.as_deref())?;
-        match self.answer.map(|a| a.expected(request)).transpose()? {
+        match self.answer.map(|a| crate::answer::expected(a, request)).transpose()? {
             Some(Expected::Exact(want)) => exact_body(&want, &body, lenience)?,
             Some(Expected::Items { count, m }) => crate::answer::item_totals(&body, count, m, lenience)?,
             None => {}
@@ -444,13 +445,13 @@ mod tests {
     }
 
     fn stampede_case(id: &str) -> Case {
-        let contract = crate::builtin::builtin("stampede").unwrap();
+        let contract = stampede_contract::builtin("stampede").unwrap();
         Case::from_rule(contract.rules.iter().find(|r| r.id == id).unwrap())
     }
 
     #[test]
     fn tfb_charset_allows_only_utf_8() {
-        let contract = crate::builtin::builtin("tfb").unwrap();
+        let contract = stampede_contract::builtin("tfb").unwrap();
         let case = Case::from_rule(contract.rules.iter().find(|r| r.id == "plaintext").unwrap());
         let with = |ct: &str| case.judge_strict(&exchange(200, ct, b"Hello, World!", Duration::ZERO));
         assert_eq!(with("text/plain"), Ok(()));
@@ -462,7 +463,7 @@ mod tests {
 
     #[test]
     fn a_long_body_names_the_first_differing_byte_and_item() {
-        let want = crate::generate::fib_text(100).into_bytes();
+        let want = stampede_contract::generate::fib_text(100).into_bytes();
         let mut got = want.clone();
         let last = got.len() - 1;
         got[last] = if got[last] == b'5' { b'6' } else { b'5' };

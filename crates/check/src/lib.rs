@@ -16,11 +16,8 @@
 //! ```
 
 mod answer;
-mod budget;
-mod builtin;
 mod client;
 mod concurrent;
-mod contract;
 mod counting;
 mod database;
 mod db_probes;
@@ -28,59 +25,39 @@ mod error;
 mod fortunes;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
-mod generate;
 mod grpc;
-mod grpc_contract;
 mod h3;
 mod headers;
 mod judge;
 mod lenience;
+mod options;
 mod probes;
 pub mod render;
 mod report;
 mod request;
+mod response;
 mod target;
-pub mod tfb_config;
 mod transport;
-mod urls;
 mod wire;
 
 use std::time::Duration;
 
-pub use builtin::{all as builtin_contracts, builtin, names as builtin_names, resolve, DEFAULT as DEFAULT_CONTRACT};
-pub use contract::{Contract, ContractError, Protocol};
 pub use error::CheckError;
 pub use h3::Http3;
+pub use options::Options;
 pub use report::{Report, ResponseSummary, RuleResult, SCHEMA};
-pub use urls::{endpoint_of, UrlMap};
+/// What a contract is lives in stampede-contract; these names are the
+/// checker's API too (`stampede check` resolves, lists and checks contracts).
+pub use stampede_contract::{
+    builtin, builtin_contracts, builtin_names, endpoint_of, resolve, tfb_config, Contract, ContractError, Protocol,
+    UrlMap, DEFAULT_CONTRACT,
+};
 
 use client::{Client, Exchange};
-use contract::{Probe, ProbeCheck};
 use judge::Case;
 use lenience::Lenience;
+use stampede_contract::{Probe, ProbeCheck};
 use target::Target;
-
-/// How to run a check.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// Longest wait for one response, from connecting to its last byte.
-    pub timeout: Duration,
-    /// The server's database (`postgres://…`), which the database rules
-    /// (contracts/db.toml) read the rows back from.
-    pub database: Option<String>,
-    /// Ask over HTTP/3 (QUIC) with this trust, instead of HTTP/1.1 over TCP.
-    pub http3: Option<Http3>,
-    /// The server's own URLs for the contract's endpoints (`--url`).
-    pub urls: UrlMap,
-    /// A gRPC contract over `https://`: how to trust the server's certificate.
-    pub tls: Option<Http3>,
-}
-
-impl Default for Options {
-    fn default() -> Options {
-        Options { timeout: Duration::from_secs(5), database: None, http3: None, urls: UrlMap::default(), tls: None }
-    }
-}
 
 /// Checks the server at `base` against the default contract, `stampede`
 /// (apps/CONTRACT.md). See [`check_contract`].
@@ -98,7 +75,7 @@ pub fn check(base: &str, options: &Options) -> Result<Report, CheckError> {
 /// Errors only when there is nothing to check: a bad URL, or no HTTP answer
 /// to the first request. Broken rules are results in the [`Report`].
 pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Result<Report, CheckError> {
-    if contract.protocol == contract::Protocol::Grpc {
+    if contract.protocol == Protocol::Grpc {
         return grpc::check(base, contract, options);
     }
     let target = Target::parse_for(base, options.http3.as_ref(), options.timeout)?.with_urls(options.urls.clone());
@@ -176,7 +153,7 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
 /// contract's `ready`) with an empty request `OK`, and how long that took;
 /// `stampede run` polls it until it does.
 pub fn grpc_ready(addr: std::net::SocketAddr, path: &str, timeout: Duration) -> Result<Duration, String> {
-    grpc::ready(addr, path, timeout)
+    stampede_grpc::client::ready(addr, path, timeout)
 }
 
 /// One probe other than the concurrent phase, judged on its own connection
@@ -220,15 +197,4 @@ pub fn another_contract_hint(report: &Report, contract: &Contract) -> Option<Str
         first.reason.as_deref().unwrap_or("no answer"),
         builtin_names().join(", ")
     ))
-}
-
-/// `5s`, `1.5s` or `250ms`: short, for messages.
-pub(crate) fn fmt_duration(d: Duration) -> String {
-    if d.subsec_millis() == 0 {
-        format!("{}s", d.as_secs())
-    } else if d < Duration::from_secs(1) {
-        format!("{}ms", d.as_millis())
-    } else {
-        format!("{:.1}s", d.as_secs_f64())
-    }
 }

@@ -100,13 +100,6 @@ fn sleep_past_next_second() {
     std::thread::sleep(to_boundary + SECOND_MARGIN);
 }
 
-/// How long a sleep path asks to sleep: its last segment, in milliseconds
-/// (`/sleep/200` → 200 ms); `None` when that is not a number.
-pub fn sleep_of(path: &str) -> Option<Duration> {
-    let last = path.split('?').next()?.rsplit('/').next()?;
-    last.parse::<u64>().ok().filter(|ms| *ms > 0).map(Duration::from_millis)
-}
-
 /// Two `GET path` (a sleep) sent at once on two connections: both answers
 /// must be back before two sleeps one after the other could be, i.e. the
 /// two overlapped.
@@ -119,7 +112,7 @@ pub fn sleep_concurrent(
 ) -> RuleResult {
     let description = format!("two sleeps on two connections overlap (GET {path} twice at once)");
     let description = description.as_str();
-    let sleep = sleep_of(path).expect("validated when the contract was read");
+    let sleep = stampede_contract::sleep_of(path).expect("validated when the contract was read");
     let start = std::sync::Barrier::new(2);
     let started = Instant::now();
     let (first, second) = std::thread::scope(|scope| {
@@ -142,8 +135,8 @@ pub fn sleep_concurrent(
             description,
             format!(
                 "the server handled the two sleeps one after another (both back only after {}, two sleeps of {}): its event loop blocks while it sleeps",
-                crate::fmt_duration(both_back),
-                crate::fmt_duration(sleep)
+                stampede_grpc::short_duration(both_back),
+                stampede_grpc::short_duration(sleep)
             ),
             Some(&second),
         ),

@@ -6,6 +6,7 @@
 
 use crate::client::{Exchange, Response};
 use crate::lenience::Lenience;
+pub use stampede_contract::escape;
 
 /// The document, declared once in stampede-schema (`stampede run` reads it).
 pub use stampede_schema::check::{CheckReport as Report, ResponseSummary, RuleResult, SCHEMA};
@@ -63,37 +64,5 @@ pub fn summary(r: &Response) -> ResponseSummary {
         body_bytes: r.body.len(),
         body_prefix: escape(&r.body, BODY_PREFIX_BYTES),
         elapsed_ms: r.elapsed.as_secs_f64() * 1000.0,
-    }
-}
-
-/// The first `limit` bytes, printable ASCII as is, everything else escaped
-/// (`\n`, `\r`, `\t`, `\\`, `\xNN`), so every byte is visible and exact.
-pub fn escape(bytes: &[u8], limit: usize) -> String {
-    let mut out = String::new();
-    for &b in bytes.iter().take(limit) {
-        match b {
-            b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            0x20..=0x7e => out.push(b as char),
-            _ => out.push_str(&format!("\\x{b:02x}")),
-        }
-    }
-    if bytes.len() > limit {
-        out.push('…');
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escape_shows_every_byte() {
-        assert_eq!(escape(b"Hello, World!\n", 200), "Hello, World!\\n");
-        assert_eq!(escape(b"a\\b\x00\xc3\xa9", 200), "a\\\\b\\x00\\xc3\\xa9");
-        assert_eq!(escape(b"abcdef", 3), "abc…");
     }
 }

@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 
 use crate::error::CheckError;
-use crate::urls::UrlMap;
+use stampede_contract::UrlMap;
 
 /// A validated `http://host[:port][/prefix]` base URL.
 #[derive(Debug, Clone)]
@@ -30,7 +30,7 @@ impl Target {
     /// contract is HTTP/1.1 over TCP without TLS.
     #[cfg(test)]
     pub fn parse(base: &str) -> Result<Target, CheckError> {
-        Target::parse_for(base, None, crate::Options::default().timeout)
+        Target::parse_for(base, None, crate::options::Options::default().timeout)
     }
 
     /// Parses and resolves `base`, to be reached over HTTP/3 with `http3`'s

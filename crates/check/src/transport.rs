@@ -15,7 +15,7 @@ pub enum TransportError {
     Refused,
     #[error("cannot connect: {0}")]
     Connect(String),
-    #[error("no complete response within {}", crate::fmt_duration(*.0))]
+    #[error("no complete response within {}", stampede_grpc::short_duration(*.0))]
     Timeout(Duration),
     #[error("the server closed the connection before answering")]
     ClosedBeforeResponse,

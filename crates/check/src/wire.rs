@@ -7,8 +7,8 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use crate::request::SPLIT_PAUSE;
 use crate::transport::TransportError;
+use stampede_contract::SPLIT_PAUSE;
 
 /// Largest response head accepted, bytes: the load's limit, in every protocol.
 pub(crate) use stampede_spec::limits::MAX_HEAD_BYTES;

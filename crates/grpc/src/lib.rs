@@ -1,11 +1,15 @@
 //! The gRPC vocabulary, declared once for every crate that speaks it:
 //! `stampede load --grpc` sends calls on the HTTP/2 engine and `stampede
 //! check --grpc` judges a server's answers, and both need the same schema,
-//! the same framing, the same status codes and the same header fields. This
-//! crate knows nothing about connections: it turns a user's `.proto` files
-//! and JSON into bytes to send, and the bytes and trailers a server sends
-//! back into counts, messages and a status.
+//! the same framing, the same status codes and the same header fields. The
+//! vocabulary knows nothing about connections: it turns a user's `.proto`
+//! files and JSON into bytes to send, and the bytes and trailers a server
+//! sends back into counts, messages and a status. One client, behind the
+//! feature `client` (client.rs), serves the checker and `stampede run`'s
+//! readiness poll; the load engine leaves it off.
 
+#[cfg(feature = "client")]
+pub mod client;
 mod frame;
 mod headers;
 mod schema;
@@ -16,7 +20,7 @@ pub use frame::{frame, Deframer, FrameError, PREFIX_LEN};
 pub use headers::{is_grpc_content_type, request_headers, CONTENT_TYPE};
 pub use schema::{Method, Schema, SchemaError};
 pub use status::{parse_message, parse_status, Code};
-pub use timeout::encode_timeout;
+pub use timeout::{decode_timeout, encode_timeout, short_duration};
 
 /// The messages a call may carry when the user did not say (gRPC's own
 /// default limit on a received message).

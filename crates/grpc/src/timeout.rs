@@ -28,6 +28,32 @@ pub fn encode_timeout(deadline: Duration) -> String {
     format!("{MAX_VALUE}H")
 }
 
+/// How a `grpc-timeout` value reads (`1n`, `300m`, `2S`): 1 to 8 digits and
+/// a unit; `None` when it is not one. A contract sends the value as written,
+/// malformed deadlines included, and judges the call against what it means.
+pub fn decode_timeout(value: &str) -> Option<Duration> {
+    let (at, unit) = value.char_indices().last()?;
+    let digits = &value[..at];
+    if digits.is_empty() || digits.len() > 8 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u128 = digits.parse().ok()?;
+    let (_, size) = UNITS.iter().find(|(u, _)| *u == unit)?;
+    Some(Duration::from_nanos((n * size) as u64))
+}
+
+/// `5s`, `1.5s` or `250ms`: a duration said short, in messages (a call's
+/// wait, a check's timeout).
+pub fn short_duration(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else if d < Duration::from_secs(1) {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,5 +79,23 @@ mod tests {
         assert!(Duration::from_micros(value) >= d);
         assert_eq!(encode_timeout(Duration::new(100, 1)), "100001m", "eight digits at most");
         assert_eq!(encode_timeout(Duration::from_secs(u64::MAX)), "99999999H");
+    }
+
+    #[test]
+    fn a_grpc_timeout_is_digits_and_a_unit() {
+        assert_eq!(decode_timeout("1n"), Some(Duration::from_nanos(1)));
+        assert_eq!(decode_timeout("300m"), Some(Duration::from_millis(300)));
+        assert_eq!(decode_timeout("2S"), Some(Duration::from_secs(2)));
+        assert_eq!(decode_timeout("1H"), Some(Duration::from_secs(3600)));
+        for bad in ["", "m", "300", "300ms", "123456789m", "-1m", "1x"] {
+            assert_eq!(decode_timeout(bad), None, "{bad}");
+        }
+        assert_eq!(decode_timeout(&encode_timeout(Duration::from_millis(200))), Some(Duration::from_millis(200)));
+    }
+
+    #[test]
+    fn a_grpc_timeout_ending_in_a_multibyte_character_is_refused_not_a_panic() {
+        assert_eq!(decode_timeout("1é"), None);
+        assert_eq!(decode_timeout("é"), None);
     }
 }

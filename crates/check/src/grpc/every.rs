@@ -4,9 +4,9 @@
 
 use stampede_grpc::{is_grpc_content_type, parse_status};
 
-use super::client::Exchange;
-use crate::contract::CallCheck;
 use crate::report::{escape, ResponseSummary, RuleResult, RuleVerdict, BODY_PREFIX_BYTES};
+use stampede_contract::CallCheck;
+use stampede_grpc::client::Exchange;
 
 /// A check of one answer: `Err` says what is wrong with it.
 type AnswerCheck = fn(&Exchange) -> Result<(), String>;

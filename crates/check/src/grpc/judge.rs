@@ -10,10 +10,11 @@ use std::hash::{BuildHasher, RandomState};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use stampede_grpc::{parse_message, parse_status, Code, Method};
+use stampede_grpc::client::status_of;
+use stampede_grpc::{Code, Method};
 
-use super::client::Exchange;
-use crate::contract::Call;
+use stampede_contract::Call;
+use stampede_grpc::client::Exchange;
 
 /// A verdict: pass, pass with a warning, or fail, each with a reason.
 pub enum Verdict {
@@ -39,31 +40,6 @@ fn fill_with(template: &Value, next: &mut dyn FnMut() -> u64) -> Value {
         Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), fill_with(v, next))).collect()),
         other => other.clone(),
     }
-}
-
-/// The status the call ended with, and how it was said.
-pub fn status_of(ex: &Exchange, deadline: Option<Duration>) -> Result<(Code, String), String> {
-    if let Some(reason) = ex.reset {
-        return match deadline {
-            Some(d) if reason == h2::Reason::CANCEL && ex.elapsed >= d => {
-                Ok((Code::DeadlineExceeded, "the stream reset (CANCEL) after its deadline".into()))
-            }
-            _ => Err(format!("the server reset the stream ({reason:?}) instead of ending it with a grpc-status")),
-        };
-    }
-    let (place, values) = match &ex.trailers {
-        Some(_) => ("trailers", ex.values("grpc-status", true)),
-        None => ("Trailers-Only headers", ex.values("grpc-status", false)),
-    };
-    let value = values.first().ok_or_else(|| format!("no grpc-status in the {place}"))?;
-    let code = parse_status(value.as_bytes()).ok_or_else(|| format!("grpc-status {value:?} is not a number"))?;
-    let trailers = ex.trailers.is_some();
-    let message = ex.values("grpc-message", trailers).first().map(|m| parse_message(m.as_bytes()));
-    let said = match message {
-        Some(m) if !m.is_empty() => format!("grpc-status {code}, grpc-message {m:?}"),
-        _ => format!("grpc-status {code}"),
-    };
-    Ok((code, said))
 }
 
 /// The verdict on one call's answer.

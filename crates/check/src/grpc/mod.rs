@@ -6,30 +6,30 @@
 //! `stampede run` refuses a gRPC server that fails exactly as it refuses an
 //! HTTP one.
 
-mod client;
 mod every;
 mod judge;
-pub mod wire;
+mod schema;
 
 use std::hash::RandomState;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::Value;
 use stampede_grpc::{frame, Method};
 
-use crate::contract::{Call, Contract};
 use crate::error::CheckError;
+use crate::options::Options;
 use crate::report::{Report, RuleResult, RuleVerdict};
-use client::{Endpoint, Exchange, Outgoing};
 use judge::Verdict;
+use stampede_contract::{Call, Contract};
+use stampede_grpc::client::{self, Endpoint, Exchange, Outgoing};
 
 /// Checks the gRPC server at `base` (`http://host:port` or `https://…`)
 /// against every call of `contract`.
-pub fn check(base: &str, contract: &Contract, options: &crate::Options) -> Result<Report, CheckError> {
+pub fn check(base: &str, contract: &Contract, options: &Options) -> Result<Report, CheckError> {
     let (endpoint, display) = endpoint(base, options)?;
-    let schema = wire::schema_of(contract).map_err(|reason| CheckError::Grpc { reason })?;
+    let schema = schema::schema_of(contract).map_err(|reason| CheckError::Grpc { reason })?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime");
     let seed = RandomState::new();
     let mut log: Vec<Exchange> = Vec::new();
@@ -50,7 +50,7 @@ pub fn check(base: &str, contract: &Contract, options: &crate::Options) -> Resul
 }
 
 /// The endpoint of `base`, and the URL as reports show it.
-fn endpoint(base: &str, options: &crate::Options) -> Result<(Endpoint, String), CheckError> {
+fn endpoint(base: &str, options: &Options) -> Result<(Endpoint, String), CheckError> {
     let bad = |reason: String| CheckError::BadUrl { url: base.to_string(), reason };
     let url = url::Url::parse(base).map_err(|e| bad(e.to_string()))?;
     if !matches!(url.scheme(), "http" | "https") {
@@ -95,7 +95,9 @@ async fn judge_call(
     let mut senders = Vec::new();
     for _ in 0..connections {
         let connected = tokio::time::timeout(timeout, client::connect(endpoint)).await;
-        match connected.unwrap_or_else(|_| Err(format!("no connection within {}", crate::fmt_duration(timeout)))) {
+        match connected
+            .unwrap_or_else(|_| Err(format!("no connection within {}", stampede_grpc::short_duration(timeout))))
+        {
             Ok(sender) => senders.push(sender),
             Err(reason) => {
                 let ex = Exchange { error: Some(reason.clone()), ..Exchange::default() };
@@ -174,32 +176,5 @@ fn summarise(id: &str, description: &str, verdicts: &[Verdict], exchanges: &[Exc
     match verdicts.iter().enumerate().find(|(_, v)| matches!(v, Verdict::Warn(_))) {
         Some((i, Verdict::Warn(warning))) => every::result(id, description, Ok(Some(warning.clone())), &exchanges[i]),
         _ => RuleResult::pass(id, description),
-    }
-}
-
-/// Whether the gRPC server at `addr` answers a call of `path` with an empty
-/// request message `OK`: `stampede run`'s readiness for a gRPC app. Errs
-/// with what it got instead.
-pub fn ready(addr: std::net::SocketAddr, path: &str, timeout: Duration) -> Result<Duration, String> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
-    let started = Instant::now();
-    let endpoint = Endpoint { addrs: vec![addr], authority: addr.to_string(), tls: None };
-    let out = Outgoing {
-        path: path.to_string(),
-        body: Bytes::from(frame(&[])),
-        headers: stampede_grpc::request_headers(None, &[]),
-        read_rate: None,
-        request_line: String::new(),
-    };
-    let ex = runtime.block_on(async {
-        let sender = tokio::time::timeout(timeout, client::connect(&endpoint))
-            .await
-            .map_err(|_| "no connection".to_string())??;
-        Ok::<_, String>(client::call(sender, &endpoint.authority, &out, timeout).await)
-    })?;
-    match judge::status_of(&ex, None) {
-        Ok((stampede_grpc::Code::Ok, _)) => Ok(started.elapsed()),
-        Ok((_, said)) => Err(said),
-        Err(why) => Err(ex.error.unwrap_or(why)),
     }
 }

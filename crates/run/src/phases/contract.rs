@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use std::collections::BTreeSet;
 
-use stampede_check::UrlMap;
+use stampede_contract::UrlMap;
 use stampede_schema::check::CheckReport;
 use stampede_schema::run::ContractVerdict;
 
@@ -30,7 +30,7 @@ const CHECK_MARGIN: Duration = Duration::from_secs(30);
 /// clock. A contract that cannot be read (the checker then says why) gets
 /// the margin alone.
 fn check_limit(contract: &str) -> Duration {
-    stampede_check::resolve(contract).map_or(Duration::ZERO, |c| c.time_budget(CHECK_TIMEOUT)) + CHECK_MARGIN
+    stampede_contract::resolve(contract).map_or(Duration::ZERO, |c| c.time_budget(CHECK_TIMEOUT)) + CHECK_MARGIN
 }
 
 /// One contract checked on an app × knobs: what it governs and its verdict.
@@ -55,7 +55,7 @@ pub enum Verdict {
 /// The contracts of `all` that govern a profile loading `path`: those whose
 /// endpoints include it, else the claimed one.
 pub fn governing<'a>(all: &'a [Checked], path: &str) -> Vec<&'a Checked> {
-    let endpoint = stampede_check::endpoint_of(path);
+    let endpoint = stampede_contract::endpoint_of(path);
     let named: Vec<&Checked> =
         all.iter().filter(|c| c.endpoints.is_empty() || c.endpoints.contains(endpoint)).collect();
     if named.is_empty() {
@@ -82,7 +82,7 @@ pub fn check(
     if let Some(database) = database {
         cmd.args(["--database", database]);
     }
-    let endpoints = stampede_check::resolve(contract).map(|c| c.endpoints()).unwrap_or_default();
+    let endpoints = stampede_contract::resolve(contract).map(|c| c.endpoints()).unwrap_or_default();
     let checked = |verdict: ContractVerdict, broken: Option<String>| {
         Verdict::Checked(Checked { endpoints: endpoints.clone(), claimed, verdict, broken })
     };
@@ -202,7 +202,7 @@ mod tests {
     #[test]
     fn a_failing_db_contract_governs_only_the_database_endpoints() {
         let contract = |name: &str, claimed: bool, broken: bool| Checked {
-            endpoints: stampede_check::resolve(name).unwrap().endpoints(),
+            endpoints: stampede_contract::resolve(name).unwrap().endpoints(),
             claimed,
             verdict: ContractVerdict { contract: name.into(), ..Default::default() },
             broken: broken.then(|| "contract check failed".into()),

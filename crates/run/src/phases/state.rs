@@ -175,7 +175,7 @@ pub fn load(phase: &LoadPhase, server: &dyn Served) -> Result<LoadResult, LoadEr
 
 /// `profile` with every path it loads (`path`, `urls`, `mix`) rewritten
 /// through the app's own URLs; full URLs are left as they are.
-fn at_own_urls(profile: &Profile, urls: &stampede_check::UrlMap) -> Profile {
+fn at_own_urls(profile: &Profile, urls: &stampede_contract::UrlMap) -> Profile {
     let mut own = profile.clone();
     let rewrite = |path: &mut String| {
         if path.starts_with('/') {
@@ -195,7 +195,7 @@ mod tests {
     #[test]
     fn the_profile_loads_the_servers_own_urls() {
         let profile: Profile = toml::from_str("path = \"/queries?queries=20\"").unwrap();
-        let urls = stampede_check::UrlMap::parse_pairs(&["queries=/queries/"]).unwrap();
+        let urls = stampede_contract::UrlMap::parse_pairs(&["queries=/queries/"]).unwrap();
         assert_eq!(at_own_urls(&profile, &urls).path.as_deref(), Some("/queries/20"));
         assert_eq!(at_own_urls(&profile, &Default::default()).path.as_deref(), Some("/queries?queries=20"));
     }

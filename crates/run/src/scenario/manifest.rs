@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use stampede_check::UrlMap;
+use stampede_contract::UrlMap;
 
 use crate::scenario::error::ScenarioError;
 
@@ -204,8 +204,8 @@ impl Manifest {
 }
 
 /// The test of a TechEmpower config the manifest names: `name`, or its only one.
-fn tfb_test(config: &Path, name: Option<&str>) -> Result<stampede_check::tfb_config::TfbTest, String> {
-    let mut tests = stampede_check::tfb_config::read(config, name).map_err(|e| format!("tfb_config: {e}"))?;
+fn tfb_test(config: &Path, name: Option<&str>) -> Result<stampede_contract::tfb_config::TfbTest, String> {
+    let mut tests = stampede_contract::tfb_config::read(config, name).map_err(|e| format!("tfb_config: {e}"))?;
     if tests.len() > 1 {
         let names: Vec<&str> = tests.iter().map(|t| t.name.as_str()).collect();
         return Err(format!("tfb_test: {} declares tests {}; name one", config.display(), names.join(", ")));

@@ -51,14 +51,14 @@ impl ReadyCheck {
         let Some(claimed) = app.contract() else {
             return Ok(served(&app.urls).unwrap_or_else(ReadyCheck::any_answer));
         };
-        let contract = stampede_check::resolve(&claimed).map_err(|e| format!("{}: contract: {e}", app.name))?;
+        let contract = stampede_contract::resolve(&claimed).map_err(|e| format!("{}: contract: {e}", app.name))?;
         let Some(path) = contract.ready.as_deref() else {
             return Ok(served(&app.urls).unwrap_or_else(ReadyCheck::any_answer));
         };
-        if contract.protocol == stampede_check::Protocol::Grpc {
+        if contract.protocol == stampede_contract::Protocol::Grpc {
             return Ok(ReadyCheck { path: path.to_string(), any_status: false, grpc: true });
         }
-        if app.urls.is_empty() || app.urls.entries().contains_key(stampede_check::endpoint_of(path)) {
+        if app.urls.is_empty() || app.urls.entries().contains_key(stampede_contract::endpoint_of(path)) {
             return Ok(ReadyCheck::ok_on(&app.urls.rewrite(path)));
         }
         Ok(served(&app.urls).unwrap_or_else(|| ReadyCheck::ok_on(path)))
@@ -78,7 +78,7 @@ impl ReadyCheck {
             let bare = host.trim_start_matches('[').trim_end_matches(']');
             let addr = (bare, port).to_socket_addrs().ok().and_then(|mut a| a.next());
             let addr = addr.ok_or_else(|| format!("{host} has no address"))?;
-            return stampede_check::grpc_ready(addr, &self.path, timeout);
+            return stampede_grpc::client::ready(addr, &self.path, timeout);
         }
         match crate::server::http::get_status_at(host, port, &self.path, timeout) {
             Ok((status, took)) if self.accepts(status) => Ok(took),
@@ -90,7 +90,7 @@ impl ReadyCheck {
 
 /// `200` on one of the app's own URLs: the cheapest endpoint it serves
 /// (plaintext, json, db, fortunes), else one that takes a count, asked for 1.
-fn served(urls: &stampede_check::UrlMap) -> Option<ReadyCheck> {
+fn served(urls: &stampede_contract::UrlMap) -> Option<ReadyCheck> {
     let plain = ["plaintext", "json", "db", "fortunes"].into_iter().find(|e| urls.entries().contains_key(*e));
     let path = match plain {
         Some(endpoint) => urls.rewrite(&format!("/{endpoint}")),

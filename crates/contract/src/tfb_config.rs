@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::contract::Contract;
+use crate::model::Contract;
 use crate::urls::UrlMap;
 
 /// One test entry of the file: `tests[].{name}`.
@@ -69,7 +69,7 @@ impl TfbTest {
     pub fn contracts(&self) -> Vec<Contract> {
         ["tfb", "db"]
             .into_iter()
-            .filter_map(crate::builtin)
+            .filter_map(crate::builtin::builtin)
             .map(|contract| self.urls.restrict(&contract))
             .filter(|contract| !contract.rules.is_empty() || !contract.probes.is_empty())
             .collect()

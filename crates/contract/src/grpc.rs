@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::Value;
+use stampede_grpc::{decode_timeout, Code};
 
 /// What a contract's requests are: HTTP (rules and probes) or gRPC calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -118,7 +119,7 @@ impl Call {
 
     /// The deadline as a duration, when `timeout` is given.
     pub fn deadline(&self) -> Option<Duration> {
-        crate::grpc::wire::parse_timeout(self.timeout.as_deref()?)
+        decode_timeout(self.timeout.as_deref()?)
     }
 }
 
@@ -169,7 +170,7 @@ pub fn validate(calls: &[Call], has_proto: bool) -> Result<(), (String, String)>
             return Err((at("read_rate"), "give a rate in bytes a second above 0, such as 655360".into()));
         }
         for name in call.status.iter().chain(&call.warn_status) {
-            if crate::grpc::wire::code_of(name).is_none() {
+            if Code::from_name(name).is_none() {
                 return Err((
                     at("status"),
                     format!("{name:?} is not a gRPC status name such as \"OK\" or \"UNIMPLEMENTED\""),
@@ -188,3 +189,16 @@ pub fn validate(calls: &[Call], has_proto: bool) -> Result<(), (String, String)>
 
 /// The ids the every-call checks report under.
 pub const CALL_CHECK_IDS: &[&str] = &["content-type", "status-in-trailers"];
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_call_timeout_that_is_no_grpc_timeout_is_one_line_naming_the_field() {
+        let contract = |timeout: &str| {
+            format!("name = \"g\"\nversion = \"1\"\nprotocol = \"grpc\"\nproto = \"x.proto\"\n[[call]]\nid = \"unary\"\npath = \"/p.S/M\"\nrequest = {{}}\ntimeout = \"{timeout}\"\n")
+        };
+        assert!(crate::model::Contract::parse(&contract("300m"), "g.toml").is_ok());
+        let e = crate::model::Contract::parse(&contract("1é"), "g.toml").unwrap_err().to_string();
+        assert!(e.starts_with("g.toml: call[1].timeout (id \"unary\"): is not a grpc-timeout such as \"1n\""), "{e}");
+    }
+}

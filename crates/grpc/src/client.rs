@@ -1,18 +1,24 @@
-//! The gRPC check's client: HTTP/2 on the `h2` crate, cleartext by prior
-//! knowledge (`http://`) or TLS with ALPN h2 (`https://`, trusted as
-//! `stampede load` trusts servers: stampede_spec::tls). The check is not the
-//! hot path and must see exactly what the server sent (headers, each
+//! A gRPC client for what is not the hot path (feature `client`): `stampede
+//! check`'s calls and `stampede run`'s readiness poll of a gRPC app. HTTP/2
+//! on the `h2` crate, cleartext by prior knowledge (`http://`) or TLS with
+//! ALPN h2 (`https://`, with the rustls config the caller trusts servers
+//! with). A check must see exactly what the server sent (headers, each
 //! length-prefixed message, trailers, a RST_STREAM and its reason), so the
-//! crate made for the job is used as it is, on the check's one-thread tokio
+//! crate made for the job is used as it is, on the caller's one-thread tokio
 //! runtime; `stampede load --grpc` has its own engine, built for cost.
+//!
+//! It lives here, behind a feature, rather than in the checker so that
+//! `stampede run` can ask a gRPC app whether it is up without linking the
+//! checker (its HTTP/1.1, HTTP/3 and PostgreSQL clients), and the load
+//! engine, which uses this crate's vocabulary only, links no h2 or tokio.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::{frame, parse_message, parse_status, request_headers, Code, Deframer, DEFAULT_MAX_MESSAGE_BYTES};
 use bytes::Bytes;
 use h2::client::SendRequest;
-use stampede_grpc::{Deframer, DEFAULT_MAX_MESSAGE_BYTES};
 
 /// Where the server is and how to speak to it.
 #[derive(Clone)]
@@ -195,5 +201,56 @@ fn not_http2(e: &h2::Error) -> String {
 }
 
 fn fmt(d: Duration) -> String {
-    crate::fmt_duration(d)
+    crate::short_duration(d)
+}
+
+/// The status the call ended with, and how it was said.
+pub fn status_of(ex: &Exchange, deadline: Option<Duration>) -> Result<(Code, String), String> {
+    if let Some(reason) = ex.reset {
+        return match deadline {
+            Some(d) if reason == h2::Reason::CANCEL && ex.elapsed >= d => {
+                Ok((Code::DeadlineExceeded, "the stream reset (CANCEL) after its deadline".into()))
+            }
+            _ => Err(format!("the server reset the stream ({reason:?}) instead of ending it with a grpc-status")),
+        };
+    }
+    let (place, values) = match &ex.trailers {
+        Some(_) => ("trailers", ex.values("grpc-status", true)),
+        None => ("Trailers-Only headers", ex.values("grpc-status", false)),
+    };
+    let value = values.first().ok_or_else(|| format!("no grpc-status in the {place}"))?;
+    let code = parse_status(value.as_bytes()).ok_or_else(|| format!("grpc-status {value:?} is not a number"))?;
+    let trailers = ex.trailers.is_some();
+    let message = ex.values("grpc-message", trailers).first().map(|m| parse_message(m.as_bytes()));
+    let said = match message {
+        Some(m) if !m.is_empty() => format!("grpc-status {code}, grpc-message {m:?}"),
+        _ => format!("grpc-status {code}"),
+    };
+    Ok((code, said))
+}
+
+/// Whether the gRPC server at `addr` answers a call of `path` with an empty
+/// request message `OK`: `stampede run`'s readiness for a gRPC app. Errs
+/// with what it got instead.
+pub fn ready(addr: std::net::SocketAddr, path: &str, timeout: Duration) -> Result<Duration, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    let endpoint = Endpoint { addrs: vec![addr], authority: addr.to_string(), tls: None };
+    let out = Outgoing {
+        path: path.to_string(),
+        body: Bytes::from(frame(&[])),
+        headers: request_headers(None, &[]),
+        read_rate: None,
+        request_line: String::new(),
+    };
+    let ex = runtime.block_on(async {
+        let sender =
+            tokio::time::timeout(timeout, connect(&endpoint)).await.map_err(|_| "no connection".to_string())??;
+        Ok::<_, String>(call(sender, &endpoint.authority, &out, timeout).await)
+    })?;
+    match status_of(&ex, None) {
+        Ok((Code::Ok, _)) => Ok(started.elapsed()),
+        Ok((_, said)) => Err(said),
+        Err(why) => Err(ex.error.unwrap_or(why)),
+    }
 }

@@ -19,7 +19,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::contract::Contract;
+use crate::model::Contract;
 
 /// Endpoint name → the server's URL for it (a path, with a query if it has one).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -247,7 +247,7 @@ mod tests {
 
     #[test]
     fn restrict_keeps_the_mapped_endpoints_only() {
-        let tfb = crate::builtin("tfb").unwrap();
+        let tfb = crate::builtin::builtin("tfb").unwrap();
         let only_json = map(&["json=/j"]).restrict(&tfb);
         assert!(!only_json.rules.is_empty());
         assert_eq!(only_json.endpoints(), BTreeSet::from(["json".to_string()]));

@@ -1,334 +1,14 @@
-//! A contract as data: the API a server claims to implement, read from a TOML
-//! file (format in docs/contracts.md). It lists the requests to send and what
-//! each response must be (status, content type, headers, an exact, JSON or
-//! generated body, a minimum time), plus the named checks that judge every
-//! response (`Server`, `Date`, framing, …) and those that take several
-//! requests (`keep-alive`, `date-ticks`). The checker knows no API of its own:
-//! `stampede`, `sequence` and `tfb` are contract files like any user's.
-//!
-//! A file is validated whole when loaded, so a mistake in it is one error
-//! naming the file, the field and what to write instead, before any request.
+//! Reading a contract file: TOML into the model (model.rs), then what serde
+//! cannot check. A file is validated whole when loaded, so a mistake in it is
+//! one error naming the file, the field and what to write instead, before any
+//! request.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
+use std::collections::BTreeSet;
 use std::path::Path;
 
-use serde::{de, Deserialize, Deserializer};
-
-use crate::answer::Answer;
-use crate::generate::Generator;
-pub use crate::grpc_contract::{Call, CallCheck, Protocol};
-pub use crate::lenience::Leniency;
-use crate::request::Send;
-
-/// One contract: its identity, the rules run on every response, the probes
-/// and the per-request rules, in file order.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Contract {
-    /// Short name, e.g. `sequence`; shown in reports and results.
-    pub name: String,
-    /// The contract's own version, e.g. `"2"`; bump it when a rule changes.
-    pub version: String,
-    /// One line saying what API this is.
-    #[serde(default)]
-    pub description: String,
-    /// The path that answers `200` once a server is up: `stampede run` polls
-    /// it before anything else. Absent: any response on `/` counts.
-    #[serde(default)]
-    pub ready: Option<String>,
-    /// Named checks judged on every response received.
-    #[serde(default)]
-    pub every_response: Vec<ResponseCheck>,
-    /// Departures from a rule that this contract counts as warnings, not
-    /// failures: valid HTTP that a strict contract refuses for its form alone.
-    /// Empty (the default) judges strictly.
-    #[serde(default)]
-    pub warn: Vec<Leniency>,
-    /// One line saying whose judgement the `warn` list follows, shown with
-    /// it (`tfb`: TechEmpower's verifier).
-    #[serde(default)]
-    pub warn_note: String,
-    /// Named checks that take more than one request.
-    #[serde(default, rename = "probe")]
-    pub probes: Vec<Probe>,
-    /// One request each; the first also tells whether anything answers.
-    #[serde(default, rename = "rule")]
-    pub rules: Vec<Rule>,
-    /// `grpc`: the contract is `[[call]]`s, not rules (grpc_contract.rs).
-    #[serde(default)]
-    pub protocol: Protocol,
-    /// gRPC: the `.proto` file, relative to the contract file.
-    #[serde(default)]
-    pub proto: Option<String>,
-    /// gRPC: the `.proto` file's path, for a contract read from a file.
-    #[serde(skip)]
-    pub proto_path: Option<std::path::PathBuf>,
-    /// gRPC: the `.proto`'s text, for a built-in contract.
-    #[serde(skip)]
-    pub proto_text: Option<String>,
-    /// gRPC: named checks judged over every answer.
-    #[serde(default)]
-    pub every_call: Vec<CallCheck>,
-    /// gRPC: one call each, in order.
-    #[serde(default, rename = "call")]
-    pub calls: Vec<Call>,
-}
-
-/// A check judged on every response (see docs/contracts.md for each).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ResponseCheck {
-    HeaderServer,
-    HeaderDate,
-    DateClock,
-    HeaderContentType,
-    Framing,
-    HttpVersion,
-}
-
-/// A check across requests, and the path it asks.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Probe {
-    /// The result's id; the check's name when absent (set it to run one
-    /// check on several paths).
-    #[serde(default)]
-    pub id: Option<String>,
-    pub check: ProbeCheck,
-    pub path: String,
-    /// For `db-rows` and `db-updates`: how many rows the answer must hold
-    /// (the contract's clamping: `/queries?queries=501` must give 500).
-    #[serde(default)]
-    pub rows: Option<u32>,
-    /// For `concurrent`: the database check whose answers it sends at once
-    /// (`db-row`, `db-rows`, `db-updates` or `fortunes-complete`).
-    #[serde(default)]
-    pub of: Option<ProbeCheck>,
-    /// For `concurrent`: how many requests in all (512, TechEmpower's).
-    #[serde(default)]
-    pub requests: Option<u32>,
-    /// For `concurrent`: over how many connections at once (each sends its
-    /// share of `requests` one after another).
-    #[serde(default)]
-    pub connections: Option<u32>,
-}
-
-impl Probe {
-    /// The id its result is reported under.
-    pub fn id(&self) -> &str {
-        self.id.as_deref().unwrap_or(match self.check {
-            ProbeCheck::KeepAlive => "keep-alive",
-            ProbeCheck::DateTicks => "date-ticks",
-            ProbeCheck::SleepConcurrent => "sleep-concurrent",
-            ProbeCheck::DbRow => "db-row",
-            ProbeCheck::DbRows => "db-rows",
-            ProbeCheck::DbUpdates => "db-updates",
-            ProbeCheck::FortunesComplete => "fortunes-complete",
-            ProbeCheck::FortunesSorted => "fortunes-sorted",
-            ProbeCheck::FortunesEscaped => "fortunes-escaped",
-            ProbeCheck::FortunesPage => "fortunes-page",
-            ProbeCheck::Concurrent => "concurrent",
-        })
-    }
-
-    /// For `concurrent`: the id of its second result, the database's counts
-    /// (`db-concurrent` → `db-counted`).
-    pub fn counted_id(&self) -> String {
-        let id = self.id();
-        format!("{}-counted", id.strip_suffix("-concurrent").unwrap_or(id))
-    }
-}
-
-/// The ids the every-response checks report under.
-const RESPONSE_CHECK_IDS: &[&str] =
-    &["header-server", "header-date", "date-clock", "header-content-type", "framing", "http-version"];
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ProbeCheck {
-    /// Two requests on one new connection: the second reuses it.
-    KeepAlive,
-    /// `Date` moves on across a second boundary.
-    DateTicks,
-    /// Two sleeps (`/sleep/{ms}`) at once on two connections overlap.
-    SleepConcurrent,
-    /// One `{"id","randomNumber"}` object equal to that row of `world`.
-    DbRow,
-    /// A JSON array of `rows` such objects, each equal to its row.
-    DbRows,
-    /// `rows` objects whose new numbers are in `world` afterwards.
-    DbUpdates,
-    /// Every `fortune` row and the one added at request time, intact.
-    FortunesComplete,
-    /// The fortunes ordered by message.
-    FortunesSorted,
-    /// Every message HTML-escaped: no markup from the `<script>` row.
-    FortunesEscaped,
-    /// The page around the rows: doctype, title, header row, one table.
-    FortunesPage,
-    /// `requests` answers of the check `of`, sent over `connections` at once,
-    /// each judged by its form; with the database's counts of statements and
-    /// rows (concurrent.rs, counting.rs).
-    Concurrent,
-}
-
-impl ProbeCheck {
-    /// Checks that read the database (`stampede check --database URL`).
-    pub fn needs_database(self) -> bool {
-        matches!(
-            self,
-            ProbeCheck::DbRow
-                | ProbeCheck::DbRows
-                | ProbeCheck::DbUpdates
-                | ProbeCheck::FortunesComplete
-                | ProbeCheck::FortunesSorted
-                | ProbeCheck::FortunesEscaped
-                | ProbeCheck::FortunesPage
-                | ProbeCheck::Concurrent
-        )
-    }
-}
-
-/// One request and what its response must be.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Rule {
-    /// Stable identifier, lower-case letters, digits and `-`.
-    pub id: String,
-    /// One line; made from the other fields when absent.
-    #[serde(default)]
-    pub description: Option<String>,
-    /// Request target, e.g. `/api/fib/4000` (a query string is allowed;
-    /// `{rand:LOW..HIGH}` placeholders are drawn afresh for every check).
-    pub path: String,
-    /// What to send beyond `GET path`: method, headers, body, framing, split
-    /// writes (request.rs).
-    #[serde(default)]
-    pub send: Option<Send>,
-    #[serde(default)]
-    pub status: Status,
-    /// Media type of the one `Content-Type` header (parameters allowed).
-    #[serde(default)]
-    pub content_type: Option<String>,
-    /// If set, `charset` with this value is the only parameter allowed.
-    #[serde(default)]
-    pub charset: Option<String>,
-    /// With `charset`: the parameter must be there (TechEmpower's fortunes).
-    #[serde(default)]
-    pub charset_required: bool,
-    /// Headers that must be present and non-empty.
-    #[serde(default)]
-    pub has_headers: Vec<String>,
-    /// Headers that must have exactly this value.
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    /// The body, byte for byte.
-    #[serde(default)]
-    pub body: Option<String>,
-    /// The body as JSON, compared as JSON (numbers digit for digit).
-    #[serde(default)]
-    pub json: Option<String>,
-    /// The body, computed by a named generator.
-    #[serde(default)]
-    pub generate: Option<Generate>,
-    /// The body, computed from the request sent (a sum, a length, an echo).
-    #[serde(default)]
-    pub answer: Option<Answer>,
-    /// The response's `Content-Encoding`: `identity` (none), `gzip` or
-    /// `deflate`; the body is judged decoded.
-    #[serde(default)]
-    pub content_encoding: Option<String>,
-    /// The response must not arrive sooner than this, milliseconds.
-    #[serde(default)]
-    pub min_elapsed_ms: Option<u64>,
-}
-
-/// `generate = { name = "fib", n = 4000 }`.
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Generate {
-    pub name: Generator,
-    pub n: u64,
-}
-
-/// An exact status (`404`) or a class (`"4xx"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    Exact(u16),
-    /// The first digit: `4` for `"4xx"`.
-    Class(u16),
-}
-
-impl Default for Status {
-    fn default() -> Status {
-        Status::Exact(200)
-    }
-}
-
-impl Status {
-    pub fn matches(self, status: u16) -> bool {
-        match self {
-            Status::Exact(want) => status == want,
-            Status::Class(class) => status / 100 == class,
-        }
-    }
-}
-
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Status::Exact(code) => write!(f, "{code}"),
-            Status::Class(class) => write!(f, "{class}xx"),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Status {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Status, D::Error> {
-        struct Visitor;
-        impl de::Visitor<'_> for Visitor {
-            type Value = Status;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a status code from 100 to 599 (404) or a class such as \"4xx\"")
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Status, E> {
-                match u16::try_from(v) {
-                    Ok(code) if (100..=599).contains(&code) => Ok(Status::Exact(code)),
-                    _ => Err(E::invalid_value(de::Unexpected::Signed(v), &self)),
-                }
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Status, E> {
-                let b = v.as_bytes();
-                if b.len() == 3 && (b'1'..=b'5').contains(&b[0]) && v[1..].eq_ignore_ascii_case("xx") {
-                    return Ok(Status::Class(u16::from(b[0] - b'0')));
-                }
-                Err(E::invalid_value(de::Unexpected::Str(v), &self))
-            }
-        }
-        deserializer.deserialize_any(Visitor)
-    }
-}
-
-/// Why a contract could not be had. Each message names the file (or the
-/// `--contract` value) and, for a bad file, the field and what to change.
-#[derive(Debug, thiserror::Error)]
-pub enum ContractError {
-    #[error("unknown contract {name:?}: not built in ({builtins}) and no such file; give a built-in name or the path of a contract file (docs/contracts.md)")]
-    Unknown { name: String, builtins: String },
-
-    #[error("cannot read contract file {path}: {reason}")]
-    Read { path: String, reason: String },
-
-    #[error("{file}: {field}: {reason} (see docs/contracts.md)")]
-    Invalid {
-        file: String,
-        /// The field, e.g. `rule[3].status` (TOML path, rules counted from 1),
-        /// with its line when known.
-        field: String,
-        reason: String,
-    },
-}
+use crate::error::ContractError;
+use crate::model::{Contract, Protocol, Rule};
+use crate::probe::{ProbeCheck, RESPONSE_CHECK_IDS};
 
 impl Contract {
     /// Parses and validates a contract; `file` names it in errors.
@@ -392,7 +72,7 @@ impl Contract {
             if !self.rules.is_empty() || !self.probes.is_empty() || !self.every_response.is_empty() {
                 return top("rule", "a gRPC contract has [[call]]s, not [[rule]]s, [[probe]]s or every_response");
             }
-            return crate::grpc_contract::validate(&self.calls, self.proto.is_some());
+            return crate::grpc::validate(&self.calls, self.proto.is_some());
         }
         if !self.calls.is_empty() || self.proto.is_some() || !self.every_call.is_empty() {
             return top("protocol", "[[call]], proto and every_call need protocol = \"grpc\"");
@@ -408,13 +88,13 @@ impl Contract {
         let mut counted_ids: BTreeSet<String> = BTreeSet::new();
         for (i, probe) in self.probes.iter().enumerate() {
             check_path(&probe.path).map_err(|r| (format!("probe[{}].path", i + 1), r))?;
-            if probe.check == ProbeCheck::SleepConcurrent && crate::probes::sleep_of(&probe.path).is_none() {
+            if probe.check == ProbeCheck::SleepConcurrent && crate::probe::sleep_of(&probe.path).is_none() {
                 return Err((
                     format!("probe[{}].path", i + 1),
                     format!("{:?}: sleep-concurrent needs a path ending in the milliseconds to sleep, such as \"/sleep/200\"", probe.path),
                 ));
             }
-            crate::concurrent::validate(probe).map_err(|(field, r)| (format!("probe[{}].{field}", i + 1), r))?;
+            crate::probe::validate_concurrent(probe).map_err(|(field, r)| (format!("probe[{}].{field}", i + 1), r))?;
             let counted = matches!(probe.check, ProbeCheck::DbRows | ProbeCheck::DbUpdates)
                 || matches!(probe.of, Some(ProbeCheck::DbRows | ProbeCheck::DbUpdates));
             match probe.rows {
@@ -452,8 +132,7 @@ impl Contract {
         }
         for (i, rule) in self.rules.iter_mut().enumerate() {
             let at = |field: &str| format!("rule[{}].{field} (id {:?})", i + 1, rule.id);
-            crate::request::expand(&rule.path, &mut rand::SeedableRng::seed_from_u64(0))
-                .map_err(|r| (at("path"), r))?;
+            crate::send::expand(&rule.path, &mut rand::SeedableRng::seed_from_u64(0)).map_err(|r| (at("path"), r))?;
             if let Some(send) = &mut rule.send {
                 send.validate(dir).map_err(|(field, r)| (at(&format!("send.{field}")), r))?;
             }
@@ -507,48 +186,6 @@ impl Contract {
             }
         }
         Ok(())
-    }
-
-    /// True when this contract counts `departure` as a warning.
-    pub fn warns(&self, departure: Leniency) -> bool {
-        self.warn.contains(&departure)
-    }
-
-    /// True when a probe reads the database, so a check needs `--database`.
-    pub fn needs_database(&self) -> bool {
-        self.probes.iter().any(|p| p.check.needs_database())
-    }
-
-    /// The path of the first rule: the request that tells whether anything answers.
-    pub fn first_path(&self) -> &str {
-        &self.rules[0].path
-    }
-}
-
-impl Rule {
-    /// The rule's one-line description, made up when the file gives none.
-    pub fn describe(&self) -> String {
-        if let Some(d) = &self.description {
-            return d.clone();
-        }
-        let method = self.send.as_ref().and_then(|s| s.method.as_deref()).unwrap_or("GET");
-        let mut out = format!("{method} {} answers {}", self.path, self.status);
-        if let Some(media) = &self.content_type {
-            out.push_str(&format!(" {media}"));
-        }
-        if let Some(body) = &self.body {
-            out.push_str(&format!(", exactly {:?}", crate::report::escape(body.as_bytes(), 60)));
-        } else if let Some(json) = &self.json {
-            out.push_str(&format!(", JSON equal to {json}"));
-        } else if let Some(g) = self.generate {
-            out.push_str(&format!(", the {} generator's body for n = {}", g.name.name(), g.n));
-        } else if let Some(answer) = self.answer {
-            out.push_str(&format!(", {}", answer.describe()));
-        }
-        if let Some(ms) = self.min_elapsed_ms {
-            out.push_str(&format!(", after at least {ms} ms"));
-        }
-        out
     }
 }
 
@@ -614,6 +251,8 @@ fn one_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lenience::Leniency;
+    use crate::model::Status;
 
     const MINIMAL: &str = "name = \"x\"\nversion = \"1\"\n[[rule]]\nid = \"root\"\npath = \"/\"\n";
 
@@ -680,7 +319,7 @@ mod tests {
         let probe = |path: &str| format!("{MINIMAL}[[probe]]\ncheck = \"sleep-concurrent\"\npath = \"{path}\"\n");
         let c = Contract::parse(&probe("/sleep/200"), "f").unwrap();
         assert_eq!(c.probes[0].id(), "sleep-concurrent");
-        assert_eq!(crate::probes::sleep_of("/sleep/200"), Some(std::time::Duration::from_millis(200)));
+        assert_eq!(crate::probe::sleep_of("/sleep/200"), Some(std::time::Duration::from_millis(200)));
         let e = error(&probe("/sleep"));
         assert!(e.starts_with("my.toml: probe[1].path: \"/sleep\": sleep-concurrent needs"), "{e}");
     }

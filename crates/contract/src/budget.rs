@@ -10,15 +10,19 @@
 
 use std::time::Duration;
 
-use crate::concurrent::PHASE_TIMEOUT;
-use crate::contract::{Contract, ProbeCheck};
-use crate::counting::STATS_FLUSH;
+use crate::model::Contract;
+use crate::probe::{ProbeCheck, DEFAULT_CONNECTIONS, DEFAULT_REQUESTS, PHASE_TIMEOUT};
 
 /// A probe other than `concurrent`: at most this many requests one after
 /// another (keep-alive and date-ticks send two or three, a sleep three
 /// sleeps' worth), and up to two waits past a second boundary.
 const PROBE_REQUESTS: u32 = 4;
 const PROBE_WAITS: Duration = Duration::from_secs(2);
+
+/// How long an idle backend may keep its `pg_stat_database` counts before
+/// reporting them (PostgreSQL 15's PGSTAT_MIN_INTERVAL, 1 s), and a margin:
+/// the longest the counters are waited for.
+pub const STATS_FLUSH: Duration = Duration::from_millis(1200);
 
 impl Contract {
     /// The longest a check of this contract can take with a per-request
@@ -30,8 +34,8 @@ impl Contract {
             .iter()
             .map(|probe| match probe.check {
                 ProbeCheck::Concurrent => {
-                    let requests = probe.requests.unwrap_or(crate::concurrent::DEFAULT_REQUESTS);
-                    let connections = probe.connections.unwrap_or(crate::concurrent::DEFAULT_CONNECTIONS).max(1);
+                    let requests = probe.requests.unwrap_or(DEFAULT_REQUESTS);
+                    let connections = probe.connections.unwrap_or(DEFAULT_CONNECTIONS).max(1);
                     // One request alone first, then each connection's share in turn.
                     timeout + timeout.max(PHASE_TIMEOUT) * requests.div_ceil(connections) + STATS_FLUSH * 2
                 }
@@ -46,7 +50,7 @@ impl Contract {
 
 #[cfg(test)]
 mod tests {
-    use crate::resolve;
+    use crate::builtin::resolve;
     use std::time::Duration;
 
     #[test]

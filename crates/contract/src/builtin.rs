@@ -8,7 +8,8 @@
 
 use std::path::Path;
 
-use crate::contract::{Contract, ContractError};
+use crate::error::ContractError;
+use crate::model::Contract;
 
 /// The contract `stampede check` uses when none is named.
 pub const DEFAULT: &str = "stampede";
