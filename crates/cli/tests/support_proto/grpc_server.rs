@@ -6,7 +6,8 @@
 //! server gets a call wrong, for `stampede load --grpc` (a share of calls
 //! failed in HTTP 200 trailers, Trailers-Only errors, a stall of every
 //! period, not gRPC at all) or for `stampede check --contract grpc` (a
-//! constant answer, an ignored deadline, the wrong status). Its protobuf is
+//! constant answer, an ignored deadline, the wrong status), and one that
+//! PINGs its clients. Its protobuf is
 //! written by hand (three fields a message), so Stampede's encoding
 //! (prost-reflect) is tested against another one. It records the calls, the
 //! replies, the `grpc-timeout` and metadata it received.
@@ -49,6 +50,10 @@ pub enum Mode {
     OneReplyTooMany,
     /// `grpc-status` in the headers of every answer, none in the trailers.
     StatusInHeaders,
+    /// Answers as `Ok`, and PINGs every connection every 20 ms from its
+    /// start (as grpc-go's keepalive and BDP estimator do), counting the
+    /// acknowledgements per connection in [`Seen::pongs`].
+    Pings,
 }
 
 /// What the server received and sent.
@@ -62,6 +67,9 @@ pub struct Seen {
     pub grpc_timeout: Mutex<Option<String>>,
     pub metadata: Mutex<Option<String>>,
     pub paths: Mutex<Vec<String>>,
+    /// [`Mode::Pings`]: PING acknowledgements received, one counter per
+    /// connection.
+    pub pongs: Mutex<Vec<Arc<AtomicU64>>>,
 }
 
 pub struct GrpcServer {
@@ -101,6 +109,11 @@ impl GrpcServer {
 async fn serve(io: Conn, mode: Mode, seen: Arc<Seen>, t0: Instant) {
     let Ok(mut conn) = h2::server::handshake(io).await else { return };
     seen.connections.fetch_add(1, Ordering::Relaxed);
+    if let (Mode::Pings, Some(pings)) = (mode, conn.ping_pong()) {
+        let pongs = Arc::new(AtomicU64::new(0));
+        seen.pongs.lock().unwrap().push(pongs.clone());
+        tokio::spawn(ping_every_20ms(pings, pongs));
+    }
     while let Some(Ok((request, respond))) = conn.accept().await {
         let n = seen.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
@@ -108,6 +121,15 @@ async fn serve(io: Conn, mode: Mode, seen: Arc<Seen>, t0: Instant) {
         *seen.metadata.lock().unwrap() = header("x-tenant");
         seen.paths.lock().unwrap().push(request.uri().path().to_string());
         tokio::spawn(answer(request, Call { respond, mode, n, seen: seen.clone(), t0 }));
+    }
+}
+
+/// PINGs the client until the connection ends, counting its answers; the
+/// next PING goes once the last is answered (h2 allows one at a time).
+async fn ping_every_20ms(mut pings: h2::PingPong, pongs: Arc<AtomicU64>) {
+    while pings.ping(h2::Ping::opaque()).await.is_ok() {
+        pongs.fetch_add(1, Ordering::Relaxed);
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
