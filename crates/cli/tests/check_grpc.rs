@@ -1,5 +1,5 @@
 //! `stampede check --contract grpc` through the real binary, against the
-//! gRPC test server (support_proto/grpc_check_server.rs): a correct server passes
+//! gRPC test server (support_proto/grpc_server.rs): a correct server passes
 //! every rule over h2c and over TLS (exit 0, no warning), and each fault
 //! fails exactly the rules that catch it (exit 1) while the others still
 //! pass; nothing listening and a server without HTTP/2 are one line, exit 2.
@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use support::process::{run_with_deadline, Finished};
-use support_proto::grpc_check_server::{Fault, GrpcServer};
+use support_proto::grpc_server::{GrpcServer, Mode};
 use support_proto::Certs;
 
 fn stampede(args: &[&str]) -> Finished {
@@ -21,8 +21,8 @@ fn stampede(args: &[&str]) -> Finished {
     run_with_deadline(&mut command, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn check(fault: Fault) -> (Option<i32>, Value) {
-    let server = GrpcServer::start(fault, None);
+fn check(mode: Mode) -> (Option<i32>, Value) {
+    let server = GrpcServer::start(mode);
     check_json(&["check", "--contract", "grpc", "--json", &server.url("http")])
 }
 
@@ -52,7 +52,7 @@ fn result<'a>(report: &'a Value, id: &str) -> &'a Value {
 
 #[test]
 fn a_correct_grpc_server_passes_every_rule_without_a_warning() {
-    let (code, report) = check(Fault::None);
+    let (code, report) = check(Mode::Ok);
     assert_eq!(code, Some(0), "failed: {:?}\n{report:#}", failed(&report));
     assert_eq!(report["contract"], "grpc");
     assert_eq!(warned(&report), Vec::<String>::new(), "{report:#}");
@@ -66,7 +66,7 @@ fn a_correct_grpc_server_passes_every_rule_without_a_warning() {
 #[test]
 fn over_tls_the_contract_is_asked_with_alpn_h2() {
     let certs = Certs::generate();
-    let server = GrpcServer::start(Fault::None, Some(certs.server_config(&[b"h2"])));
+    let server = GrpcServer::start_on(Mode::Ok, Some(certs.server_config(&[b"h2"])));
     let ca = certs.ca_file("grpc-check-tls");
     let (code, report) =
         check_json(&["check", "--contract", "grpc", "--ca", ca.to_str().unwrap(), "--json", &server.url("https")]);
@@ -75,7 +75,7 @@ fn over_tls_the_contract_is_asked_with_alpn_h2() {
 
 #[test]
 fn a_server_answering_a_constant_fails_every_unary_rule() {
-    let (code, report) = check(Fault::Constant);
+    let (code, report) = check(Mode::Constant);
     assert_eq!(code, Some(1));
     let want = ["unary", "unary-again", "concurrent-one-connection", "concurrent-connections"];
     assert_eq!(failed(&report), want, "{report:#}");
@@ -89,7 +89,7 @@ fn a_server_answering_a_constant_fails_every_unary_rule() {
 
 #[test]
 fn a_server_ignoring_deadlines_fails_the_stream_deadline_and_warns_on_an_expired_one() {
-    let (code, report) = check(Fault::IgnoresDeadline);
+    let (code, report) = check(Mode::IgnoresDeadline);
     assert_eq!(code, Some(1));
     assert_eq!(failed(&report), ["stream-deadline"], "{report:#}");
     let reason = result(&report, "stream-deadline")["reason"].as_str().unwrap();
@@ -104,7 +104,7 @@ fn a_server_ignoring_deadlines_fails_the_stream_deadline_and_warns_on_an_expired
 
 #[test]
 fn a_server_answering_an_unknown_method_ok_fails_the_unknown_method_and_service_rules() {
-    let (code, report) = check(Fault::UnknownMethodOk);
+    let (code, report) = check(Mode::UnknownMethodOk);
     assert_eq!(code, Some(1));
     assert_eq!(failed(&report), ["unknown-method", "unknown-service"], "{report:#}");
     let reason = result(&report, "unknown-method")["reason"].as_str().unwrap();
@@ -113,7 +113,7 @@ fn a_server_answering_an_unknown_method_ok_fails_the_unknown_method_and_service_
 
 #[test]
 fn a_stream_of_one_reply_too_many_fails_the_stream_rules() {
-    let (code, report) = check(Fault::OneReplyTooMany);
+    let (code, report) = check(Mode::OneReplyTooMany);
     assert_eq!(code, Some(1));
     assert_eq!(failed(&report), ["stream", "stream-empty"], "{report:#}");
     assert_eq!(result(&report, "stream")["reason"], "1001 replies, expected exactly 1000");
@@ -122,7 +122,7 @@ fn a_stream_of_one_reply_too_many_fails_the_stream_rules() {
 
 #[test]
 fn a_status_in_the_headers_of_an_answer_with_replies_fails_status_in_trailers() {
-    let (code, report) = check(Fault::StatusInHeaders);
+    let (code, report) = check(Mode::StatusInHeaders);
     assert_eq!(code, Some(1));
     let failed = failed(&report);
     assert!(failed.contains(&"status-in-trailers".to_string()), "{report:#}");
@@ -155,7 +155,7 @@ fn nothing_listening_or_a_server_without_http2_is_one_line_and_exit_2() {
 fn grpc_readiness_is_an_ok_call_and_nothing_else() {
     let ready = stampede_check::builtin("grpc").unwrap().ready.unwrap();
     let timeout = Duration::from_secs(5);
-    let server = GrpcServer::start(Fault::None, None);
+    let server = GrpcServer::start(Mode::Ok);
     assert!(stampede_check::grpc_ready(server.addr, &ready, timeout).is_ok());
     let unknown = stampede_check::grpc_ready(server.addr, "/stampede.bench.v1.Bench/Nope", timeout).unwrap_err();
     assert_eq!(unknown, "grpc-status UNIMPLEMENTED (12)");
@@ -179,11 +179,11 @@ fn a_grpc_contract_file_reads_its_proto_beside_it_and_a_mistake_is_one_line() {
     std::fs::write(&good, text.replace("name = \"grpc\"", "name = \"mine\"")).unwrap();
     std::fs::write(&typo, text.replacen("[\"UNIMPLEMENTED\"]", "[\"UNIMPLEMENTD\"]", 1)).unwrap();
     std::fs::write(&no_proto, text.replace("grpc/bench.proto", "missing.proto")).unwrap();
-    let server = GrpcServer::start(Fault::None, None);
+    let server = GrpcServer::start(Mode::Ok);
     let run = stampede(&["check", "--contract", good.to_str().unwrap(), &server.url("http")]);
     assert_eq!(run.code(), Some(0), "{}", run.output());
     assert!(run.stdout.starts_with("contract mine (version 1), "), "{}", run.stdout);
-    let calls = server.calls.load(std::sync::atomic::Ordering::Relaxed);
+    let calls = server.calls();
     for (file, says) in [
         (&typo, "call[7].status (id \"unknown-method\"): \"UNIMPLEMENTD\" is not a gRPC status name"),
         (&no_proto, "proto: cannot read "),
@@ -193,5 +193,5 @@ fn a_grpc_contract_file_reads_its_proto_beside_it_and_a_mistake_is_one_line() {
         assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
         assert!(run.stderr.contains(says), "{}", run.stderr);
     }
-    assert_eq!(server.calls.load(std::sync::atomic::Ordering::Relaxed), calls, "no call after a bad contract");
+    assert_eq!(server.calls(), calls, "no call after a bad contract");
 }

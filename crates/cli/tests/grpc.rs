@@ -2,7 +2,8 @@
 //! server (support_proto/grpc_server.rs): exact call counts in closed and
 //! open loop, calls failed in HTTP 200 trailers counted per status and
 //! never as successes, Trailers-Only errors, a stream of N messages, the
-//! deadline and metadata sent, and bad input (a schema, a method, data, a
+//! deadline and metadata sent, server PINGs answered on every connection
+//! in open loop, and bad input (a schema, a method, data, a
 //! server that is not gRPC, HTTP/1.1 only or not there) in one line, exit 2.
 
 use crate::common::{load_json, refused_port, stampede, Mode as HttpMode, TestServer};
@@ -119,6 +120,23 @@ fn a_stream_of_n_messages_counts_n_per_call_and_times_the_first() {
     let none = grpc_load(STREAM, &["-n", "50", "--data", r#"{"count": 0}"#], &srv.target());
     assert_eq!(none["grpc"]["messages"], 0);
     assert!(none["grpc"].get("first_message_us").is_none(), "no message, no time to it");
+}
+
+/// The open loop reads only the connections in use between its wake-ups
+/// and polls the idle ones at its housekeeping tick: a server's PINGs must
+/// be answered on every connection, the idle ones too, never starved.
+#[test]
+fn open_loop_answers_server_pings_on_idle_connections_too() {
+    let srv = GrpcServer::start(Mode::Pings);
+    let data = r#"{"text": "p", "a": 1, "b": 1}"#;
+    let r =
+        grpc_load(UNARY, &["--rate", "50", "-d", "2s", "-c", "4", "--streams", "10", "--data", data], &srv.target());
+    assert_eq!(r["grpc"]["calls_by_status"]["OK"], r["requests"], "{}", r["grpc"]);
+    let pongs: Vec<u64> = srv.seen.pongs.lock().unwrap().iter().map(|p| p.load(Ordering::Relaxed)).collect();
+    // The first connection is the preflight's single call; the run's 4 follow.
+    assert_eq!(pongs.len(), 5, "{pongs:?}");
+    // Pinged every 20 ms for 2 s: dozens each; a connection left unread gets 0.
+    assert!(pongs[1..].iter().all(|&n| n >= 5), "PING acknowledgements per connection: {pongs:?}");
 }
 
 #[test]

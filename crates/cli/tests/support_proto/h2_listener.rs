@@ -1,7 +1,7 @@
 //! The listener every `h2`-based test server here stands on: 127.0.0.1 port
 //! 0, a thread with its own tokio runtime, an optional TLS acceptor (ALPN
 //! h2), Nagle off, a task per connection, and a stop when dropped. The
-//! servers (h2_server.rs, grpc_server.rs, grpc_check_server.rs) differ only
+//! servers (h2_server.rs, grpc_server.rs) differ only
 //! in what they do with a connection.
 
 use std::future::Future;

@@ -5,12 +5,10 @@
 //! certificates (a CA and a leaf it signed) are generated in the test with
 //! `rcgen`; an HTTP/2 server (`h2`) that can send GOAWAY or reset streams;
 //! an HTTP/3 server (`quinn` + `h3`) that can reset streams or close its
-//! connections mid-run; a gRPC server with the faults the gRPC contract
-//! must catch (`check_grpc.rs`), and one with the modes `stampede load
-//! --grpc` is tested against (`grpc.rs`).
+//! connections mid-run; a gRPC server with the modes `stampede load --grpc`
+//! (`grpc.rs`) and the gRPC contract (`check_grpc.rs`) are tested against.
 #![allow(dead_code)]
 
-pub mod grpc_check_server;
 pub mod grpc_server;
 pub mod h2_listener;
 pub mod h2_server;

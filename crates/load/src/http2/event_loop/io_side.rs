@@ -14,8 +14,32 @@ use std::io;
 use std::time::{Duration, Instant};
 
 impl<T: Transport> Http2Loop<'_, T> {
+    /// Writes connection `i`'s queued frames, if it is open and has any
+    /// (TLS: always, to flush what the TLS session has to send): requests,
+    /// PING and SETTINGS acknowledgements and WINDOW_UPDATEs go out
+    /// together, one write per connection per wake-up.
+    pub(super) fn flush(&mut self, i: usize, now: Instant) {
+        let c = &self.conns[i];
+        if c.state == State::Open && (c.session.written < c.session.out.len() || T::HANDSHAKE) {
+            self.write(i, now);
+        }
+    }
+
+    /// Open loop, a wake-up without epoll: reads each open connection with
+    /// streams in flight, or whose last read brought bytes (a PING or a
+    /// GOAWAY may follow the answers). The rest are read when the
+    /// housekeeping tick polls.
+    pub(super) fn read_in_use(&mut self, now: Instant) {
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if c.state == State::Open && (c.watch || !c.session.slots.is_empty()) {
+                self.read(i, ReadSide::Data, now);
+            }
+        }
+    }
+
     /// Writes what the session has queued (for TLS: encrypts and flushes).
-    pub(super) fn write(&mut self, i: usize, now: Instant) {
+    fn write(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
         let Some(stream) = c.stream.as_mut() else { return };
         let s = &mut c.session;
@@ -50,18 +74,17 @@ impl<T: Transport> Http2Loop<'_, T> {
             self.recycle_if_done(i, now);
         }
         // Reopened: the old session's bytes must not reach the new socket.
-        if self.conns[i].state == State::Open {
+        // Open loop: requests and acknowledgements go at the end of the wake-up.
+        if self.conns[i].state == State::Open && !self.sched.open_loop() {
             self.fill(i);
-            let s = &self.conns[i].session;
-            if s.written < s.out.len() {
-                self.write(i, now); // acknowledgements and window updates
-            }
+            self.flush(i, now);
         }
     }
 
     /// Reads until the socket is empty, handing the bytes to the session.
     fn drain(&mut self, i: usize, side: ReadSide, now: Instant) {
         let mut buf = std::mem::take(&mut self.buf);
+        self.conns[i].watch = false;
         while let Some(stream) = self.conns[i].stream.as_mut() {
             let (n, rx) = match stream.read_stamped(&mut buf) {
                 Ok((0, _)) => {
@@ -79,6 +102,7 @@ impl<T: Transport> Http2Loop<'_, T> {
             if self.rec.measuring(now) {
                 self.rec.bytes_read += n as u64;
             }
+            self.conns[i].watch = true;
             self.conns[i].session.rx_at = self.clocks.place(rx, self.share.start);
             let received = self.conns[i].session.receive(&buf[..n], &self.bodies, &mut self.ended);
             self.settle(i, now, rx);
