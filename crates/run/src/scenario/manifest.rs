@@ -24,6 +24,8 @@ pub struct Manifest {
     pub requires: Vec<String>,
     #[serde(default)]
     pub build: Option<String>,
+    /// Required, except in an arena folder's app.toml (the Dockerfile's CMD).
+    #[serde(default)]
     pub run: String,
     #[serde(default)]
     pub version: Option<String>,
@@ -69,6 +71,10 @@ pub struct Manifest {
     /// The folder the manifest is in: relative paths in it start there.
     #[serde(skip)]
     pub dir: PathBuf,
+    /// What an arena folder's files said (scenario/arena/), when the
+    /// manifest was made from one.
+    #[serde(skip)]
+    pub arena: Option<crate::scenario::arena::ArenaInfo>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -123,11 +129,24 @@ impl Manifest {
         m
     }
 
+    /// Reads an `app.toml`, or an arena framework's folder (with its
+    /// `app.toml`, if any, over what its files say).
     pub fn load(path: &Path) -> Result<Manifest, ScenarioError> {
+        if path.is_dir() {
+            return crate::scenario::arena::manifest(path);
+        }
         let bad = |message: String| ScenarioError::Manifest { path: path.to_path_buf(), message };
         let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
         let mut manifest: Manifest =
             toml::from_str(&text).map_err(|e| bad(e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")))?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        manifest.dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        Manifest::validate(manifest, path)
+    }
+
+    /// The checks every manifest passes, with `path` named in the error.
+    pub(crate) fn validate(mut manifest: Manifest, path: &Path) -> Result<Manifest, ScenarioError> {
+        let bad = |message: String| ScenarioError::Manifest { path: path.to_path_buf(), message };
         if let Some(problem) = crate::scenario::names::app_name_problem(&manifest.name) {
             return Err(bad(problem));
         }
@@ -147,8 +166,6 @@ impl Manifest {
         if let Some(events) = &manifest.events {
             events.validate().map_err(bad)?;
         }
-        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        manifest.dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
         if manifest.tfb_test.is_some() && manifest.tfb_config.is_none() {
             return Err(bad("tfb_test: give tfb_config, the benchmark_config.json it is a test of".into()));
         }
@@ -234,6 +251,9 @@ pub fn locate(app: &str, scenario_dir: &Path) -> Result<PathBuf, ScenarioError> 
     if looks_like_path {
         let candidate =
             if given.is_relative() && !given.exists() { scenario_dir.join(given) } else { given.to_path_buf() };
+        if candidate.is_dir() && crate::scenario::arena::kind_of(&candidate).is_some() {
+            return Ok(candidate);
+        }
         let candidate = if candidate.is_dir() { candidate.join("app.toml") } else { candidate };
         if candidate.is_file() {
             return Ok(candidate);

@@ -205,6 +205,7 @@ mod tests {
             tfb_config: None,
             tfb_test: None,
             fixed_port: None,
+            arena: None,
             dir: ".".into(),
         }
     }

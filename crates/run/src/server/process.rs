@@ -291,6 +291,7 @@ mod tests {
             tfb_config: None,
             tfb_test: None,
             fixed_port: None,
+            arena: None,
             dir: std::env::temp_dir(),
         }
     }
