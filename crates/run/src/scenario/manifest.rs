@@ -64,7 +64,12 @@ pub struct Manifest {
     /// The test of `tfb_config` to use; absent: its only test.
     #[serde(default)]
     pub tfb_test: Option<String>,
-    /// The port the server listens on whatever `PORT` says (the
+    /// The port the server listens on whatever `PORT` says (an arena
+    /// folder's: 8080 for HttpArena, 3000 for the-benchmarker); over the
+    /// `tfb_config`'s. `PORT` is set to it too.
+    #[serde(default)]
+    pub port: Option<u16>,
+    /// The port the server listens on whatever `PORT` says (`port`, else the
     /// `tfb_config`'s test's `port`); absent: the scenario's port.
     #[serde(skip)]
     pub fixed_port: Option<u16>,
@@ -175,6 +180,9 @@ impl Manifest {
             urls.extend(manifest.urls.entries().clone());
             manifest.urls = UrlMap::new(urls).map_err(bad)?;
             manifest.fixed_port = Some(test.port);
+        }
+        if let Some(port) = manifest.port {
+            manifest.fixed_port = Some(port);
         }
         if manifest.working_dir.is_some() && !manifest.command_dir().is_dir() {
             let wd = manifest.command_dir();

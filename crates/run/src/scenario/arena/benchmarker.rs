@@ -89,9 +89,13 @@ fn context(language: &Value, framework: &Value) -> Result<Value, String> {
     let mut vars = Map::new();
     for layer in [&lang["engines"][&engine], &language["framework"], lang, own] {
         if let Value::Object(fields) = layer {
-            for (k, v) in fields {
-                if k != "engines" {
-                    vars.insert(k.clone(), v.clone());
+            for (k, v) in fields.iter().filter(|(k, _)| *k != "engines") {
+                // Environments add up, the framework's over its language's.
+                match (vars.get_mut(k), v) {
+                    (Some(Value::Object(have)), Value::Object(more)) => have.extend(more.clone()),
+                    _ => {
+                        vars.insert(k.clone(), v.clone());
+                    }
                 }
             }
         }

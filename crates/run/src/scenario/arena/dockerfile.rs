@@ -152,10 +152,12 @@ pub fn read(file: &Path, text: &str, folder: &Path, root: &Path) -> Result<Recip
     let start = match (entrypoint, cmd) {
         (Some(e), Some(c)) => format!("{e} {c}"),
         (Some(one), None) | (None, Some(one)) => one,
-        (None, None) => return Err(Unsupported(format!(
+        (None, None) => {
+            return Err(Unsupported(format!(
             "{}: no CMD or ENTRYPOINT in its last stage: add run = \"<the start command>\" to an app.toml beside it",
             file.display()
-        ))),
+        )))
+        }
     };
     let mut run: String = env.iter().map(|e| format!("{e}; ")).collect();
     run.push_str(&format!("exec {start}"));

@@ -39,6 +39,20 @@ const DRIVEN: &[(&str, &str, &str)] = &[
     ("upload", "upload", "/upload"),
 ];
 
+/// The profiles whose validation a rule of the `httparena` contract stands
+/// for, by its id's first word.
+pub fn profiles_of_rule(id: &str) -> Option<&'static [&'static str]> {
+    let profiles: &[&str] = match id {
+        _ if id.starts_with("json-comp") => &["json-comp"],
+        _ if id.starts_with("json-") => &["json"],
+        _ if id.starts_with("baseline") => &["baseline", "limited-conn"],
+        _ if id.starts_with("pipeline") => &["pipelined"],
+        _ if id.starts_with("upload") => &["upload"],
+        _ => return None,
+    };
+    Some(profiles)
+}
+
 pub(crate) fn read(dir: &Path, root: &Path) -> Result<Derived, (PathBuf, String)> {
     let source = dir.join("meta.json");
     let text = std::fs::read_to_string(&source).map_err(|e| (source.clone(), format!("cannot read: {e}")))?;
@@ -71,6 +85,14 @@ pub(crate) fn read(dir: &Path, root: &Path) -> Result<Derived, (PathBuf, String)
         urls,
         recipe,
         env: supplied.env,
-        info: ArenaInfo { source, driven, not_driven, toolchains, skipped, supplied: supplied.notes },
+        info: ArenaInfo {
+            source,
+            driven,
+            not_driven,
+            toolchains,
+            skipped,
+            supplied: supplied.notes,
+            ..Default::default()
+        },
     })
 }

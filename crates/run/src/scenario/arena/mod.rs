@@ -41,6 +41,8 @@ pub struct ArenaInfo {
     pub skipped: Vec<String>,
     /// The files supplied where the arena mounts them (dataset, certificate).
     pub supplied: Vec<String>,
+    /// Where the build's and the server's output go outside a run.
+    pub logs: PathBuf,
 }
 
 /// What one arena reader makes of a folder, before any `app.toml` override.
@@ -98,8 +100,7 @@ pub fn manifest(dir: &Path) -> Result<Manifest, ScenarioError> {
             message: e.to_string().split_whitespace().collect::<Vec<_>>().join(" "),
         })?;
     manifest.dir = dir.clone();
-    manifest.fixed_port = Some(derived.port);
-    manifest.arena = Some(derived.info);
+    manifest.arena = Some(ArenaInfo { logs: root.join("logs"), ..derived.info });
     Manifest::validate(manifest, &overlay_path)
 }
 
@@ -126,6 +127,7 @@ fn merged(derived: &Derived, overlay: toml::Table) -> Result<toml::Table, Scenar
     table.insert("name".into(), text(&derived.name));
     table.insert("description".into(), text(&derived.description));
     table.insert("contract".into(), text(derived.contract));
+    table.insert("port".into(), toml::Value::Integer(derived.port.into()));
     let urls: toml::Table = derived.urls.iter().map(|(k, v)| (k.clone(), text(v))).collect();
     table.insert("urls".into(), toml::Value::Table(urls));
     match (&derived.recipe, overlay.contains_key("run")) {
@@ -169,6 +171,16 @@ pub fn missing_toolchain(manifest: &Manifest) -> Option<String> {
     Some(format!(
         "{line} needs {tool}, which is not on PATH: install it, or give build and run in an app.toml beside it"
     ))
+}
+
+/// Whether the HttpArena profiles `enabled` include the one contract rule
+/// `id` checks (`json-comp-25` is json-comp's, `baseline-post` baseline's or
+/// limited-conn's); rules of no arena profile are always kept.
+pub fn rule_enabled(id: &str, enabled: &[String]) -> bool {
+    match httparena::profiles_of_rule(id) {
+        Some(profiles) => profiles.iter().any(|p| enabled.iter().any(|e| e == p)),
+        None => true,
+    }
 }
 
 #[cfg(test)]
