@@ -1,8 +1,8 @@
 //! the-benchmarker/web-frameworks' `<language>/<framework>/config.yaml`: the
 //! engine it picks from its language's `config.yaml` (command, bootstrap,
 //! environment, build_deps), its own fields over them, rendered into the
-//! language's Dockerfile template (template.rs) as the arena's `docker
-//! build` does, then read as any Dockerfile (dockerfile.rs). The rendered
+//! engine's or the language's Dockerfile template (template.rs) as the
+//! arena's Rakefile does, then read as any Dockerfile (dockerfile.rs). The rendered
 //! file is kept in the build folder so an error's line can be looked up.
 //! Every framework serves the arena's three routes on port 3000 and is
 //! judged by the `web-frameworks` contract.
@@ -30,7 +30,9 @@ pub(crate) fn read(dir: &Path, root: &Path) -> Result<Derived, (PathBuf, String)
     let language_dir = dir.parent().unwrap_or(dir);
     let language = yaml(&language_dir.join("config.yaml"))?;
     let context = context(&language, &framework).map_err(|e| (source.clone(), e))?;
-    let template_path = language_dir.join("Dockerfile");
+    // The engine's own template (`node.Dockerfile`), else the language's.
+    let engine_template = language_dir.join(format!("{}.Dockerfile", context["engine"].as_str().unwrap_or_default()));
+    let template_path = if engine_template.is_file() { engine_template } else { language_dir.join("Dockerfile") };
     let recipe = match std::fs::read_to_string(&template_path) {
         Ok(text) => render(&template_path, &text, &context, dir, root),
         Err(e) => Err(dockerfile::Unsupported(format!(
@@ -90,9 +92,12 @@ fn context(language: &Value, framework: &Value) -> Result<Value, String> {
     for layer in [&lang["engines"][&engine], &language["framework"], lang, own] {
         if let Value::Object(fields) = layer {
             for (k, v) in fields.iter().filter(|(k, _)| *k != "engines") {
-                // Environments add up, the framework's over its language's.
+                // Tables and lists add up (the framework's environment over
+                // its language's, its bootstrap steps after), as the arena's
+                // Rakefile merges them.
                 match (vars.get_mut(k), v) {
                     (Some(Value::Object(have)), Value::Object(more)) => have.extend(more.clone()),
+                    (Some(Value::Array(have)), Value::Array(more)) => have.extend(more.iter().cloned()),
                     _ => {
                         vars.insert(k.clone(), v.clone());
                     }

@@ -91,7 +91,7 @@ pub fn read(file: &Path, text: &str, folder: &Path, root: &Path) -> Result<Recip
                     script.push_str(")\n");
                 }
                 stages += 1;
-                script.push_str(&format!("(\ncd '{root_text}'\n"));
+                script.push_str(&format!("(\nmkdir -p '{root_text}'\ncd '{root_text}'\n"));
                 recipe.workdir = root.to_path_buf();
                 env.clear();
                 (entrypoint, cmd) = (None, None);
@@ -125,7 +125,8 @@ pub fn read(file: &Path, text: &str, folder: &Path, root: &Path) -> Result<Recip
             "RUN" => {
                 let command = exec_or_shell(args);
                 match skip_reason(&command) {
-                    Skip::No => script.push_str(&format!("{}\n", map(&command))),
+                    // Each RUN in its own shell, as in Docker: a `cd` ends with it.
+                    Skip::No => script.push_str(&format!("(\n{}\n)\n", map(&command))),
                     Skip::Yes(why) => recipe.skipped.push(format!("{}: {why}", at(ins.line))),
                     Skip::Missing(packages) => {
                         return Err(Unsupported(format!(

@@ -53,7 +53,7 @@ fn a_go_multi_stage_dockerfile_builds_in_the_image_folder_and_starts_the_copied_
     assert!(r.build.contains("SRC='/src/fw'"), "{}", r.build);
     assert!(
         r.build.contains(
-            "mkdir -p '/w/app'\ncd '/w/app'\ncopy '/w/app/' $SRC/go.mod\ncopy '/w/app/' $SRC/go.sum\ngo mod download\n"
+            "mkdir -p '/w/app'\ncd '/w/app'\ncopy '/w/app/' $SRC/go.mod\ncopy '/w/app/' $SRC/go.sum\n(\ngo mod download\n)\n"
         ),
         "{}",
         r.build
@@ -213,8 +213,28 @@ fn a_benchmarker_framework_renders_its_languages_template_with_its_engine() {
     assert_eq!(gin.run, format!("export GIN_MODE=release; exec {w}/go/bin/app"));
     assert_eq!(gin.requires, ["go"]);
     let flask = Manifest::load(&f.path("python/flask")).unwrap();
-    assert!(flask.build.as_deref().unwrap().contains("\npip install gunicorn\n"), "{:?}", flask.build);
+    assert!(flask.build.as_deref().unwrap().contains("(\npip install gunicorn\n)"), "{:?}", flask.build);
     assert!(flask.run.ends_with("exec gunicorn --bind 0.0.0.0:3000 ${PYTHON_APP}"), "{}", flask.run);
     assert_eq!(flask.arena.as_ref().unwrap().driven, ["GET /", "GET /user/{id}", "POST /user"]);
     assert_eq!(kind_of(&f.path("go")), None, "a language folder is not a framework");
+}
+
+#[test]
+fn each_run_line_is_its_own_shell_and_copies_land_in_the_image_folder_not_the_sources() {
+    let f = Folder::new("script");
+    f.file("fw/main.txt", "source").file("fw/src/lib.txt", "lib");
+    let root = f.path("root");
+    let r = dockerfile::read(
+        Path::new("Dockerfile"),
+        "FROM golang:1.26\nWORKDIR /app\nCOPY main.txt ./\nCOPY src ./src\nRUN mkdir sub && cd sub && touch a\nRUN touch b && rm -rf src\nCMD [\"x\"]\n",
+        &f.path("fw"),
+        &root,
+    )
+    .unwrap();
+    let status = std::process::Command::new("sh").arg("-c").arg(&r.build).status().unwrap();
+    assert!(status.success(), "{}", r.build);
+    assert!(root.join("app/sub/a").is_file() && root.join("app/b").is_file(), "a cd ends with its RUN line");
+    assert_eq!(std::fs::read_to_string(root.join("app/main.txt")).unwrap(), "source");
+    assert!(!root.join("app/src").exists(), "the RUN line removed the copy");
+    assert!(f.path("fw/src/lib.txt").is_file(), "and never the framework's own sources");
 }
