@@ -152,6 +152,35 @@ fn run_loads_an_arena_folder_named_in_apps_judged_by_its_arena() {
     assert_nothing_left(&s);
 }
 
+#[test]
+fn run_arena_loads_the_profiles_the_framework_enables_and_names_the_others() {
+    let s = Scratch::new("arenaprofiles");
+    let dir = arena_copy(&s, "httparena", "frameworks/pyarena");
+    let child = s
+        .stampede()
+        .args(["run", "--duration", "1s", "--warmup", "0s", "--out", s.out().to_str().unwrap(), "--arena"])
+        .arg(&dir)
+        .current_dir(&s.dir)
+        .env("TMPDIR", &s.dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = crate::support_run::wait_output(child, std::time::Duration::from_secs(240));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("stampede: pyarena: not driven: static, async-db, baseline-h2"), "{stderr}");
+    let doc = s.results().unwrap_or_else(|| panic!("results.json\n{stderr}"));
+    let runs = doc["runs"].as_array().unwrap();
+    let names: Vec<&str> = runs.iter().map(|r| r["profile"].as_str().unwrap_or("?")).collect();
+    assert_eq!(names, ["baseline", "pipelined", "json", "upload"], "json-comp is not in its meta.json\n{stderr}");
+    for run in runs {
+        assert_eq!(run["valid"], true, "{}: {}", run["profile"], run["invalid_reason"]);
+        assert!(run["load"]["requests"].as_u64().unwrap() > 0, "{}", run["profile"]);
+    }
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_nothing_left(&s);
+}
+
 /// `check --arena` on `dir` exits 2 with one line on stderr containing `expected`.
 fn refused(s: &Scratch, dir: &Path, path: Option<&str>, expected: &str) {
     let mut cmd = s.stampede();

@@ -10,11 +10,14 @@
 mod benchmarker;
 pub mod dockerfile;
 mod httparena;
+mod scenario;
 mod supplies;
 mod template;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+pub use scenario::scenario;
 
 use crate::scenario::error::ScenarioError;
 use crate::scenario::manifest::Manifest;
