@@ -65,6 +65,23 @@ fn ids(report: &Value) -> Vec<String> {
     report["results"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_string()).collect()
 }
 
+/// `stampede run ARGS --out <scratch>/results` to its end, with the scratch folder as TMPDIR.
+fn run_in(s: &Scratch, args: &[&std::ffi::OsStr]) -> Output {
+    let child = s
+        .stampede()
+        .arg("run")
+        .args(args)
+        .arg("--out")
+        .arg(s.out())
+        .current_dir(&s.dir)
+        .env("TMPDIR", &s.dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::support_run::wait_output(child, std::time::Duration::from_secs(240))
+}
+
 #[test]
 fn check_arena_builds_an_httparena_folder_and_checks_the_profiles_its_meta_json_enables() {
     let s = Scratch::new("arenacheck");
@@ -127,16 +144,7 @@ fn run_loads_an_arena_folder_named_in_apps_judged_by_its_arena() {
         "apps = [\"{}\"]\n[[profiles]]\npath = \"/baseline11?a=1&b=2\"\nconnections = 2\nduration = \"1s\"\nwarmup = \"0s\"\n",
         dir.display()
     ));
-    let child = s
-        .stampede()
-        .args(["run", scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()])
-        .current_dir(&s.dir)
-        .env("TMPDIR", &s.dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = crate::support_run::wait_output(child, std::time::Duration::from_secs(240));
+    let out = run_in(&s, &[scenario.as_os_str()]);
     let doc = s.results().unwrap_or_else(|| panic!("results.json\n{}", text(&out.stderr)));
     let run = &doc["runs"][0];
     assert_eq!(run["valid"], true, "{}\n{}", run["invalid_reason"], text(&out.stderr));
@@ -156,17 +164,17 @@ fn run_loads_an_arena_folder_named_in_apps_judged_by_its_arena() {
 fn run_arena_loads_the_profiles_the_framework_enables_and_names_the_others() {
     let s = Scratch::new("arenaprofiles");
     let dir = arena_copy(&s, "httparena", "frameworks/pyarena");
-    let child = s
-        .stampede()
-        .args(["run", "--duration", "1s", "--warmup", "0s", "--out", s.out().to_str().unwrap(), "--arena"])
-        .arg(&dir)
-        .current_dir(&s.dir)
-        .env("TMPDIR", &s.dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = crate::support_run::wait_output(child, std::time::Duration::from_secs(240));
+    let out = run_in(
+        &s,
+        &[
+            "--duration".as_ref(),
+            "1s".as_ref(),
+            "--warmup".as_ref(),
+            "0s".as_ref(),
+            "--arena".as_ref(),
+            dir.as_os_str(),
+        ],
+    );
     let stderr = text(&out.stderr);
     assert!(stderr.contains("stampede: pyarena: not driven: static, async-db, baseline-h2"), "{stderr}");
     let doc = s.results().unwrap_or_else(|| panic!("results.json\n{stderr}"));
