@@ -336,7 +336,7 @@ fn skip_reason(command: &str) -> Skip {
         }
     }
     if missing.is_empty() {
-        Skip::Yes("installs system packages this host already has".into())
+        Skip::Yes("system packages (apt-get, apk, …): none missing on this host".into())
     } else {
         Skip::Missing(missing.join(" "))
     }
