@@ -26,10 +26,21 @@ impl Folder {
     fn path(&self, sub: &str) -> PathBuf {
         self.0.join(sub)
     }
+
+    /// The manifest of the framework folder `sub`; its build folder goes with this one.
+    fn load(&self, sub: &str) -> Result<Manifest, ScenarioError> {
+        Manifest::load(&self.path(sub))
+    }
 }
 
 impl Drop for Folder {
     fn drop(&mut self) {
+        for entry in std::fs::read_dir(&self.0).into_iter().flatten().flatten() {
+            for framework in std::fs::read_dir(entry.path()).into_iter().flatten().flatten() {
+                let _ = std::fs::remove_dir_all(work_root(&framework.path()));
+            }
+            let _ = std::fs::remove_dir_all(work_root(&entry.path()));
+        }
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
@@ -149,7 +160,7 @@ fn an_httparena_folder_is_a_manifest_on_8080_judged_by_httparena_with_its_data_s
     let f = Folder::new("httparena");
     f.file("fw/meta.json", META)
         .file("fw/Dockerfile", "FROM python:3.13-slim\nWORKDIR /app\nCOPY . .\nCMD [\"python3\", \"server.py\"]\n");
-    let m = Manifest::load(&f.path("fw")).unwrap();
+    let m = f.load("fw").unwrap();
     assert_eq!((m.name.as_str(), m.fixed_port, m.contract().as_deref()), ("fw", Some(8080), Some("httparena")));
     let info = m.arena.as_ref().unwrap();
     assert_eq!(info.driven, ["baseline", "pipelined", "json", "upload"]);
@@ -168,14 +179,14 @@ fn an_httparena_folder_is_a_manifest_on_8080_judged_by_httparena_with_its_data_s
 fn an_app_toml_beside_overrides_fields_and_stands_in_for_what_the_dockerfile_cannot_give() {
     let f = Folder::new("overlay");
     f.file("fw/meta.json", META).file("fw/Dockerfile", "FROM golang:1.26\nRUN go build -o s .\n");
-    let e = Manifest::load(&f.path("fw")).unwrap_err().to_string();
+    let e = f.load("fw").unwrap_err().to_string();
     assert!(e.contains("Dockerfile: no CMD or ENTRYPOINT") && e.contains("app.toml"), "{e}");
     f.file("fw/app.toml", "run = \"exec ./s\"\nbuild = \"go build -o s .\"\ncontract = \"none\"\n");
-    let m = Manifest::load(&f.path("fw")).unwrap();
+    let m = f.load("fw").unwrap();
     assert_eq!((m.run.as_str(), m.build.as_deref(), m.contract()), ("exec ./s", Some("go build -o s ."), None));
     assert_eq!(m.fixed_port, Some(8080));
     f.file("fw/app.toml", "runn = \"x\"\n");
-    let e = Manifest::load(&f.path("fw")).unwrap_err().to_string();
+    let e = f.load("fw").unwrap_err().to_string();
     assert!(e.contains("app.toml") && e.contains("unknown field `runn`"), "{e}");
 }
 
@@ -205,7 +216,7 @@ fn a_benchmarker_framework_renders_its_languages_template_with_its_engine() {
          {{#environment}}\nENV {{{.}}}\n{{/environment}}\nENTRYPOINT {{{command}}}\n",
     )
     .file("python/flask/config.yaml", "framework:\n  website: flask.palletsprojects.com\n  version: 3.1\n");
-    let gin = Manifest::load(&f.path("go/gin")).unwrap();
+    let gin = f.load("go/gin").unwrap();
     assert_eq!(
         (gin.name.as_str(), gin.fixed_port, gin.contract().as_deref()),
         ("go-gin", Some(3000), Some("web-frameworks"))
@@ -216,7 +227,7 @@ fn a_benchmarker_framework_renders_its_languages_template_with_its_engine() {
     assert!(gin.build.as_deref().unwrap().contains(&format!("go build -o {w}/go/bin/app ./")), "{:?}", gin.build);
     assert_eq!(gin.run, format!("export GIN_MODE=release; exec {w}/go/bin/app"));
     assert_eq!(gin.requires, ["go"]);
-    let flask = Manifest::load(&f.path("python/flask")).unwrap();
+    let flask = f.load("python/flask").unwrap();
     assert!(flask.build.as_deref().unwrap().contains("(\npip install gunicorn\n)"), "{:?}", flask.build);
     assert!(flask.run.ends_with("exec gunicorn --bind 0.0.0.0:3000 ${PYTHON_APP}"), "{}", flask.run);
     assert_eq!(flask.arena.as_ref().unwrap().driven, ["GET /", "GET /user/{id}", "POST /user"]);
