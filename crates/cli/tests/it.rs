@@ -39,6 +39,7 @@ mod openmetrics;
 mod pipeline;
 mod report;
 mod run;
+mod run_arena;
 mod run_children;
 mod run_database;
 mod run_hdr_log;

@@ -33,6 +33,11 @@ Examples:
   stampede check --tfb-config frameworks/Go/gin/benchmark_config.json --database postgres://…
       Check each test of a TechEmpower implementation at its URLs and port (tfb for
       plaintext/json, db for the database tests); --test default picks one.
+  stampede check --arena HttpArena/frameworks/actix
+      Build an HttpArena framework from its folder (meta.json + Dockerfile, no Docker), start it
+      on 8080, check it with httparena kept to the profiles its meta.json enables, stop it.
+  stampede check --arena web-frameworks/go/gin
+      The same for a the-benchmarker framework (config.yaml, port 3000, web-frameworks).
   stampede check --timeout 30s http://10.0.0.2:8080
       Allow up to 30 s per response (a slow machine, a JIT still warming).
 
@@ -43,7 +48,7 @@ Exit status: 0 every rule passed, 1 a rule failed, 2 bad usage or the server can
 pub struct Args {
     /// Base URL of the server, e.g. http://127.0.0.1:9009
     /// (with --tfb-config: default http://127.0.0.1 at each test's port)
-    #[arg(required_unless_present_any = ["list_contracts", "tfb_config"])]
+    #[arg(required_unless_present_any = ["list_contracts", "tfb_config", "arena"])]
     pub url: Option<String>,
 
     /// The contract to check: a built-in name (see --list-contracts) or a contract file
@@ -63,6 +68,18 @@ pub struct Args {
     /// With --tfb-config: check only the test of this name (e.g. default)
     #[arg(long, value_name = "NAME", requires = "tfb_config")]
     pub test: Option<String>,
+
+    /// An arena framework's folder (HttpArena's frameworks/NAME with meta.json and a Dockerfile,
+    /// or the-benchmarker's LANGUAGE/NAME with config.yaml): build it, start it at its fixed port,
+    /// check it with its arena's contract kept to the profiles it enables, stop it (docs/arenas.md).
+    /// One framework per call: a folder of many is refused, naming them
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["url", "tfb_config", "contract", "urls", "list_contracts"])]
+    pub arena: Option<std::path::PathBuf>,
+
+    /// With an HttpArena contract: check only the rules of these arena profiles
+    /// (baseline, limited-conn, pipelined, json, json-comp, upload), as the framework's meta.json enables them
+    #[arg(long, value_name = "PROFILE,…", value_delimiter = ',')]
+    pub profiles: Vec<String>,
 
     /// List the built-in contracts and exit
     #[arg(long, conflicts_with_all = ["url", "json"])]
@@ -101,7 +118,13 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     if let Some(config) = &args.tfb_config {
         return run_tfb(config, &args);
     }
-    let contract = stampede_check::resolve(&args.contract)?;
+    if let Some(dir) = &args.arena {
+        return crate::cmd::check_arena::run(dir, &args);
+    }
+    let mut contract = stampede_check::resolve(&args.contract)?;
+    if !args.profiles.is_empty() {
+        contract.rules.retain(|rule| stampede_run::scenario::arena::rule_enabled(&rule.id, &args.profiles));
+    }
     let urls = stampede_check::UrlMap::parse_pairs(&args.urls).map_err(anyhow::Error::msg)?;
     let grpc = contract.protocol == stampede_check::Protocol::Grpc;
     if (args.insecure || args.ca.is_some()) && !args.http3 && !grpc {
@@ -112,14 +135,24 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let options = stampede_check::Options { timeout: args.timeout, database: args.database, http3, urls, tls };
     let url = args.url.as_deref().unwrap_or_default();
     let report = stampede_check::check_contract(url, &contract, &options)?;
-    let text = if args.json {
-        let json = serde_json::to_string_pretty(&report).context("cannot serialise the check report")?;
+    print_report(&report, &contract, args.json)
+}
+
+/// One report on stdout (a table, or JSON), the another-contract hint on
+/// stderr; exit 1 if a rule failed.
+pub fn print_report(
+    report: &stampede_check::Report,
+    contract: &stampede_check::Contract,
+    json: bool,
+) -> anyhow::Result<i32> {
+    let text = if json {
+        let json = serde_json::to_string_pretty(report).context("cannot serialise the check report")?;
         format!("{json}\n")
     } else {
-        stampede_check::render::text(&report, wants_color())
+        stampede_check::render::text(report, wants_color())
     };
     write_stdout(&text)?;
-    if let Some(hint) = stampede_check::another_contract_hint(&report, &contract) {
+    if let Some(hint) = stampede_check::another_contract_hint(report, contract) {
         eprintln!("stampede: {hint}");
     }
     Ok(if report.all_passed() { 0 } else { 1 })

@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod check;
+pub mod check_arena;
 pub mod clock;
 pub mod compare;
 pub mod explain;

@@ -17,6 +17,8 @@ use anyhow::Context;
   stampede run my.toml --set hosts.server=me@srv --set hosts.server_address=10.0.0.9
                                                  # the server on srv over ssh (docs/hosts.md)
   stampede run untrusted.toml --print-plan       # the commands it would run, running none
+  stampede run --arena HttpArena/frameworks/actix --arena HttpArena/frameworks/hyper --duration 10s
+                                                 # arena folders with the arena's profiles (docs/arenas.md)
 
 A scenario and its manifests are code: run only ones you trust (docs/scenarios.md, Trust).")]
 pub struct Args {
@@ -28,6 +30,11 @@ pub struct Args {
     /// Only these apps (names or manifest paths, comma-separated)
     #[arg(long, value_name = "APP,…")]
     pub apps: Option<String>,
+    /// Run arena framework folders (HttpArena's frameworks/NAME, the-benchmarker's LANGUAGE/NAME;
+    /// repeatable, one arena) with the arena's profiles Stampede drives that all of them
+    /// enable, instead of a scenario file (docs/arenas.md)
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["scenario", "apps"])]
+    pub arena: Vec<PathBuf>,
     /// Measured duration of every profile (e.g. 5s)
     #[arg(long, value_name = "DURATION")]
     pub duration: Option<String>,
@@ -64,6 +71,13 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<i32> {
     let scenario_path = match args.scenario {
         Some(path) => path,
+        None if !args.arena.is_empty() => {
+            let (path, notes) = stampede_run::scenario::arena::scenario(&args.arena)?;
+            for note in notes {
+                eprintln!("stampede: {note}");
+            }
+            path
+        }
         None => default_scenario().context("no scenario file given and scenarios/shootout.toml not found from the current directory up: give a scenario file")?,
     };
     let mut sets = Vec::new();

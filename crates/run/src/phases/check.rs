@@ -26,7 +26,7 @@ pub fn check(run: &mut RunState) -> Result<(), Failure> {
     let mut checked = spec.checked.to_vec();
     for (contract, database, claimed) in contracts.into_iter().flatten().filter(|_| spec.check) {
         (ctx.phase)("checking the contract");
-        match contract::check(ctx.exe, contract, claimed, &run.base_url, database, &spec.app.urls, &interrupted) {
+        match contract::check(ctx.exe, contract, claimed, &run.base_url, database, spec.app, &interrupted) {
             Verdict::Checked(one) => checked.push(one),
             Verdict::Interrupted => return Err(Failure::Interrupted),
         }

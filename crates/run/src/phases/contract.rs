@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use std::collections::BTreeSet;
 
-use stampede_contract::UrlMap;
+use crate::scenario::manifest::Manifest;
 use stampede_schema::check::CheckReport;
 use stampede_schema::run::ContractVerdict;
 
@@ -71,13 +71,17 @@ pub fn check(
     claimed: bool,
     url: &str,
     database: Option<&str>,
-    urls: &UrlMap,
+    app: &Manifest,
     interrupted: &dyn Fn() -> bool,
 ) -> Verdict {
     let mut cmd = Command::new(exe);
     cmd.args(["check", "--json", "--contract", contract, url]).env("NO_COLOR", "1");
-    for pair in urls.pairs() {
+    for pair in app.urls.pairs() {
         cmd.arg(format!("--url={pair}"));
+    }
+    // An arena framework is held to the rules of the profiles it enables.
+    if let Some(arena) = app.arena.as_ref().filter(|_| claimed && !app.urls.is_empty()) {
+        cmd.arg(format!("--profiles={}", arena.driven.join(",")));
     }
     if let Some(database) = database {
         cmd.args(["--database", database]);

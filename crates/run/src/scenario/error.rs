@@ -26,6 +26,9 @@ pub enum ScenarioError {
     FieldInFile { path: PathBuf, field: String, reason: String },
     #[error("app {name:?}: no manifest at {looked} (name an app in apps/, or give the path of an app.toml)")]
     UnknownApp { name: String, looked: PathBuf },
+    /// An arena folder's line Stampede cannot replay: `file:line: what; what to add`.
+    #[error("{0}")]
+    Arena(String),
     #[error("manifest {path}: {message}")]
     Manifest { path: PathBuf, message: String },
 }

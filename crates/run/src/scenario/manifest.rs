@@ -24,6 +24,8 @@ pub struct Manifest {
     pub requires: Vec<String>,
     #[serde(default)]
     pub build: Option<String>,
+    /// Required, except in an arena folder's app.toml (the Dockerfile's CMD).
+    #[serde(default)]
     pub run: String,
     #[serde(default)]
     pub version: Option<String>,
@@ -62,13 +64,22 @@ pub struct Manifest {
     /// The test of `tfb_config` to use; absent: its only test.
     #[serde(default)]
     pub tfb_test: Option<String>,
-    /// The port the server listens on whatever `PORT` says (the
+    /// The port the server listens on whatever `PORT` says (an arena
+    /// folder's: 8080 for HttpArena, 3000 for the-benchmarker); over the
+    /// `tfb_config`'s. `PORT` is set to it too.
+    #[serde(default)]
+    pub port: Option<u16>,
+    /// The port the server listens on whatever `PORT` says (`port`, else the
     /// `tfb_config`'s test's `port`); absent: the scenario's port.
     #[serde(skip)]
     pub fixed_port: Option<u16>,
     /// The folder the manifest is in: relative paths in it start there.
     #[serde(skip)]
     pub dir: PathBuf,
+    /// What an arena folder's files said (scenario/arena/), when the
+    /// manifest was made from one.
+    #[serde(skip)]
+    pub arena: Option<crate::scenario::arena::ArenaInfo>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -123,11 +134,24 @@ impl Manifest {
         m
     }
 
+    /// Reads an `app.toml`, or an arena framework's folder (with its
+    /// `app.toml`, if any, over what its files say).
     pub fn load(path: &Path) -> Result<Manifest, ScenarioError> {
+        if path.is_dir() {
+            return crate::scenario::arena::manifest(path);
+        }
         let bad = |message: String| ScenarioError::Manifest { path: path.to_path_buf(), message };
         let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
         let mut manifest: Manifest =
             toml::from_str(&text).map_err(|e| bad(e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")))?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        manifest.dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        Manifest::validate(manifest, path)
+    }
+
+    /// The checks every manifest passes, with `path` named in the error.
+    pub(crate) fn validate(mut manifest: Manifest, path: &Path) -> Result<Manifest, ScenarioError> {
+        let bad = |message: String| ScenarioError::Manifest { path: path.to_path_buf(), message };
         if let Some(problem) = crate::scenario::names::app_name_problem(&manifest.name) {
             return Err(bad(problem));
         }
@@ -147,8 +171,6 @@ impl Manifest {
         if let Some(events) = &manifest.events {
             events.validate().map_err(bad)?;
         }
-        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        manifest.dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
         if manifest.tfb_test.is_some() && manifest.tfb_config.is_none() {
             return Err(bad("tfb_test: give tfb_config, the benchmark_config.json it is a test of".into()));
         }
@@ -158,6 +180,9 @@ impl Manifest {
             urls.extend(manifest.urls.entries().clone());
             manifest.urls = UrlMap::new(urls).map_err(bad)?;
             manifest.fixed_port = Some(test.port);
+        }
+        if let Some(port) = manifest.port {
+            manifest.fixed_port = Some(port);
         }
         if manifest.working_dir.is_some() && !manifest.command_dir().is_dir() {
             let wd = manifest.command_dir();
@@ -234,6 +259,9 @@ pub fn locate(app: &str, scenario_dir: &Path) -> Result<PathBuf, ScenarioError> 
     if looks_like_path {
         let candidate =
             if given.is_relative() && !given.exists() { scenario_dir.join(given) } else { given.to_path_buf() };
+        if candidate.is_dir() && crate::scenario::arena::kind_of(&candidate).is_some() {
+            return Ok(candidate);
+        }
         let candidate = if candidate.is_dir() { candidate.join("app.toml") } else { candidate };
         if candidate.is_file() {
             return Ok(candidate);

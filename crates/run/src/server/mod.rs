@@ -13,4 +13,5 @@ pub(crate) mod process;
 pub(crate) mod ready;
 pub mod remote_server;
 pub(crate) mod served;
+pub mod standalone;
 pub(crate) mod subprocess;

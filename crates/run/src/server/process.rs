@@ -290,7 +290,9 @@ mod tests {
             urls: Default::default(),
             tfb_config: None,
             tfb_test: None,
+            port: None,
             fixed_port: None,
+            arena: None,
             dir: std::env::temp_dir(),
         }
     }
