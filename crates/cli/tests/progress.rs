@@ -3,9 +3,7 @@
 //! absent when stdout or stderr is not a terminal or with `--quiet`, so that
 //! piped output and logs stay exactly what they were.
 
-mod common;
-
-use common::{stampede, Mode, TestServer};
+use stampede_testkit::http1::{stampede, Mode, TestServer};
 use std::process::Command;
 use std::time::{Duration, Instant};
 

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use super::net;
-use super::process::{self, group_members, kill_group};
+use crate::net;
+use crate::process::{self, group_members, kill_group};
 
 /// Longest build (a first build may download a toolchain's dependencies,
 /// or compile every one of them on a slow or busy 2-core machine): a guard
@@ -207,7 +207,7 @@ pub fn check_app_as(name: &str, contracts: &[&str], variant: &Variant) {
 
     let port = net::free_port();
     let knobs: Vec<String> = variant.knobs.iter().map(|(knob, value)| format!("-{knob}-{value}")).collect();
-    let log_path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("app-{name}{}.log", knobs.concat()));
+    let log_path = crate::tmp_dir().join(format!("app-{name}{}.log", knobs.concat()));
     let mut server = Server::start(&manifest, &dir, port, &log_path, variant.knobs);
     let ready = net::wait_for_status(port, "/plaintext", 200, READY_DEADLINE, || server.exited().is_some());
     let Some(ready_after) = ready else {
@@ -218,7 +218,7 @@ pub fn check_app_as(name: &str, contracts: &[&str], variant: &Variant) {
         panic!("{name}: the server on port {port} {how}\n{}", server.log());
     };
 
-    let stampede = env!("CARGO_BIN_EXE_stampede");
+    let stampede = crate::bin();
     let h1 = format!("http://127.0.0.1:{port}");
     let h3 = format!("https://127.0.0.1:{port}");
     let mut asks = vec![(vec![], h1)];
@@ -232,7 +232,7 @@ pub fn check_app_as(name: &str, contracts: &[&str], variant: &Variant) {
             args.extend(flags);
             args.extend(["--contract", contract, url]);
             let check =
-                process::run_with_deadline(Command::new(stampede).args(&args).env("NO_COLOR", "1"), CHECK_DEADLINE)
+                process::run_with_deadline(Command::new(&stampede).args(&args).env("NO_COLOR", "1"), CHECK_DEADLINE)
                     .unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(
                 check.code(),

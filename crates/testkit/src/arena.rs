@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::Mutex;
 
-use super::server::Fault;
+use crate::contract::Fault;
 
 /// One answer: status, media type, body, extra header lines, and whether the
 /// connection closes after it.

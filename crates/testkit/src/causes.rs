@@ -1,5 +1,5 @@
-//! Helpers for the tests of `stampede explain`'s causes (explain_lock.rs,
-//! explain_quiet.rs, explain_frames.rs, explain_locks.rs): `support_explain/cause_server.rs`
+//! Helpers for the tests of `stampede explain`'s causes (tests/serial/explain/: lock.rs,
+//! quiet.rs, frames.rs, locks.rs): `crates/testkit/fixtures/cause_server.rs`
 //! compiled with `rustc` into the test's folder (frame pointers and symbols,
 //! so perf names its functions), a manifest and a scenario around it, the
 //! real `stampede run` and then `stampede explain` on its results, both text
@@ -7,15 +7,14 @@
 //! one run each). Each cause scenario measures 3 s after a 500 ms warmup with
 //! the probe sampling every 10 ms, its server bound to a free port on 127.0.0.1;
 //! `stampede run` stops the server and the test checks nothing is left.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::support_run;
+use crate::run;
+pub use run::{text, Scratch};
 use serde_json::Value;
-pub use support_run::{text, Scratch};
 
 /// What a scenario left for one run: the results document, and explain's
 /// two outputs for that run.
@@ -52,7 +51,7 @@ impl Explained {
 
 /// Compiles the cause server into `dir`; `None` (with a visible SKIP line) without rustc.
 pub fn build_server(dir: &Path) -> Option<PathBuf> {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support_explain/cause_server.rs");
+    let source = crate::fixture("cause_server.rs");
     let bin = dir.join("cause_server");
     let status = Command::new("rustc")
         .args(["--edition", "2021", "-O", "-g", "-C", "force-frame-pointers=yes", "-o"])
@@ -98,12 +97,12 @@ pub fn explain_scenario(s: &Scratch, manifests: &[PathBuf], profile: &str, extra
     let mut args = vec![scenario.to_str().unwrap(), "--out", out_dir.to_str().unwrap()];
     args.extend_from_slice(extra);
     // Generous: the shipped apps are built first (go build, npm ci, mvn).
-    let out = support_run::wait_output(s.spawn_run(&args), Duration::from_secs(900));
+    let out = run::wait_output(s.spawn_run(&args), Duration::from_secs(900));
     let stderr = text(&out.stderr);
     // 1: a run marked invalid (a loaded machine can make the generator fall
     // behind its rate); its results are still written and explained.
     assert!(matches!(out.status.code(), Some(0 | 1)), "stampede run failed:\n{stderr}");
-    support_run::assert_nothing_left(s);
+    run::assert_nothing_left(s);
     let results_path = s.results_path().expect("a results folder");
     let results: Value = serde_json::from_str(&std::fs::read_to_string(&results_path).unwrap()).unwrap();
     let explain = |json: bool| {
@@ -117,7 +116,7 @@ pub fn explain_scenario(s: &Scratch, manifests: &[PathBuf], profile: &str, extra
         // would block it.
         let printed = s.dir.join(if json { "explain.json" } else { "explain.txt" });
         let file = std::fs::File::create(&printed).unwrap();
-        let out = support_run::wait_output(
+        let out = run::wait_output(
             cmd.stdout(file).stderr(std::process::Stdio::piped()).spawn().unwrap(),
             Duration::from_secs(60),
         );

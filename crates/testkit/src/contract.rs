@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
-use super::arena::{self, Reply};
+use crate::arena::{self, Reply};
 use num_bigint::BigUint;
 use num_traits::ToPrimitive;
 

@@ -5,8 +5,6 @@
 //! the `postgres` crate and a small pool of connections, as real servers do
 //! (the `db` contract's concurrent phase opens 512 connections at once).
 
-#![allow(dead_code)]
-
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};

@@ -3,7 +3,6 @@
 //! monotonic time it was read (`<mono_ns>\t<line>`, what `stampede explain`
 //! reads), free ports, readiness polling with a deadline, and the real
 //! binary run with its stdout in a file (a slow log is larger than a pipe).
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -111,7 +110,7 @@ pub fn stampede(args: &[&str], out: Option<&Path>, deadline: Duration) -> (i32, 
     let dir = scratch("run");
     let stdout_path = out.map(Path::to_path_buf).unwrap_or_else(|| dir.join("stdout"));
     let stderr_path = dir.join("stderr");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stampede"))
+    let mut child = Command::new(crate::bin())
         .args(args)
         .stdout(std::fs::File::create(&stdout_path).unwrap())
         .stderr(std::fs::File::create(&stderr_path).unwrap())

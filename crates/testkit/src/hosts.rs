@@ -5,7 +5,6 @@
 //! 198.18.0.0/15, the range set aside for benchmarking (RFC 2544), and exist
 //! only inside the namespaces made here. Everything is removed on drop, also
 //! when a test panics: deleting the namespaces deletes their links.
-#![allow(dead_code)]
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;

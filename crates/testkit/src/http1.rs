@@ -2,7 +2,6 @@
 //! that misbehave on purpose (chunked bodies, closing after every response,
 //! 500s, malformed replies, silence, periodic stalls), plus a helper to run
 //! the real `stampede` binary with a deadline so no test can hang.
-#![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -166,11 +165,11 @@ pub fn stampede(args: &[&str], deadline: Duration) -> Output {
 
 /// Like `stampede`, pinned with `taskset -c CPUS` when given.
 pub fn stampede_on(cpus: Option<&str>, args: &[&str], deadline: Duration) -> Output {
-    let bin = env!("CARGO_BIN_EXE_stampede");
+    let bin = crate::bin();
     let mut cmd = match cpus {
         Some(cpus) => {
             let mut c = Command::new("taskset");
-            c.args(["-c", cpus, bin]);
+            c.arg("-c").arg(cpus).arg(&bin);
             c
         }
         None => Command::new(bin),

@@ -6,14 +6,12 @@
 //! checkers it starts) and every test app in its command line, so the scan
 //! finds this test's processes and no one else's.
 
-#![allow(dead_code)]
-
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 pub fn stampede() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_stampede"));
+    let mut cmd = Command::new(crate::bin());
     cmd.env("NO_COLOR", "1");
     cmd
 }
@@ -36,7 +34,7 @@ impl Scratch {
     /// Writes `<dir>/<name>/app.toml` running the contract server with `env`
     /// set in front of it; returns the manifest's path.
     pub fn app(&self, name: &str, env: &str) -> PathBuf {
-        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support_run/contract_server.py");
+        let server = crate::fixture("contract_server.py");
         let app_dir = self.dir.join(name);
         std::fs::create_dir_all(&app_dir).unwrap();
         let manifest = format!(

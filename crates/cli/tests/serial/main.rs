@@ -1,29 +1,16 @@
 //! The integration tests that need the machine to themselves, as one test
-//! binary whose tests run one at a time. They pin CPUs, judge latency against
-//! a computed truth, starve the generator of CPU or read perf profiles of a
-//! slow window, so a neighbouring test's load would be their noise. Each file
-//! was a binary of its own, run alone; every binary cost CI a compilation of
-//! its support modules and a link of its own. Here every test holds
-//! `machine()` for its whole body, so they still run alone, in one binary.
-//! tests/it.rs has the tests that may share the machine.
-
-mod common;
-mod support_causes;
-mod support_explain;
-mod support_run;
+//! binary whose tests run one at a time, by topic (explain/, load/, run/).
+//! They pin CPUs, judge latency against a computed truth, starve the
+//! generator of CPU or read perf profiles of a slow window, so a
+//! neighbouring test's load would be their noise. Each file was a binary of
+//! its own, run alone; every binary cost CI a compilation of its support
+//! modules and a link of its own. Here every test holds `machine()` for its
+//! whole body, so they still run alone, in one binary. tests/it/ has the
+//! tests that may share the machine.
 
 mod explain;
-mod explain_backlog;
-mod explain_frames;
-mod explain_generator;
-mod explain_lock;
-mod explain_locks;
-mod explain_quiet;
-mod grpc_open_loop;
-mod open_loop;
-mod run_latency;
-mod run_neighbours;
-mod run_signals;
+mod load;
+mod run;
 
 use std::sync::{Mutex, MutexGuard};
 

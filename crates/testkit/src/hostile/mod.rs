@@ -9,7 +9,6 @@
 //! were not the start of a request (the rest of an old request sent on a
 //! new socket). It speaks cleartext, or TLS (`start_tls`) with the same
 //! tricks, so the HTTPS engine meets the same misbehaviour.
-#![allow(dead_code)]
 
 use rustls::{ServerConnection, StreamOwned};
 use std::io::{Read, Write};

@@ -8,7 +8,6 @@
 //! connections mid-run; a gRPC server with the faults the gRPC contract
 //! must catch (`check_grpc.rs`), and one with the modes `stampede load
 //! --grpc` is tested against (`grpc.rs`).
-#![allow(dead_code)]
 
 pub mod grpc_check_server;
 pub mod grpc_server;

@@ -3,8 +3,6 @@
 //! with a fresh profile, and always ends every process it started. Standard
 //! library only, so `crates/report/tests/` can include it too (`#[path]`).
 
-#![allow(dead_code)]
-
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};

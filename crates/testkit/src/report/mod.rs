@@ -2,8 +2,6 @@
 //! binary, scratch directories, small results files built in code, and
 //! headless Chromium for checking that the HTML report really draws.
 
-#![allow(dead_code)]
-
 pub mod chromium;
 
 use std::path::{Path, PathBuf};
@@ -13,7 +11,7 @@ use serde_json::{json, Value};
 
 /// The `stampede` binary built for these tests.
 pub fn stampede() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_stampede"))
+    Command::new(crate::bin())
 }
 
 /// Runs `stampede` with arguments and returns its output.
@@ -31,7 +29,7 @@ pub fn stderr(output: &Output) -> String {
 
 /// A fresh, empty directory for one test.
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("stampede-report-tests").join(name);
+    let dir = crate::tmp_dir().join("stampede-report-tests").join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir

@@ -12,8 +12,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::check::{check_json_on, failed_ids, rule, stampede};
-use crate::support::server::{Api, Fault, TestServer};
+use super::contract::{check_json_on, failed_ids, rule, stampede};
+use stampede_testkit::contract::{Api, Fault, TestServer};
 
 /// The ids that passed with a warning.
 fn warned_ids(report: &Value) -> Vec<String> {

@@ -6,16 +6,14 @@
 //! JSON report is compared with the fields and rule ids documented in
 //! docs/check.md, and the worked example of docs/contracts.md is run.
 
-use crate::support;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::process::{run_with_deadline, Finished};
-use support::server::{Api, Fault, TestServer};
+use stampede_testkit::contract::{Api, Fault, TestServer};
+use stampede_testkit::process::{run_with_deadline, Finished};
 
 pub(crate) fn stampede(args: &[&str]) -> Finished {
     let mut command = Command::new(env!("CARGO_BIN_EXE_stampede"));
@@ -301,7 +299,7 @@ fn the_worked_example_in_docs_contracts_md_passes() {
 #[test]
 fn unreachable_server_exits_2_with_one_line() {
     // A port freed a moment ago; port 1 is not safe, someone may run a server there.
-    let url = format!("http://127.0.0.1:{}/", support::net::free_port());
+    let url = format!("http://127.0.0.1:{}/", stampede_testkit::net::free_port());
     let run = stampede(&["check", &url]);
     assert_eq!(run.code(), Some(2), "{}", run.output());
     assert_eq!(run.stdout, "");

@@ -10,11 +10,11 @@
 //! so; and a TechEmpower-style config with database URLs of another shape
 //! (`/dbs`, `/queries?q=`, `/update?q=`) passes with no warning.
 
-use crate::support_db;
+use stampede_testkit::db;
 
 use std::process::Command;
 
-use support_db::{cluster, serve, Fault};
+use db::{cluster, serve, Fault};
 
 fn check(base: &str, database: &str) -> (i32, String) {
     check_contract("db", base, database)

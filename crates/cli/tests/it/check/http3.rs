@@ -4,19 +4,18 @@
 //! servers without HTTP/3 (nothing on the UDP port, QUIC offering only h2
 //! by ALPN) are one line and exit 2.
 
-use crate::support;
-use crate::support_proto;
+use stampede_testkit::proto;
 
 use std::net::SocketAddr;
 use std::process::Command;
 use std::time::Duration;
 
+use proto::h3_front::H3Front;
+use proto::h3_server::{Behaviour, H3Server};
+use proto::Certs;
 use serde_json::Value;
-use support::process::{run_with_deadline, Finished};
-use support::server::{Fault, TestServer};
-use support_proto::h3_front::H3Front;
-use support_proto::h3_server::{Behaviour, H3Server};
-use support_proto::Certs;
+use stampede_testkit::contract::{Fault, TestServer};
+use stampede_testkit::process::{run_with_deadline, Finished};
 
 fn stampede(args: &[&str]) -> Finished {
     let mut command = Command::new(env!("CARGO_BIN_EXE_stampede"));

@@ -5,15 +5,13 @@
 //! they are not; a missing or malformed config, an unknown `--test` and a
 //! database test without `--database` are exit 2 with one line naming them.
 
-use crate::support;
-
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::process::{run_with_deadline, Finished};
-use support::server::{Api, Fault, TestServer};
+use stampede_testkit::contract::{Api, Fault, TestServer};
+use stampede_testkit::process::{run_with_deadline, Finished};
 
 fn stampede(args: &[&str]) -> Finished {
     let mut command = Command::new(env!("CARGO_BIN_EXE_stampede"));

@@ -1,19 +1,18 @@
 //! `stampede check --contract grpc` through the real binary, against the
-//! gRPC test server (support_proto/grpc_check_server.rs): a correct server passes
+//! gRPC test server (crates/testkit/src/proto/grpc_check_server.rs): a correct server passes
 //! every rule over h2c and over TLS (exit 0, no warning), and each fault
 //! fails exactly the rules that catch it (exit 1) while the others still
 //! pass; nothing listening and a server without HTTP/2 are one line, exit 2.
 
-use crate::support;
-use crate::support_proto;
+use stampede_testkit::proto;
 
 use std::process::Command;
 use std::time::Duration;
 
+use proto::grpc_check_server::{Fault, GrpcServer};
+use proto::Certs;
 use serde_json::Value;
-use support::process::{run_with_deadline, Finished};
-use support_proto::grpc_check_server::{Fault, GrpcServer};
-use support_proto::Certs;
+use stampede_testkit::process::{run_with_deadline, Finished};
 
 fn stampede(args: &[&str]) -> Finished {
     let mut command = Command::new(env!("CARGO_BIN_EXE_stampede"));
@@ -136,12 +135,12 @@ fn a_status_in_the_headers_of_an_answer_with_replies_fails_status_in_trailers() 
 
 #[test]
 fn nothing_listening_or_a_server_without_http2_is_one_line_and_exit_2() {
-    let url = format!("http://127.0.0.1:{}", crate::common::refused_port());
+    let url = format!("http://127.0.0.1:{}", stampede_testkit::http1::refused_port());
     let run = stampede(&["check", "--contract", "grpc", &url]);
     assert_eq!(run.code(), Some(2), "{}", run.output());
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
     assert!(run.stderr.contains("connection refused"), "{}", run.stderr);
-    let http1 = support::server::TestServer::start(support::server::Fault::None);
+    let http1 = stampede_testkit::contract::TestServer::start(stampede_testkit::contract::Fault::None);
     let run = stampede(&["check", "--contract", "grpc", "--timeout", "2s", &http1.url()]);
     assert_eq!(run.code(), Some(2), "{}", run.output());
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
@@ -159,7 +158,7 @@ fn grpc_readiness_is_an_ok_call_and_nothing_else() {
     assert!(stampede_check::grpc_ready(server.addr, &ready, timeout).is_ok());
     let unknown = stampede_check::grpc_ready(server.addr, "/stampede.bench.v1.Bench/Nope", timeout).unwrap_err();
     assert_eq!(unknown, "grpc-status UNIMPLEMENTED (12)");
-    let http1 = support::server::TestServer::start(support::server::Fault::None);
+    let http1 = stampede_testkit::contract::TestServer::start(stampede_testkit::contract::Fault::None);
     let addr = http1.url().trim_start_matches("http://").trim_end_matches('/').parse().unwrap();
     let e = stampede_check::grpc_ready(addr, &ready, timeout).unwrap_err();
     assert!(e.starts_with("no HTTP/2 answer"), "{e}");

@@ -1,12 +1,12 @@
 //! `stampede load --grpc` through the real binary against the gRPC test
-//! server (support_proto/grpc_server.rs): exact call counts in closed and
+//! server (crates/testkit/src/proto/grpc_server.rs): exact call counts in closed and
 //! open loop, calls failed in HTTP 200 trailers counted per status and
 //! never as successes, Trailers-Only errors, a stream of N messages, the
 //! deadline and metadata sent, and bad input (a schema, a method, data, a
 //! server that is not gRPC, HTTP/1.1 only or not there) in one line, exit 2.
 
-use crate::common::{load_json, refused_port, stampede, Mode as HttpMode, TestServer};
-use crate::support_proto::grpc_server::{GrpcServer, Mode};
+use stampede_testkit::http1::{load_json, refused_port, stampede, Mode as HttpMode, TestServer};
+use stampede_testkit::proto::grpc_server::{GrpcServer, Mode};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 

@@ -3,9 +3,9 @@
 //! servers are counted rather than crashing or hanging the run, and a target
 //! that cannot be reached is one clear error with exit code 2.
 
-use crate::common;
+use stampede_testkit::http1;
 
-use common::{load_json, refused_port, stampede, Mode, TestServer};
+use http1::{load_json, refused_port, stampede, Mode, TestServer};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -62,7 +62,7 @@ fn malformed_http_is_counted_not_fatal() {
 #[test]
 fn silent_server_times_out_and_the_run_still_ends() {
     let srv = TestServer::start(Mode::Silent);
-    let r = common::load_json_any(&["-d", "2s", "-c", "3", "--timeout", "300ms", &srv.url("/")], DEADLINE);
+    let r = http1::load_json_any(&["-d", "2s", "-c", "3", "--timeout", "300ms", &srv.url("/")], DEADLINE);
     assert_eq!(r["requests"], 0);
     assert!(r["stalled"].is_object(), "a server that never answers stalled the run: {r}");
     let timeouts = r["errors"]["timeout"].as_u64().unwrap();

@@ -5,9 +5,9 @@
 //! kernel without io_uring must fall back (or, when asked for it by name,
 //! refuse in one line).
 
-use crate::common;
+use stampede_testkit::http1;
 
-use common::{load_json, stampede, Mode, TestServer};
+use http1::{load_json, stampede, Mode, TestServer};
 use std::sync::atomic::Ordering;
 use std::sync::RwLock;
 use std::time::Duration;

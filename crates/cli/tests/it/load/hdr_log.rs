@@ -3,13 +3,13 @@
 //! `mvn dependency:get`), which must see, second by second, the same counts
 //! and the same p99 as the run's stampede.load/1 timeline.
 
-use crate::common;
-use crate::support_hostile;
+use stampede_testkit::hostile;
+use stampede_testkit::http1;
 
-use common::{load_json, stampede};
+use hostile::{Hostile, Trick};
+use http1::{load_json, stampede};
 use std::process::Command;
 use std::time::Duration;
-use support_hostile::{Hostile, Trick};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 const ARTIFACT: &str = "org.hdrhistogram:HdrHistogram:2.2.2";
@@ -39,7 +39,7 @@ fn the_interval_log_reads_back_in_hdrhistograms_java_reader_with_the_same_counts
         &["--rate", "400", "-d", "3s", "-c", "8", "--hdr-log", log.to_str().unwrap(), &srv.url("/")],
         DEADLINE,
     );
-    let reader = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support_hdr/ReadLog.java");
+    let reader = stampede_testkit::fixture("ReadLog.java");
     let out = Command::new("java").arg("-cp").arg(&jar).arg(reader).arg(&log).output().expect("java runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let intervals: Vec<(u64, u64, f64)> = String::from_utf8_lossy(&out.stdout)

@@ -1,20 +1,20 @@
 //! The load engine against servers that misbehave on purpose
-//! (`support_hostile`): split writes, early answers, silent closes, closes
+//! (`stampede_testkit::hostile`): split writes, early answers, silent closes, closes
 //! behind pipelined requests, double answers, slow answers, and a server
 //! that does not speak the protocol asked for. Every count is checked
 //! against what the server saw, on both HTTP/1.1 engines, in closed and
 //! open loop, pipelined, over HTTPS, and over HTTP/2 and HTTP/3. Each test
 //! is named after the defect it guards against.
 
-use crate::common;
-use crate::support_hostile;
-use crate::support_proto;
+use stampede_testkit::hostile;
+use stampede_testkit::http1;
+use stampede_testkit::proto;
 
-use common::{load_json, load_json_any, stampede};
+use hostile::{Hostile, Seen, Trick};
+use http1::{load_json, load_json_any, stampede};
+use proto::h2_server::{Behaviour, H2Server};
+use proto::h3_server::{Behaviour as H3Behaviour, H3Server};
 use std::time::Duration;
-use support_hostile::{Hostile, Seen, Trick};
-use support_proto::h2_server::{Behaviour, H2Server};
-use support_proto::h3_server::{Behaviour as H3Behaviour, H3Server};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 const ENGINES: [&str; 2] = ["epoll", "io-uring"];
@@ -285,7 +285,7 @@ fn a_server_that_stops_answering_leaves_every_request_counted_and_the_stall_said
 /// server that answers exits 0 with no stall.
 #[test]
 fn an_https_server_that_stops_answering_leaves_every_request_counted_and_the_stall_said() {
-    let certs = support_proto::Certs::generate();
+    let certs = proto::Certs::generate();
     let ca = certs.ca_file("hostile-https");
     let ca = ca.to_str().unwrap();
     let start = |trick| Hostile::start_tls(trick, certs.server_config(&[]));
@@ -324,7 +324,7 @@ fn an_https_server_that_stops_answering_leaves_every_request_counted_and_the_sta
 /// the stall is said.
 #[test]
 fn an_http2_server_that_stops_answering_leaves_every_stream_counted() {
-    let certs = support_proto::Certs::generate();
+    let certs = proto::Certs::generate();
     let ca = certs.ca_file("hostile-h2");
     for tls in [false, true] {
         let config = tls.then(|| certs.server_config(&[b"h2"]));
@@ -390,7 +390,7 @@ fn an_endless_http2_header_block_is_an_error_not_memory() {
 /// before the run, exit 2; the same server allowing streams runs.
 #[test]
 fn an_http2_server_that_allows_no_streams_is_said() {
-    let certs = support_proto::Certs::generate();
+    let certs = proto::Certs::generate();
     let ca = certs.ca_file("no-streams");
     let ca = ca.to_str().unwrap();
     for tls in [false, true] {
@@ -426,7 +426,7 @@ fn h3_args<'a>(srv: &'a str, more: &[&'a str]) -> Vec<&'a str> {
 /// (RFC 9114 §5.2, the rule HTTP/2 follows).
 #[test]
 fn after_an_http3_goaway_only_idempotent_requests_the_server_may_have_processed_are_sent_again() {
-    let certs = support_proto::Certs::generate();
+    let certs = proto::Certs::generate();
     let srv = H3Server::start(H3Behaviour::GoawayAfter(4), certs.server_config(&[b"h3"]));
     let url = srv.url("/");
     let post = ["-c", "1", "--streams", "4", "-n", "40", "-m", "POST", "--body", "x"];
@@ -454,7 +454,7 @@ fn after_an_http3_goaway_only_idempotent_requests_the_server_may_have_processed_
 /// client reopens it itself. Every request answered once, no error.
 #[test]
 fn a_graceful_http3_goaway_costs_a_reconnect_not_a_request() {
-    let certs = support_proto::Certs::generate();
+    let certs = proto::Certs::generate();
     let srv = H3Server::start(H3Behaviour::GracefulGoaway(10), certs.server_config(&[b"h3"]));
     let url = srv.url("/");
     let r = load_json(&h3_args(&url, &["-c", "1", "-n", "50"]), DEADLINE);
@@ -470,7 +470,7 @@ fn a_graceful_http3_goaway_costs_a_reconnect_not_a_request() {
 /// up, no memory spent on it.
 #[test]
 fn an_endless_http3_header_block_is_an_error_not_memory() {
-    let certs = support_proto::Certs::generate();
+    let certs = proto::Certs::generate();
     let srv = H3Server::start(H3Behaviour::EndlessHeaders, certs.server_config(&[b"h3"]));
     let url = srv.url("/");
     let r = load_json_any(&h3_args(&url, &["-c", "2", "-d", "1s"]), DEADLINE);
@@ -483,7 +483,7 @@ fn an_endless_http3_header_block_is_an_error_not_memory() {
 /// run, exit 2, as over HTTP/2; the same server allowing streams runs.
 #[test]
 fn an_http3_server_that_allows_no_streams_is_said() {
-    let certs = support_proto::Certs::generate();
+    let certs = proto::Certs::generate();
     let srv = H3Server::start(H3Behaviour::NoStreams, certs.server_config(&[b"h3"]));
     let url = srv.url("/");
     let out = stampede(&[&["load"][..], &h3_args(&url, &["-d", "1s"])].concat(), DEADLINE);

@@ -5,15 +5,15 @@
 //! keeping its rate over HTTP/2 streams, and latencies that end at the
 //! kernel's receive time no earlier than the server answered.
 
-use crate::common;
-use crate::support_proto;
+use stampede_testkit::http1;
+use stampede_testkit::proto;
 
-use common::{load_json, stampede};
+use http1::{load_json, stampede};
+use proto::h2_server::{Behaviour, H2Server};
+use proto::tls_server::TlsServer;
+use proto::Certs;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use support_proto::h2_server::{Behaviour, H2Server};
-use support_proto::tls_server::TlsServer;
-use support_proto::Certs;
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -63,7 +63,7 @@ fn alpn_picks_h2_over_tls() {
     assert_eq!(r["tls"]["alpn"], "h2");
     assert_eq!(r["tls"]["handshakes"], 2);
     assert!(r["tls_handshake_us"]["p50"].as_f64().unwrap() > 0.0);
-    support_proto::assert_documented(&r);
+    proto::assert_documented(&r);
     let _ = std::fs::remove_file(ca);
 }
 
@@ -107,7 +107,7 @@ fn open_loop_keeps_its_rate_over_http2_streams() {
     assert!((requests - 4000.0).abs() < 200.0, "{requests}");
     assert_eq!(r["saturated"], false, "{}", r["saturation_reason"]);
     assert!(r["service_time_us"]["p50"].as_f64().unwrap() > 0.0);
-    support_proto::assert_documented(&r);
+    proto::assert_documented(&r);
 }
 
 #[test]

@@ -4,13 +4,13 @@
 //! abort, a panic or unbounded memory. Headers and methods are checked so a
 //! flag cannot inject a header. Issue 20, medium 6 and "What to build" 4.
 
-use crate::common;
-use crate::support_run;
+use stampede_testkit::http1;
+use stampede_testkit::run;
 
 use std::time::Duration;
 
-use common::{refused_port, stampede};
-use support_run::Scratch;
+use http1::{refused_port, stampede};
+use run::Scratch;
 
 /// `stampede args…` fails with exit 2 and one `stampede: error:` line containing every needle.
 fn refused(args: &[&str], needles: &[&str]) {
@@ -112,5 +112,5 @@ fn scenario_values_out_of_range_name_the_file_and_the_field_before_any_run() {
         assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
         assert!(needles.iter().all(|n| stderr.contains(n)), "{stderr}");
     }
-    support_run::assert_nothing_left(&s);
+    run::assert_nothing_left(&s);
 }

@@ -3,15 +3,15 @@
 //! read (method, path, headers, body), on both HTTP/1.1 engines and in
 //! closed, open and pipelined loops.
 
-use crate::common;
-use crate::support_hostile;
-use crate::support_proto;
+use stampede_testkit::hostile;
+use stampede_testkit::http1;
+use stampede_testkit::proto;
 
-use common::{load_json, stampede};
+use hostile::{Hostile, Trick};
+use http1::{load_json, stampede};
+use proto::h2_server::{Behaviour, H2Server};
 use std::collections::BTreeMap;
 use std::time::Duration;
-use support_hostile::{Hostile, Trick};
-use support_proto::h2_server::{Behaviour, H2Server};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
@@ -182,5 +182,5 @@ fn http2_sends_the_mix_and_counts_per_target() {
     let per: Vec<u64> = r["targets"].as_array().unwrap().iter().map(|t| t["requests"].as_u64().unwrap()).collect();
     assert_eq!(per, [100, 100]);
     assert_eq!(r["targets"][0]["name"], "GET /a/{1..3}");
-    support_proto::assert_documented(&r);
+    proto::assert_documented(&r);
 }

@@ -3,13 +3,13 @@
 //! answer) and never overruns its window, and that answers each batch in order
 //! with a different status and framing per position.
 
-use crate::common;
-use crate::support_proto;
+use stampede_testkit::http1;
+use stampede_testkit::proto;
 
-use common::{load_json, stampede};
+use http1::{load_json, stampede};
+use proto::pipeline_server::{Behaviour, PipelineServer};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use support_proto::pipeline_server::{Behaviour, PipelineServer};
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -25,15 +25,15 @@ fn pipelined_batches_are_sent_whole_and_every_response_is_framed_in_order() {
     assert_eq!(srv.full_batches.load(Ordering::Relaxed), 600, "every batch arrived whole before an answer");
     // Position k of a batch has its own status, so each status counts one per batch.
     for k in 0..8 {
-        let code = support_proto::pipeline_server::status(k).to_string();
+        let code = proto::pipeline_server::status(k).to_string();
         assert_eq!(r["status_codes"][&code], 600, "status {code} in {}", r["status_codes"]);
     }
     assert_eq!(r["errors"]["parse"], 0);
     assert_eq!(r["errors"]["read"], 0);
     // Bytes: one batch's responses, 600 times.
-    let batch: usize = (0..8).map(|k| support_proto::pipeline_server::response(k, false).len()).sum();
+    let batch: usize = (0..8).map(|k| proto::pipeline_server::response(k, false).len()).sum();
     assert_eq!(r["bytes_read"], 600 * batch as u64);
-    support_proto::assert_documented(&r);
+    proto::assert_documented(&r);
 }
 
 #[test]

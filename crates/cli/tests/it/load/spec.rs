@@ -3,13 +3,13 @@
 //! `--spec` is the same load, and a spec document's method, headers and
 //! body (from a file beside the document) are what the server receives.
 
-use crate::common;
-use crate::support_hostile;
+use stampede_testkit::hostile;
+use stampede_testkit::http1;
 
-use common::{load_json, stampede};
+use hostile::{Hostile, Trick};
+use http1::{load_json, stampede};
 use serde_json::{json, Value};
 use std::time::Duration;
-use support_hostile::{Hostile, Trick};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 

@@ -4,9 +4,9 @@
 //! parks connections until they are due, per-stage figures reach the text
 //! and the JSON, and a bad stage is a one-line error naming the flag.
 
-use crate::common;
+use stampede_testkit::http1;
 
-use common::{load_json, stampede, Mode, TestServer};
+use http1::{load_json, stampede, Mode, TestServer};
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);

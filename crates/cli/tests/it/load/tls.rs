@@ -4,14 +4,14 @@
 //! reconnect, an untrusted certificate refused as one clear error, and
 //! handshake failures during a run counted in their own category.
 
-use crate::common;
-use crate::support_proto;
+use stampede_testkit::http1;
+use stampede_testkit::proto;
 
-use common::{load_json, stampede};
+use http1::{load_json, stampede};
+use proto::tls_server::TlsServer;
+use proto::Certs;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use support_proto::tls_server::TlsServer;
-use support_proto::Certs;
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -37,7 +37,7 @@ fn https_with_ca_counts_exactly_and_times_handshakes_apart() {
     assert!(hs["p50"].as_f64().unwrap() > 0.0 && hs["max"].as_f64().unwrap() < 5e6, "{hs}");
     // The bytes counted are the decrypted responses, 52 bytes each.
     assert_eq!(r["bytes_read"], 3000 * 52);
-    support_proto::assert_documented(&r);
+    proto::assert_documented(&r);
     let _ = std::fs::remove_file(ca);
 }
 
@@ -98,7 +98,7 @@ fn handshake_failures_during_the_run_are_their_own_error_category() {
 
 #[test]
 fn https_to_a_cleartext_port_is_one_clear_error() {
-    let srv = common::TestServer::start(common::Mode::Ok);
+    let srv = http1::TestServer::start(http1::Mode::Ok);
     let url = format!("https://{}/", srv.addr);
     let out = stampede(&["load", "-d", "1s", "-k", "--timeout", "500ms", &url], DEADLINE);
     assert_eq!(out.status.code(), Some(2));

@@ -2,11 +2,11 @@
 //! headless Chromium, hostile strings shown as text, the Markdown, CSV and
 //! JSON exports, lenient parsing of partial results, and one-line errors.
 
-use crate::support_report;
+use stampede_testkit::report;
 
+use report::chromium::render_in_chromium;
+use report::*;
 use serde_json::json;
-use support_report::chromium::render_in_chromium;
-use support_report::*;
 
 #[test]
 fn demo_report_draws_every_chart_in_headless_chromium_without_script_errors() {

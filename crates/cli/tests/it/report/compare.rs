@@ -3,10 +3,10 @@
 //! (three server starts a row whose figures differ more between starts than
 //! within them), with validity per figure.
 
-use crate::support_report;
+use stampede_testkit::report;
 
+use report::*;
 use serde_json::Value;
-use support_report::*;
 
 const BASE: [f64; 5] = [10_000.0, 10_150.0, 9_900.0, 10_050.0, 9_950.0];
 

@@ -4,12 +4,12 @@
 //! labels that name the run, hostile label values intact, and the demo
 //! results (valid, invalid and partial runs) parse whole.
 
-use crate::support_report;
+use stampede_testkit::report;
 
+use report::*;
 use serde_json::Value;
 use std::io::Write;
 use std::process::{Command, Stdio};
-use support_report::*;
 
 const PARSER: &str = r#"
 import json, sys

@@ -1,16 +1,16 @@
 //! `stampede run` end to end, through the real binary, on small contract
-//! servers (standard-library Python, see support_run/contract_server.py):
+//! servers (standard-library Python, see crates/testkit/fixtures/contract_server.py):
 //! the JSON it writes, Ctrl-C in the middle, a crash during the load and a
 //! taken port. Runs are 1-2 s each; every test checks nothing is left running.
 
-use crate::support_run;
+use stampede_testkit::run;
 
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use run::{assert_nothing_left, text, wait_for, wait_output, Scratch};
 use serde_json::Value;
-use support_run::{assert_nothing_left, text, wait_for, wait_output, Scratch};
 
 fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))

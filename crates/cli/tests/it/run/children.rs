@@ -7,13 +7,13 @@
 //! version) neither hangs `run` through a child it left behind nor ignores
 //! SIGTERM while it hangs.
 
-use crate::support_run;
+use stampede_testkit::run;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use support_run::{assert_nothing_left, text, wait_for, Scratch};
+use run::{assert_nothing_left, text, wait_for, Scratch};
 
 /// A one-profile scenario loading `app`'s /plaintext for `duration`.
 fn scenario(s: &Scratch, app: &Path, duration: &str) -> PathBuf {
@@ -87,7 +87,7 @@ fn a_daemonized_grandchild_of_the_server_is_stopped_and_reported() {
 
 /// A manifest around the contract server whose `key` (`version`, `build`) is `script`.
 fn manifest_with(s: &Scratch, key: &str, script: &str) -> PathBuf {
-    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support_run/contract_server.py");
+    let server = stampede_testkit::fixture("contract_server.py");
     let text = format!(
         "name = \"alpha\"\nrequires = [\"python3\"]\nrun = \"exec python3 {} --name alpha-{}\"\n{key} = \"{script}\"\n",
         server.display(),
@@ -117,7 +117,7 @@ fn sigterm_during_a_hung_build_stops_run_and_its_command() {
     let building = wait_for(Duration::from_secs(30), || s.leftovers().iter().any(|(_, cmd)| cmd.contains("sleep 300")));
     assert!(building, "the build never started: {:?}", s.leftovers());
     assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
-    let out = support_run::wait_output(child, Duration::from_secs(30));
+    let out = run::wait_output(child, Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));
     assert_nothing_left(&s);
 }

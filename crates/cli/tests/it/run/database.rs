@@ -6,13 +6,13 @@
 //! test's scratch folder; every postgres process works in that folder (its
 //! data directory), which is how the tests find them.
 
-use crate::support_run;
+use stampede_testkit::run;
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use support_run::{assert_nothing_left, text, wait_for, wait_output, Scratch};
+use run::{assert_nothing_left, text, wait_for, wait_output, Scratch};
 
 /// Processes whose working directory is inside `dir`: the cluster's.
 fn cluster_processes(dir: &Path) -> Vec<i32> {

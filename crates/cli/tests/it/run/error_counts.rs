@@ -7,13 +7,13 @@
 //! Regression: a malformed response was a "socket error" in the terminal
 //! table and a "bad response" in the HTML report.
 
-use crate::support_run;
+use stampede_testkit::run;
 
 use std::net::TcpStream;
 use std::process::{Child, Command};
 use std::time::Duration;
 
-use support_run::{assert_nothing_left, stampede, text, wait_for, Scratch};
+use run::{assert_nothing_left, stampede, text, wait_for, Scratch};
 
 /// The names every view prints, as docs/results.md documents them.
 const SOCKET: &str = "Socket errors";
@@ -169,7 +169,7 @@ struct Flaky(Child);
 impl Flaky {
     fn start(env: &[(&str, &str)]) -> (Flaky, u16) {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support_run/contract_server.py");
+        let server = stampede_testkit::fixture("contract_server.py");
         let child = Command::new("python3").arg(server).env("PORT", port.to_string()).envs(env.iter().copied()).spawn();
         let flaky = Flaky(child.expect("python3 runs"));
         let up = wait_for(Duration::from_secs(10), || TcpStream::connect(("127.0.0.1", port)).is_ok());

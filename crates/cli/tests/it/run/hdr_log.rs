@@ -2,9 +2,9 @@
 //! results.json, names it in the run's record, and `stampede report` draws
 //! latency percentiles over time from it.
 
-use crate::support_run;
+use stampede_testkit::run;
 
-use support_run::{assert_nothing_left, text, Scratch};
+use run::{assert_nothing_left, text, Scratch};
 
 #[test]
 fn each_run_keeps_its_interval_log_and_the_report_plots_it() {
@@ -33,7 +33,7 @@ fn each_run_keeps_its_interval_log_and_the_report_plots_it() {
     names.dedup();
     assert_eq!(names.len(), 2, "one log per run: {names:?}");
     let html = dir.join("report.html");
-    let rep = support_run::stampede()
+    let rep = run::stampede()
         .args(["report", dir.join("results.json").to_str().unwrap(), "-o", html.to_str().unwrap()])
         .output()
         .unwrap();

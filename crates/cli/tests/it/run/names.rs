@@ -4,9 +4,9 @@
 //! (`api/v1`) is a label, sanitised in file names, and its runs work.
 //! Issue 20, medium 7.
 
-use crate::support_run;
+use stampede_testkit::run;
 
-use support_run::{assert_nothing_left, text, Scratch};
+use run::{assert_nothing_left, text, Scratch};
 
 #[test]
 fn an_app_name_with_dot_dot_is_refused_and_writes_nothing_outside_out() {

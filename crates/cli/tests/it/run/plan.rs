@@ -3,7 +3,7 @@
 //! starts, and `--print-plan` says so and runs nothing. The commands here
 //! would leave marker files behind if they ran.
 
-use crate::support_run::{text, Scratch};
+use stampede_testkit::run::{text, Scratch};
 
 #[test]
 fn print_plan_names_every_command_and_the_ssh_config_and_runs_none() {
@@ -59,5 +59,5 @@ fn a_run_prints_its_plan_on_stderr_before_it_starts() {
     let plan = stderr.find("this run executes").unwrap_or_else(|| panic!("no plan on stderr:\n{stderr}"));
     assert!(stderr[plan..].contains("run      ") && stderr.contains("exec python3"), "{stderr}");
     assert!(!stdout.contains("this run executes"), "the plan is for people, on stderr: {stdout}");
-    crate::support_run::assert_nothing_left(&s);
+    stampede_testkit::run::assert_nothing_left(&s);
 }

@@ -5,8 +5,8 @@
 //! write (load's JSON and text, the HdrHistogram log, results.json,
 //! report.html, the logs) and neither stdout nor stderr shows one.
 
-use crate::support_hostile::{Hostile, Trick};
-use crate::support_run::{self, text, Scratch};
+use stampede_testkit::hostile::{Hostile, Trick};
+use stampede_testkit::run::{self, text, Scratch};
 
 use base64::Engine as _;
 use std::collections::BTreeSet;
@@ -56,7 +56,7 @@ fn assert_no_secret_in_files(dir: &Path) -> usize {
 }
 
 fn stampede(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = support_run::stampede()
+    let mut child = run::stampede()
         .args(args)
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
@@ -66,7 +66,7 @@ fn stampede(args: &[&str], stdin: Option<&[u8]>) -> Output {
     if let (Some(mut pipe), Some(bytes)) = (child.stdin.take(), stdin) {
         pipe.write_all(bytes).unwrap();
     }
-    support_run::wait_output(child, std::time::Duration::from_secs(60))
+    run::wait_output(child, std::time::Duration::from_secs(60))
 }
 
 #[test]
@@ -141,7 +141,7 @@ fn a_run_sends_profile_headers_and_no_file_or_output_shows_them() {
     assert!(results.contains("Authorization: ***") && results.contains("X-Api-Key: ***"), "{results}");
     let files = assert_no_secret_in_files(&s.out());
     assert!(files >= 3, "results.json, report.html, the logs: {files} files");
-    support_run::assert_nothing_left(&s);
+    run::assert_nothing_left(&s);
 }
 
 #[test]

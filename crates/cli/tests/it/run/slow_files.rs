@@ -8,8 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support_run::{assert_nothing_left, text, Scratch};
 use serde_json::Value;
+use stampede_testkit::run::{assert_nothing_left, text, Scratch};
 
 /// One open-loop run of the contract server at `rate` requests/s for 2 s,
 /// logging every request; returns the results folder.

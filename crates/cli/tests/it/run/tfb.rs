@@ -6,14 +6,14 @@
 //! database profiles only, and each profile records the verdicts that
 //! judged it.
 
-use crate::support_run;
+use stampede_testkit::run;
 
 use std::net::TcpListener;
 
 use std::process::Stdio;
 use std::time::Duration;
 
-use support_run::{assert_nothing_left, text, wait_output, Scratch};
+use run::{assert_nothing_left, text, wait_output, Scratch};
 
 #[test]
 fn an_app_with_a_tfb_config_runs_on_its_port_judged_by_tfb() {

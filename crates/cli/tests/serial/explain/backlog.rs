@@ -1,6 +1,6 @@
 //! `stampede explain` blames the server, not the load generator, for
 //! requests that waited on its accept queue: the cause server in mode
-//! `backlog` (support_explain/cause_server.rs) listens with a backlog of 1
+//! `backlog` (crates/testkit/fixtures/cause_server.rs) listens with a backlog of 1
 //! and accepts one connection every 200 ms, so most of the generator's 32
 //! connections wait in SYN retransmits (their own wait for a connection to
 //! open: `connection_setup`), and a request written on a connection whose
@@ -12,7 +12,7 @@
 //! a neighbour's wait counted too, every slow request here read as
 //! `connection_setup`.)
 
-use crate::support_causes::{build_server, run_and_explain, Scratch};
+use stampede_testkit::causes::{build_server, run_and_explain, Scratch};
 
 #[test]
 fn late_sends_behind_a_full_accept_queue_are_the_servers_accept_queue_not_the_generator() {

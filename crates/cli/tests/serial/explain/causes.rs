@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::support_explain::{free_port, missing, mono_ns, scratch, stampede, wait_ready, Stamped};
+use stampede_testkit::explain::{free_port, missing, mono_ns, scratch, stampede, wait_ready, Stamped};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -1,5 +1,5 @@
 //! `stampede explain` lists the slow-window profile's over-represented
-//! frames: the cause server in mode `spin` (support_explain/cause_server.rs)
+//! frames: the cause server in mode `spin` (crates/testkit/fixtures/cause_server.rs)
 //! runs `stampede_distinctive_spin` on the CPU for 20 ms in one request of
 //! 40 (and 0.5 ms of ordinary work in every request), so the requests that ran it, and those queued behind them on their
 //! connection, are the slow ones. Under `stampede run --profile` that
@@ -9,7 +9,7 @@
 //! by-chance level; and its bursts on the CPU must explain most slow
 //! requests one by one (cause `function`). Needs perf: skipped with a printed reason without it.
 
-use crate::support_causes::{build_server, run_and_explain, Scratch};
+use stampede_testkit::causes::{build_server, run_and_explain, Scratch};
 
 const SPIN: &str = "stampede_distinctive_spin";
 

@@ -9,7 +9,7 @@
 
 use std::process::{Child, Command, Stdio};
 
-use crate::support_causes::{build_server, run_and_explain, Scratch};
+use stampede_testkit::causes::{build_server, run_and_explain, Scratch};
 
 /// The burner, killed (by its pid) when the test ends.
 struct Burner(Child);

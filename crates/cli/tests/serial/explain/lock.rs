@@ -1,13 +1,13 @@
 //! `stampede explain` names lock contention: the cause server's workers take
 //! a mutex that its `holder` thread keeps for 60 ms and releases for 40 ms,
-//! over and over (support_explain/cause_server.rs, mode `lock`). The workers'
+//! over and over (crates/testkit/fixtures/cause_server.rs, mode `lock`). The workers'
 //! microstates must show them blocked on futexes most of their time, and
 //! explain must attribute most slow requests to `lock`, well above the share
 //! the same requests get at random times (a random window meets a held
 //! stretch often, but not always: docs/explain.md, "Lock"), with the working
 //! threads' futex level higher in the slow windows than over the run.
 
-use crate::support_causes::{build_server, run_and_explain, Scratch};
+use stampede_testkit::causes::{build_server, run_and_explain, Scratch};
 
 #[test]
 fn a_mutex_held_for_long_stretches_is_named_lock_contention() {

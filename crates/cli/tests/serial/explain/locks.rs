@@ -1,6 +1,6 @@
 //! `stampede explain` names a lock only where requests queue on one, on
 //! every runtime Stampede ships. Servers written for the test in Go, Java
-//! and Node (support_locks/) serialise each request on a lock held across a
+//! and Node (crates/testkit/fixtures/locks/) serialise each request on a lock held across a
 //! 2 ms blocking call: a `sync.Mutex`, a `synchronized` block, an Atomics
 //! mutex between worker threads. Each must get the lock as its first
 //! dominant cause. The shipped apps (apps/go, apps/java, apps/node) hold no
@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support_causes::{explain_scenario, Explained, Scratch};
+use stampede_testkit::causes::{explain_scenario, Explained, Scratch};
 
 const PROFILE: &str = "name = \"locks\"\npath = \"/plaintext\"\nconnections = 32\nthreads = 1\nduration = \"2s\"\nwarmup = \"500ms\"\nlatency = { fraction = 0.7, duration = \"2s\" }\nslow_log = 100";
 
@@ -35,7 +35,7 @@ fn built(what: &str, cmd: &mut Command) {
 /// The lock servers whose toolchain is on PATH, built into the scratch
 /// folder, as manifests; the others are skipped with a SKIP line.
 fn lock_servers(s: &Scratch) -> Vec<PathBuf> {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support_locks");
+    let source = stampede_testkit::fixture("locks");
     let dir = s.dir.display();
     let mut manifests = Vec::new();
     let mut add = |name: &str, requires: &str, run: String| {

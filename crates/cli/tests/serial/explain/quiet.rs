@@ -1,5 +1,5 @@
 //! `stampede explain` on a server with nothing injected (the cause server in
-//! mode `plain`, support_explain/cause_server.rs) must name no server-side
+//! mode `plain`, crates/testkit/fixtures/cause_server.rs) must name no server-side
 //! cause above chance. What a loaded machine does on its own is allowed: the
 //! load generator or the server being descheduled shows as `send_delay`,
 //! `runqueue` or `cpu_saturation`, and those are true of the run, so they are
@@ -7,7 +7,7 @@
 //! wait on one), a pause or a GC (none exists), or blocked I/O standing out
 //! from its chance level.
 
-use crate::support_causes::{build_server, run_and_explain, Scratch};
+use stampede_testkit::causes::{build_server, run_and_explain, Scratch};
 
 #[test]
 fn a_plain_fast_server_gets_no_server_side_cause_above_chance() {

@@ -3,17 +3,11 @@
 //! distribution is computed by hand (open_loop.rs's formula): the calls'
 //! p99 must be near it, measured from the intended send times, with the
 //! slowest calls in the slow log. Timing against a computed truth: run alone
-//! (tests/serial.rs).
+//! (tests/serial/).
 
-#[allow(dead_code)]
-#[path = "support_proto/grpc_server.rs"]
-mod grpc_server;
-#[path = "support_proto/h2_listener.rs"]
-mod h2_listener;
-
-use crate::common::load_json;
-use crate::open_loop::hiccup_percentile;
-use grpc_server::{GrpcServer, Mode};
+use super::open_loop::hiccup_percentile;
+use stampede_testkit::http1::load_json;
+use stampede_testkit::proto::grpc_server::{GrpcServer, Mode};
 use std::time::Duration;
 
 #[test]

@@ -3,7 +3,7 @@
 //! generator deliberately short of CPU. These tests run one at a time: they
 //! measure timing, and a neighbouring test's load would be their noise.
 
-use crate::common::{load_json, load_json_on, pin_to_cpu, stampede_on, Mode, TestServer};
+use stampede_testkit::http1::{load_json, load_json_on, pin_to_cpu, stampede_on, Mode, TestServer};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;

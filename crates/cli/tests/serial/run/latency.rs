@@ -4,10 +4,10 @@
 //! every measured phase keeps slow requests for `stampede explain`, and a
 //! server that stalls 100 ms of every second shows the stall in the latency
 //! column where the closed loop hides it. Small contract servers
-//! (support_run/contract_server.py); runs of a few seconds each.
+//! (crates/testkit/fixtures/contract_server.py); runs of a few seconds each.
 
-use crate::support_run::{self, assert_nothing_left, text, Scratch};
 use serde_json::Value;
+use stampede_testkit::run::{self, assert_nothing_left, text, Scratch};
 
 fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
@@ -18,7 +18,7 @@ fn f(v: &Value) -> f64 {
 fn run_ok(s: &Scratch, text: &str) -> (String, std::path::PathBuf, Value) {
     let scenario = s.scenario(text);
     let out = s.run(&[scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]);
-    let (stdout, stderr) = (support_run::text(&out.stdout), support_run::text(&out.stderr));
+    let (stdout, stderr) = (run::text(&out.stdout), run::text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
     (stdout, s.results_path().expect("results.json"), s.results().expect("results.json"))
 }

@@ -8,7 +8,7 @@
 //! keeps the machine busy before it starts, where the warning would be
 //! true).
 
-use crate::support_run::{self, assert_nothing_left, Scratch};
+use stampede_testkit::run::{self, assert_nothing_left, Scratch};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -36,7 +36,7 @@ warmup = "500ms"
 fn run(s: &Scratch) -> (String, serde_json::Value) {
     let path = scenario(s);
     let out = s.run(&[path.to_str().unwrap(), "--out", s.out().to_str().unwrap()]);
-    let stderr = support_run::text(&out.stderr);
+    let stderr = run::text(&out.stderr);
     let doc = s.results().unwrap_or_else(|| panic!("no results.json: {stderr}"));
     let _ = std::fs::remove_dir_all(s.out());
     (stderr, doc["runs"][0].clone())

@@ -8,7 +8,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use crate::support_run::{assert_nothing_left, text, wait_for, wait_output, Scratch};
+use stampede_testkit::run::{assert_nothing_left, text, wait_for, wait_output, Scratch};
 
 /// Starts a 3-run scenario, sends `signal` during the second run, and checks
 /// the closing line, the records and the exit status.
