@@ -13,10 +13,13 @@ use hdrhistogram::Histogram;
 use serde_json::Value;
 use stampede_testkit::hosts::{self, processes_in, Net};
 use stampede_testkit::http1::{self, refused_port, Mode, TestServer};
-use stampede_testkit::{hostile, run};
+use stampede_testkit::{hostile, run, Stampede};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Where the load hosts find `stampede` (`--remote-path`, `remote_path`):
+/// they share this machine's file system. The test itself runs the binary
+/// through `Stampede`.
 const BIN: &str = env!("CARGO_BIN_EXE_stampede");
 
 fn decode(b64: &str) -> Histogram<u64> {
@@ -34,7 +37,7 @@ fn controller(net: &Net, extra: &[&str], url: &str) -> Command {
 }
 
 fn controller_with(net: &Net, remote_path: &str, output: &[&str], extra: &[&str], url: &str) -> Command {
-    let mut cmd = Command::new(BIN);
+    let mut cmd = Stampede::new().command();
     cmd.arg("load")
         .args(output)
         .args(["--hosts", &net.load_hosts.join(",")])
@@ -224,7 +227,8 @@ fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
 
     // 8. A host with no sshd: one line naming it, exit 2, quickly.
     let start = Instant::now();
-    let out = Command::new(BIN)
+    let out = Stampede::new()
+        .command()
         .args(["load", "--hosts", &format!("root@{}", net.dead_ip), "--connect-timeout", "2s", "-d", "1s"])
         .arg("--ssh-config")
         .arg(&net.ssh_config)
@@ -271,7 +275,8 @@ fn an_unreachable_host_is_one_line_and_exit_2() {
     let cfg = dir.join("ssh_config");
     std::fs::write(&cfg, format!("Host *\n  Port {}\n  BatchMode yes\n", refused_port())).unwrap();
     let start = Instant::now();
-    let out = Command::new(BIN)
+    let out = Stampede::new()
+        .command()
         .args(["load", "--hosts", "nobody@127.0.0.1", "--connect-timeout", "2s", "-d", "1s", "--ssh-config"])
         .arg(&cfg)
         .arg(format!("http://127.0.0.1:{}/", refused_port()))
@@ -305,7 +310,8 @@ fn a_targets_file_its_order_and_seed_reach_the_hosts(net: &Net) {
     let text = format!("POST {}\nX-K: v\n@blob.bin\nGET {}\n", server.url("/t/a"), server.url("/t/b/{rand:1..1000}"));
     std::fs::write(&targets, text).unwrap();
     // Through a spec document with `from_hosts`, as `stampede run` sends it.
-    let printed = Command::new(BIN)
+    let printed = Stampede::new()
+        .command()
         .args(["load", "--print-spec", "--hosts", &net.load_hosts.join(",")])
         .arg("--ssh-config")
         .arg(&net.ssh_config)
@@ -318,7 +324,7 @@ fn a_targets_file_its_order_and_seed_reach_the_hosts(net: &Net) {
     assert_eq!(spec["from_hosts"]["hosts"], serde_json::json!(net.load_hosts), "{spec}");
     let spec_file = dir.join("spec.json");
     std::fs::write(&spec_file, &printed.stdout).unwrap();
-    let mut cmd = Command::new(BIN);
+    let mut cmd = Stampede::new().command();
     cmd.args(["load", "--json", "--spec"])
         .arg(&spec_file)
         .stdin(Stdio::null())
@@ -345,13 +351,15 @@ fn a_targets_file_its_order_and_seed_reach_the_hosts(net: &Net) {
 
 #[test]
 fn bad_host_flags_name_the_flag() {
-    let out = Command::new(BIN).args(["load", "--hosts", "a,b", "-c", "1", "http://127.0.0.1:9/"]).output().unwrap();
+    let out =
+        Stampede::new().command().args(["load", "--hosts", "a,b", "-c", "1", "http://127.0.0.1:9/"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--connections 1 is fewer than the 2 hosts"));
-    let out = Command::new(BIN).args(["load", "--start-at", "1000", "http://127.0.0.1:9/"]).output().unwrap();
+    let out = Stampede::new().command().args(["load", "--start-at", "1000", "http://127.0.0.1:9/"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--start-at 1000.000 is"));
-    let out = Command::new(BIN)
+    let out = Stampede::new()
+        .command()
         .args(["load", "--hosts", "a", "--ssh-config", "/nonexistent/cfg", "http://127.0.0.1:9/"])
         .output()
         .unwrap();
@@ -378,7 +386,8 @@ fn start_at_waits_for_the_instant() {
 fn a_closed_stdin_ends_a_remote_run_with_its_result() {
     use std::io::Write;
     let server = TestServer::start(Mode::Ok);
-    let mut child = Command::new(BIN)
+    let mut child = Stampede::new()
+        .command()
         .args(["load", "--json", "--exit-on-stdin-eof", "--spec", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

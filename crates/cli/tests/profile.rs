@@ -18,6 +18,7 @@ use serde_json::Value;
 use stampede_testkit::app::{announce, apps_root, on_path, BUILD_DEADLINE};
 use stampede_testkit::net::{free_port, wait_for_status};
 use stampede_testkit::process::{kill_group, run_with_deadline, Finished};
+use stampede_testkit::Stampede;
 
 const DEADLINE: Duration = Duration::from_secs(120);
 
@@ -25,7 +26,7 @@ const DEADLINE: Duration = Duration::from_secs(120);
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn stampede() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_stampede"))
+    Stampede::new().command()
 }
 
 fn run(command: &mut Command) -> Finished {

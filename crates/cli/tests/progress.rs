@@ -87,7 +87,7 @@ fn tmux_available() -> bool {
 }
 
 fn load_command(srv: &TestServer, extra: &str) -> String {
-    format!("{extra} {} load -d 4s -c 2 --rate 300 {}", env!("CARGO_BIN_EXE_stampede"), srv.url("/"))
+    format!("{extra} {} load -d 4s -c 2 --rate 300 {}", stampede_testkit::bin().display(), srv.url("/"))
 }
 
 #[test]

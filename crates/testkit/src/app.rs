@@ -18,6 +18,7 @@ use serde::Deserialize;
 
 use crate::net;
 use crate::process::{self, group_members, kill_group};
+use crate::Stampede;
 
 /// Longest build (a first build may download a toolchain's dependencies,
 /// or compile every one of them on a slow or busy 2-core machine): a guard
@@ -218,7 +219,6 @@ pub fn check_app_as(name: &str, contracts: &[&str], variant: &Variant) {
         panic!("{name}: the server on port {port} {how}\n{}", server.log());
     };
 
-    let stampede = crate::bin();
     let h1 = format!("http://127.0.0.1:{port}");
     let h3 = format!("https://127.0.0.1:{port}");
     let mut asks = vec![(vec![], h1)];
@@ -231,9 +231,11 @@ pub fn check_app_as(name: &str, contracts: &[&str], variant: &Variant) {
             let mut args = vec!["check"];
             args.extend(flags);
             args.extend(["--contract", contract, url]);
-            let check =
-                process::run_with_deadline(Command::new(&stampede).args(&args).env("NO_COLOR", "1"), CHECK_DEADLINE)
-                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let check = process::run_with_deadline(
+                &mut Stampede::new().args(&args).env("NO_COLOR", "1").command(),
+                CHECK_DEADLINE,
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(
                 check.code(),
                 Some(0),

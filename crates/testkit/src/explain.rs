@@ -2,11 +2,13 @@
 //! server whose output is read by a thread that stamps each line with the
 //! monotonic time it was read (`<mono_ns>\t<line>`, what `stampede explain`
 //! reads), free ports, readiness polling with a deadline, and the real
-//! binary run with its stdout in a file (a slow log is larger than a pipe).
+//! binary run with its stdout kept in a file when the test asks.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
+
+use crate::{Outcome, Stampede};
 use std::process::{Child, Command, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -107,30 +109,11 @@ pub fn wait_ready(port: u16, deadline: Duration) {
 
 /// Runs the real binary with stdout into `out` (if given); returns (status code, stdout, stderr).
 pub fn stampede(args: &[&str], out: Option<&Path>, deadline: Duration) -> (i32, String, String) {
-    let dir = scratch("run");
-    let stdout_path = out.map(Path::to_path_buf).unwrap_or_else(|| dir.join("stdout"));
-    let stderr_path = dir.join("stderr");
-    let mut child = Command::new(crate::bin())
-        .args(args)
-        .stdout(std::fs::File::create(&stdout_path).unwrap())
-        .stderr(std::fs::File::create(&stderr_path).unwrap())
-        .spawn()
-        .expect("run stampede");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("stampede {args:?} hung past {deadline:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let stdout = std::fs::read_to_string(&stdout_path).unwrap_or_default();
-    let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
-    (status.code().unwrap_or(-1), stdout, stderr)
+    let output = Stampede::new().args(args).deadline(deadline).output();
+    if let Some(out) = out {
+        std::fs::write(out, &output.stdout).unwrap();
+    }
+    (output.status.code().unwrap_or(-1), output.stdout_text(), output.stderr_text())
 }
 
 /// Says why a test is skipped, visibly, and returns true when `program` is missing.

@@ -3,9 +3,10 @@
 //! 500s, malformed replies, silence, periodic stalls), plus a helper to run
 //! the real `stampede` binary with a deadline so no test can hang.
 
+use crate::Stampede;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -165,32 +166,7 @@ pub fn stampede(args: &[&str], deadline: Duration) -> Output {
 
 /// Like `stampede`, pinned with `taskset -c CPUS` when given.
 pub fn stampede_on(cpus: Option<&str>, args: &[&str], deadline: Duration) -> Output {
-    let bin = crate::bin();
-    let mut cmd = match cpus {
-        Some(cpus) => {
-            let mut c = Command::new("taskset");
-            c.arg("-c").arg(cpus).arg(&bin);
-            c
-        }
-        None => Command::new(bin),
-    };
-    let mut child = cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("run stampede");
-    let start = Instant::now();
-    loop {
-        if let Some(_status) = child.try_wait().unwrap() {
-            return child.wait_with_output().unwrap();
-        }
-        if start.elapsed() > deadline {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "stampede {args:?} hung past {deadline:?}\nstdout:\n{}\nstderr:\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    Stampede::pinned(cpus).args(args).deadline(deadline).output()
 }
 
 /// Runs `stampede load --json …` and returns the parsed result.

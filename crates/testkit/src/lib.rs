@@ -12,6 +12,7 @@
 pub mod app;
 pub mod arena;
 pub mod causes;
+pub mod cmd;
 pub mod contract;
 pub mod db;
 pub mod explain;
@@ -23,6 +24,8 @@ pub mod process;
 pub mod proto;
 pub mod report;
 pub mod run;
+
+pub use cmd::{Outcome, Stampede};
 
 use std::path::{Path, PathBuf};
 

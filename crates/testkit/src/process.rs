@@ -76,12 +76,23 @@ pub fn run_with_deadline(command: &mut Command, deadline: Duration) -> Result<Fi
 /// Reads a pipe to its end on a thread; the text arrives on the channel.
 fn drain(pipe: Option<impl Read + Send + 'static>) -> Receiver<String> {
     let (send, receive) = mpsc::channel();
+    let bytes = drain_bytes(pipe);
+    std::thread::spawn(move || {
+        let text = bytes.recv().map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+        let _ = send.send(text);
+    });
+    receive
+}
+
+/// Reads a pipe to its end on a thread; the bytes arrive on the channel.
+pub fn drain_bytes(pipe: Option<impl Read + Send + 'static>) -> Receiver<Vec<u8>> {
+    let (send, receive) = mpsc::channel();
     std::thread::spawn(move || {
         let mut bytes = Vec::new();
         if let Some(mut pipe) = pipe {
             let _ = pipe.read_to_end(&mut bytes);
         }
-        let _ = send.send(String::from_utf8_lossy(&bytes).into_owned());
+        let _ = send.send(bytes);
     });
     receive
 }

@@ -6,14 +6,13 @@
 //! checkers it starts) and every test app in its command line, so the scan
 //! finds this test's processes and no one else's.
 
+use crate::Stampede;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 pub fn stampede() -> Command {
-    let mut cmd = Command::new(crate::bin());
-    cmd.env("NO_COLOR", "1");
-    cmd
+    Stampede::new().env("NO_COLOR", "1").command()
 }
 
 /// A unique temporary folder, removed on drop.

@@ -9,14 +9,16 @@ use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 
+use crate::Stampede;
+
 /// The `stampede` binary built for these tests.
 pub fn stampede() -> Command {
-    Command::new(crate::bin())
+    Stampede::new().command()
 }
 
 /// Runs `stampede` with arguments and returns its output.
 pub fn run(args: &[&str]) -> Output {
-    stampede().args(args).output().expect("stampede runs")
+    Stampede::new().args(args).output()
 }
 
 pub fn stdout(output: &Output) -> String {

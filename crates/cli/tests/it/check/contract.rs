@@ -8,17 +8,15 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
 use stampede_testkit::contract::{Api, Fault, TestServer};
-use stampede_testkit::process::{run_with_deadline, Finished};
+use stampede_testkit::process::Finished;
+use stampede_testkit::Stampede;
 
 pub(crate) fn stampede(args: &[&str]) -> Finished {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_stampede"));
-    command.args(args).env("NO_COLOR", "1");
-    run_with_deadline(&mut command, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"))
+    Stampede::new().args(args).env("NO_COLOR", "1").deadline(Duration::from_secs(60)).finished()
 }
 
 /// Runs `stampede check --json` against a `stampede` server with `fault`.

@@ -11,6 +11,7 @@
 //! (`/dbs`, `/queries?q=`, `/update?q=`) passes with no warning.
 
 use stampede_testkit::db;
+use stampede_testkit::Stampede;
 
 use std::process::Command;
 
@@ -22,11 +23,10 @@ fn check(base: &str, database: &str) -> (i32, String) {
 
 /// `stampede check --contract CONTRACT` (a built-in name or a file).
 fn check_contract(contract: &str, base: &str, database: &str) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_stampede"))
+    let out = Stampede::new()
         .args(["check", "--contract", contract, "--database", database, base])
         .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+        .output();
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     (out.status.code().unwrap_or(-1), text)
 }
@@ -147,11 +147,10 @@ fn tfb_config_db_urls_of_another_shape_pass_with_no_upper_clamp_warning() {
     let url = db.url().to_string();
     let base = serve(&url, Fault::OwnUrls);
     let config = own_urls_config(&base, &logs);
-    let out = Command::new(env!("CARGO_BIN_EXE_stampede"))
+    let out = Stampede::new()
         .args(["check", "--tfb-config", config.to_str().unwrap(), "--test", "pg", "--database", &url])
         .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+        .output();
     let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{report}");
     assert!(report.contains("contract db (version"), "{report}");
@@ -207,10 +206,7 @@ fn a_server_that_fails_only_under_concurrency_fails_the_concurrent_phase() {
 
 #[test]
 fn the_db_contract_without_a_database_says_to_give_one() {
-    let out = Command::new(env!("CARGO_BIN_EXE_stampede"))
-        .args(["check", "--contract", "db", "http://127.0.0.1:9"])
-        .output()
-        .unwrap();
+    let out = Stampede::new().args(["check", "--contract", "db", "http://127.0.0.1:9"]).output();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--database postgres://"), "{stderr}");

@@ -7,7 +7,6 @@
 use stampede_testkit::proto;
 
 use std::net::SocketAddr;
-use std::process::Command;
 use std::time::Duration;
 
 use proto::h3_front::H3Front;
@@ -15,12 +14,11 @@ use proto::h3_server::{Behaviour, H3Server};
 use proto::Certs;
 use serde_json::Value;
 use stampede_testkit::contract::{Fault, TestServer};
-use stampede_testkit::process::{run_with_deadline, Finished};
+use stampede_testkit::process::Finished;
+use stampede_testkit::Stampede;
 
 fn stampede(args: &[&str]) -> Finished {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_stampede"));
-    command.args(args).env("NO_COLOR", "1");
-    run_with_deadline(&mut command, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"))
+    Stampede::new().args(args).env("NO_COLOR", "1").deadline(Duration::from_secs(60)).finished()
 }
 
 /// The `stampede` test server with `fault`, and an HTTP/3 front before it.

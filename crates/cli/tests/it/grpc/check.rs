@@ -6,18 +6,16 @@
 
 use stampede_testkit::proto;
 
-use std::process::Command;
 use std::time::Duration;
 
 use proto::grpc_check_server::{Fault, GrpcServer};
 use proto::Certs;
 use serde_json::Value;
-use stampede_testkit::process::{run_with_deadline, Finished};
+use stampede_testkit::process::Finished;
+use stampede_testkit::Stampede;
 
 fn stampede(args: &[&str]) -> Finished {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_stampede"));
-    command.args(args).env("NO_COLOR", "1");
-    run_with_deadline(&mut command, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"))
+    Stampede::new().args(args).env("NO_COLOR", "1").deadline(Duration::from_secs(60)).finished()
 }
 
 fn check(fault: Fault) -> (Option<i32>, Value) {

@@ -7,12 +7,13 @@
 
 use stampede_testkit::hostile::{Hostile, Trick};
 use stampede_testkit::run::{self, text, Scratch};
+use stampede_testkit::Stampede;
 
 use base64::Engine as _;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 const URL_PASSWORD: &str = "urlpass-7f3a";
 const BEARER: &str = "bearer-5e6f";
@@ -160,7 +161,7 @@ fn a_database_password_given_on_the_command_line_is_in_no_file_or_output() {
     let results = s.results_path().expect("results.json is begun before the database is reached");
     let doc = std::fs::read_to_string(&results).unwrap();
     assert!(doc.contains("postgres://bench:***@127.0.0.1:1/hello_world"), "{doc}");
-    let report = Command::new(env!("CARGO_BIN_EXE_stampede")).arg("report").arg(&results).output().unwrap();
+    let report = Stampede::new().arg("report").arg(&results).output();
     assert_eq!(report.status.code(), Some(0), "{}", text(&report.stderr));
     assert!(assert_no_secret_in_files(&s.out()) >= 2, "results.json and report.html");
 }
