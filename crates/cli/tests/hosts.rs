@@ -11,8 +11,9 @@ use base64::Engine;
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use serde_json::Value;
+use stampede_testkit::hostile::{Hostile, Trick};
 use stampede_testkit::hosts::{self, processes_in, Net};
-use stampede_testkit::http1::{self, refused_port, Mode, TestServer};
+use stampede_testkit::load::{self, refused_port};
 use stampede_testkit::{hostile, run, Stampede};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -76,7 +77,7 @@ fn finish(child: std::process::Child, deadline: Duration) -> (Option<i32>, Value
 #[test]
 fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
     let Some(net) = hosts::net_or_skip("hosts") else { return };
-    let server = TestServer::start_on(net.server_listener(), Mode::Ok);
+    let server = Hostile::start_on(net.server_listener(), Trick::None);
 
     // 1. Two hosts, two seconds: the total is the sum, percentiles from the merged histogram.
     let url = server.url("/two-hosts");
@@ -246,7 +247,7 @@ fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
 
 /// Waits for host b's remote `stampede load` (its load spec on stdin, so
 /// found by its controls) to be under way, then kills it; returns when.
-fn kill_mid_run(net: &Net, server: &TestServer) -> Instant {
+fn kill_mid_run(net: &Net, server: &Hostile) -> Instant {
     let ns = net.ns_id(&net.load_ns[1]);
     let start = Instant::now();
     let pid = loop {
@@ -369,10 +370,10 @@ fn bad_host_flags_name_the_flag() {
 
 #[test]
 fn start_at_waits_for_the_instant() {
-    let server = TestServer::start(Mode::Ok);
+    let server = Hostile::start(Trick::None);
     let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64() + 1.5;
     let start = Instant::now();
-    let v = http1::load_json(
+    let v = load::load_json(
         &["-c", "1", "-d", "300ms", "--start-at", &format!("{at:.3}"), &server.url("/")],
         Duration::from_secs(20),
     );
@@ -385,7 +386,7 @@ fn start_at_waits_for_the_instant() {
 #[test]
 fn a_closed_stdin_ends_a_remote_run_with_its_result() {
     use std::io::Write;
-    let server = TestServer::start(Mode::Ok);
+    let server = Hostile::start(Trick::None);
     let mut child = Stampede::new()
         .command()
         .args(["load", "--json", "--exit-on-stdin-eof", "--spec", "-"])

@@ -18,7 +18,7 @@ pub mod db;
 pub mod explain;
 pub mod hostile;
 pub mod hosts;
-pub mod http1;
+pub mod load;
 pub mod net;
 pub mod process;
 pub mod proto;
@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 
 /// The `stampede` binary cargo built beside the running test binary:
 /// tests run from target/<profile>/deps/, the binary is in target/<profile>/.
-/// (`crate::bin()` exists only in the tests' own crate.)
+/// (`env!("CARGO_BIN_EXE_stampede")` exists only in the tests' own crate.)
 pub fn bin() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>");

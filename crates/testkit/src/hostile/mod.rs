@@ -1,8 +1,11 @@
-//! One HTTP/1.1 server that misbehaves in many ways on purpose, and counts
-//! what it saw, so the load engine's counts can be checked against the
-//! truth on every engine and mode (issue: numbers that survive hostile
-//! servers). Each misbehaviour is a `Trick`, one parameter of one server,
-//! so each test differs from a correct server exactly where its name says.
+//! The servers that misbehave on purpose, so the load engine's counts can be
+//! checked against the truth on every engine and mode (issue: numbers that
+//! survive hostile servers). Here: one HTTP/1.1 server, cleartext or TLS,
+//! whose every misbehaviour is a `Trick`, one parameter of one server, so
+//! each test differs from a correct server exactly where its name says (a
+//! correct server is `Trick::None`). Beside it, the servers whose protocol
+//! or bookkeeping differs (src/proto/: pipelining, TLS handshakes, HTTP/2,
+//! HTTP/3) stand on the same accept loop ([`listen::Accepting`]).
 //!
 //! What it counts: complete requests (head and `Content-Length` body),
 //! responses written whole, connections, and connections whose first bytes
@@ -10,9 +13,13 @@
 //! new socket). It speaks cleartext, or TLS (`start_tls`) with the same
 //! tricks, so the HTTPS engine meets the same misbehaviour.
 
+pub mod listen;
+
 use rustls::{ServerConnection, StreamOwned};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+
+use listen::Accepting;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -46,6 +53,18 @@ pub enum Trick {
     /// Answers until this long after the server started, then reads and
     /// answers nothing more (keeping its connections open) until dropped.
     HangAfter(Duration),
+    /// The body in three chunks.
+    Chunked,
+    /// Every answer is a 500.
+    Status500,
+    /// Bytes that are not HTTP, then a close.
+    Malformed,
+    /// Reads requests, never answers.
+    Silent,
+    /// Answers at once, except that nothing is answered during the first
+    /// `stall` of every `period` (from the server's start): requests
+    /// arriving then wait for its end.
+    Hiccup { stall: Duration, period: Duration },
 }
 
 #[derive(Default)]
@@ -55,6 +74,8 @@ pub struct Seen {
     /// Responses written whole (a second answer to one request counts too).
     pub responses: AtomicU64,
     pub connections: AtomicU64,
+    /// Connections open at this moment: a client that leaks sockets shows here.
+    pub open: AtomicU64,
     /// Connections whose first bytes were not a request line.
     pub bad_starts: AtomicU64,
     /// Every complete request, in the order read (per connection).
@@ -90,18 +111,26 @@ impl Logged {
 pub struct Hostile {
     pub addr: SocketAddr,
     pub seen: Arc<Seen>,
-    stop: Arc<AtomicBool>,
     tls: bool,
+    _accepting: Accepting,
+}
+
+/// `server.requests`, `server.open`: the counts read like the server's own.
+impl std::ops::Deref for Hostile {
+    type Target = Seen;
+    fn deref(&self) -> &Seen {
+        &self.seen
+    }
 }
 
 impl Hostile {
     pub fn start(trick: Trick) -> Hostile {
-        Hostile::start_on(TcpListener::bind("127.0.0.1:0").expect("bind the hostile server"), trick)
+        Hostile::start_on(Accepting::bind(), trick)
     }
 
     /// The same over TLS with `config`: its URLs are `https://`.
     pub fn start_tls(trick: Trick, config: Arc<rustls::ServerConfig>) -> Hostile {
-        Hostile::serve(TcpListener::bind("127.0.0.1:0").expect("bind the hostile server"), trick, Some(config))
+        Hostile::serve(Accepting::bind(), trick, Some(config))
     }
 
     /// Serves on `listener` (e.g. one bound in another network namespace).
@@ -110,32 +139,23 @@ impl Hostile {
     }
 
     fn serve(listener: TcpListener, trick: Trick, tls: Option<Arc<rustls::ServerConfig>>) -> Hostile {
-        let addr = listener.local_addr().unwrap();
         let seen = Arc::new(Seen::default());
-        let stop = Arc::new(AtomicBool::new(false));
-        let (sn, st) = (seen.clone(), stop.clone());
+        let sn = seen.clone();
         let born = Instant::now();
         let https = tls.is_some();
-        std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                if st.load(Ordering::Relaxed) {
-                    break;
-                }
-                let Ok(conn) = conn else { continue };
-                let (sn, st, tls) = (sn.clone(), st.clone(), tls.clone());
-                sn.connections.fetch_add(1, Ordering::Relaxed);
-                std::thread::spawn(move || {
-                    let _ = conn.set_nodelay(true);
-                    let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
-                    match tls.map(ServerConnection::new) {
-                        None => serve(conn, trick, &sn, &st, born),
-                        Some(Ok(tls)) => serve(StreamOwned::new(tls, conn), trick, &sn, &st, born),
-                        Some(Err(_)) => {}
-                    }
-                });
+        let accepting = Accepting::start(listener, move |conn, stop| {
+            sn.connections.fetch_add(1, Ordering::Relaxed);
+            sn.open.fetch_add(1, Ordering::Relaxed);
+            let _ = conn.set_nodelay(true);
+            let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
+            match tls.clone().map(ServerConnection::new) {
+                None => serve(conn, trick, &sn, stop, born),
+                Some(Ok(tls)) => serve(StreamOwned::new(tls, conn), trick, &sn, stop, born),
+                Some(Err(_)) => {}
             }
+            sn.open.fetch_sub(1, Ordering::Relaxed);
         });
-        Hostile { addr, seen, stop, tls: https }
+        Hostile { addr: accepting.addr, seen, tls: https, _accepting: accepting }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -149,13 +169,6 @@ impl Hostile {
     /// The requests read so far.
     pub fn log(&self) -> Vec<Logged> {
         self.seen.log.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Hostile {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = TcpStream::connect(self.addr);
     }
 }
 
@@ -250,14 +263,14 @@ fn serve(mut conn: impl Wire, trick: Trick, seen: &Seen, stop: &AtomicBool, born
         pos = head_end + length;
         seen.requests.fetch_add(1, Ordering::Relaxed);
         answered += 1;
-        if !respond(&mut conn, trick, answered, seen) {
+        if !respond(&mut conn, trick, answered, seen, born) {
             return;
         }
     }
 }
 
 /// Writes the answer to one request; false when the connection ends here.
-fn respond(conn: &mut impl Wire, trick: Trick, answered: u64, seen: &Seen) -> bool {
+fn respond(conn: &mut impl Wire, trick: Trick, answered: u64, seen: &Seen, born: Instant) -> bool {
     match trick {
         Trick::None | Trick::EarlyAnswer | Trick::HangAfter(_) | Trick::ContinuationFlood => write(conn, OK, seen),
         Trick::SplitHead { gap } => {
@@ -311,6 +324,24 @@ fn respond(conn: &mut impl Wire, trick: Trick, answered: u64, seen: &Seen) -> bo
         }
         Trick::Delay(d) => {
             std::thread::sleep(d);
+            write(conn, OK, seen)
+        }
+        Trick::Chunked => write(
+            conn,
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nHello\r\n2\r\n, \r\n6\r\nWorld!\r\n0\r\n\r\n",
+            seen,
+        ),
+        Trick::Status500 => write(conn, b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\noops", seen),
+        Trick::Malformed => {
+            write(conn, b"this is not http\r\n\r\n", seen);
+            false
+        }
+        Trick::Silent => true,
+        Trick::Hiccup { stall, period } => {
+            let phase = born.elapsed().as_nanos() % period.as_nanos();
+            if phase < stall.as_nanos() {
+                std::thread::sleep(Duration::from_nanos((stall.as_nanos() - phase) as u64));
+            }
             write(conn, OK, seen)
         }
     }

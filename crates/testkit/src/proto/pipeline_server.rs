@@ -8,10 +8,12 @@
 //! back-to-back responses across reads.
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+use crate::hostile::listen::Accepting;
 
 #[derive(Clone, Copy)]
 pub enum Behaviour {
@@ -32,43 +34,20 @@ pub struct PipelineServer {
     pub full_batches: Arc<AtomicU64>,
     /// Times more than `depth` requests were waiting for an answer.
     pub overruns: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
+    _accepting: Accepting,
 }
 
 impl PipelineServer {
     pub fn start(depth: usize, behaviour: Behaviour) -> PipelineServer {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let s = PipelineServer {
-            addr,
-            requests: Arc::default(),
-            full_batches: Arc::default(),
-            overruns: Arc::default(),
-            stop: Arc::default(),
-        };
-        let (req, full, over, stop) = (s.requests.clone(), s.full_batches.clone(), s.overruns.clone(), s.stop.clone());
-        std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                let Ok(conn) = conn else { continue };
-                let (req, full, over) = (req.clone(), full.clone(), over.clone());
-                std::thread::spawn(move || serve(conn, depth, behaviour, &req, &full, &over));
-            }
-        });
-        s
+        let (requests, full_batches, overruns): (Arc<AtomicU64>, Arc<AtomicU64>, Arc<AtomicU64>) = Default::default();
+        let (req, full, over) = (requests.clone(), full_batches.clone(), overruns.clone());
+        let accepting =
+            Accepting::start(Accepting::bind(), move |conn, _| serve(conn, depth, behaviour, &req, &full, &over));
+        PipelineServer { addr: accepting.addr, requests, full_batches, overruns, _accepting: accepting }
     }
 
     pub fn url(&self) -> String {
         format!("http://{}/", self.addr)
-    }
-}
-
-impl Drop for PipelineServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = TcpStream::connect(self.addr);
     }
 }
 

@@ -6,16 +6,18 @@
 
 use rustls::{ServerConnection, StreamOwned};
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+use crate::hostile::listen::Accepting;
 
 pub struct TlsServer {
     pub addr: SocketAddr,
     pub requests: Arc<AtomicU64>,
     pub handshakes: Arc<AtomicU64>,
     pub resumed: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
+    _accepting: Accepting,
 }
 
 impl TlsServer {
@@ -27,41 +29,21 @@ impl TlsServer {
     /// Like `start`, but connections after the first `tls_connections` are
     /// answered with cleartext garbage instead of a TLS handshake.
     pub fn start_with(config: Arc<rustls::ServerConfig>, close_every: u64, tls_connections: u64) -> TlsServer {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let s = TlsServer {
-            addr: listener.local_addr().unwrap(),
-            requests: Arc::default(),
-            handshakes: Arc::default(),
-            resumed: Arc::default(),
-            stop: Arc::default(),
-        };
-        let (req, hs, res, stop) = (s.requests.clone(), s.handshakes.clone(), s.resumed.clone(), s.stop.clone());
-        std::thread::spawn(move || {
-            for (accepted, tcp) in listener.incoming().enumerate() {
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                let Ok(mut tcp) = tcp else { continue };
-                if accepted as u64 >= tls_connections {
-                    let _ = tcp.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
-                    continue;
-                }
-                let (config, req, hs, res) = (config.clone(), req.clone(), hs.clone(), res.clone());
-                std::thread::spawn(move || serve(tcp, config, close_every, &req, &hs, &res));
+        let (requests, handshakes, resumed): (Arc<AtomicU64>, Arc<AtomicU64>, Arc<AtomicU64>) = Default::default();
+        let (req, hs, res) = (requests.clone(), handshakes.clone(), resumed.clone());
+        let accepted = AtomicU64::new(0);
+        let accepting = Accepting::start(Accepting::bind(), move |mut tcp, _| {
+            if accepted.fetch_add(1, Ordering::Relaxed) >= tls_connections {
+                let _ = tcp.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+                return;
             }
+            serve(tcp, config.clone(), close_every, &req, &hs, &res);
         });
-        s
+        TlsServer { addr: accepting.addr, requests, handshakes, resumed, _accepting: accepting }
     }
 
     pub fn url(&self, host: &str) -> String {
         format!("https://{host}:{}/", self.addr.port())
-    }
-}
-
-impl Drop for TlsServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = TcpStream::connect(self.addr);
     }
 }
 

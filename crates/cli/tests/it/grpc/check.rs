@@ -133,7 +133,7 @@ fn a_status_in_the_headers_of_an_answer_with_replies_fails_status_in_trailers() 
 
 #[test]
 fn nothing_listening_or_a_server_without_http2_is_one_line_and_exit_2() {
-    let url = format!("http://127.0.0.1:{}", stampede_testkit::http1::refused_port());
+    let url = format!("http://127.0.0.1:{}", stampede_testkit::load::refused_port());
     let run = stampede(&["check", "--contract", "grpc", &url]);
     assert_eq!(run.code(), Some(2), "{}", run.output());
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);

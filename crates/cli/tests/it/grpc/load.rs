@@ -5,7 +5,8 @@
 //! deadline and metadata sent, and bad input (a schema, a method, data, a
 //! server that is not gRPC, HTTP/1.1 only or not there) in one line, exit 2.
 
-use stampede_testkit::http1::{load_json, refused_port, stampede, Mode as HttpMode, TestServer};
+use stampede_testkit::hostile::{Hostile, Trick};
+use stampede_testkit::load::{load_json, refused_port, stampede};
 use stampede_testkit::proto::grpc_server::{GrpcServer, Mode};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -141,7 +142,7 @@ fn a_server_that_is_not_grpc_or_not_http2_or_not_there_is_one_line_exit_2() {
     let page = GrpcServer::start(Mode::NotGrpc);
     let err = refused(&[&base[..], &[&page.target()]].concat());
     assert!(err.contains("is not a gRPC server") && err.contains("content-type application/grpc"), "{err}");
-    let http1 = TestServer::start(HttpMode::Ok);
+    let http1 = Hostile::start(Trick::None);
     let err = refused(&[&base[..], &[&http1.url("/")]].concat());
     assert!(err.contains("does not speak HTTP/2"), "{err}");
     let closed = format!("127.0.0.1:{}", refused_port());

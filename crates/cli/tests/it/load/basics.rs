@@ -3,9 +3,10 @@
 //! servers are counted rather than crashing or hanging the run, and a target
 //! that cannot be reached is one clear error with exit code 2.
 
-use stampede_testkit::http1;
+use stampede_testkit::hostile::{Hostile, Trick};
+use stampede_testkit::load;
 
-use http1::{load_json, refused_port, stampede, Mode, TestServer};
+use load::{load_json, refused_port, stampede};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ const DEADLINE: Duration = Duration::from_secs(30);
 
 #[test]
 fn exact_request_count_with_n() {
-    let srv = TestServer::start(Mode::Ok);
+    let srv = Hostile::start(Trick::None);
     let r = load_json(&["-n", "5000", "-c", "8", "-t", "2", &srv.url("/plaintext")], DEADLINE);
     assert_eq!(r["requests"], 5000);
     assert_eq!(r["status_codes"]["200"], 5000);
@@ -26,7 +27,7 @@ fn exact_request_count_with_n() {
 
 #[test]
 fn chunked_bodies_are_framed() {
-    let srv = TestServer::start(Mode::Chunked);
+    let srv = Hostile::start(Trick::Chunked);
     let r = load_json(&["-n", "2000", "-c", "4", &srv.url("/")], DEADLINE);
     assert_eq!(r["requests"], 2000);
     assert_eq!(r["errors"]["parse"], 0);
@@ -35,7 +36,7 @@ fn chunked_bodies_are_framed() {
 
 #[test]
 fn server_that_closes_after_every_response_is_reconnected_and_counted() {
-    let srv = TestServer::start(Mode::CloseEach);
+    let srv = Hostile::start(Trick::CloseAfter(1));
     let r = load_json(&["-n", "300", "-c", "4", &srv.url("/")], DEADLINE);
     assert_eq!(r["requests"], 300);
     assert_eq!(r["reconnects"], 300);
@@ -44,7 +45,7 @@ fn server_that_closes_after_every_response_is_reconnected_and_counted() {
 
 #[test]
 fn status_errors_are_counted_with_their_codes() {
-    let srv = TestServer::start(Mode::Status500);
+    let srv = Hostile::start(Trick::Status500);
     let r = load_json(&["-n", "1000", "-c", "4", &srv.url("/")], DEADLINE);
     assert_eq!(r["requests"], 1000);
     assert_eq!(r["errors"]["status"], 1000);
@@ -53,7 +54,7 @@ fn status_errors_are_counted_with_their_codes() {
 
 #[test]
 fn malformed_http_is_counted_not_fatal() {
-    let srv = TestServer::start(Mode::Malformed);
+    let srv = Hostile::start(Trick::Malformed);
     let r = load_json(&["-d", "1s", "-c", "2", &srv.url("/")], DEADLINE);
     assert_eq!(r["requests"], 0);
     assert!(r["errors"]["parse"].as_u64().unwrap() > 0, "{}", r["errors"]);
@@ -61,8 +62,8 @@ fn malformed_http_is_counted_not_fatal() {
 
 #[test]
 fn silent_server_times_out_and_the_run_still_ends() {
-    let srv = TestServer::start(Mode::Silent);
-    let r = http1::load_json_any(&["-d", "2s", "-c", "3", "--timeout", "300ms", &srv.url("/")], DEADLINE);
+    let srv = Hostile::start(Trick::Silent);
+    let r = load::load_json_any(&["-d", "2s", "-c", "3", "--timeout", "300ms", &srv.url("/")], DEADLINE);
     assert_eq!(r["requests"], 0);
     assert!(r["stalled"].is_object(), "a server that never answers stalled the run: {r}");
     let timeouts = r["errors"]["timeout"].as_u64().unwrap();
@@ -107,7 +108,7 @@ fn bad_urls_and_flags_exit_2_without_panicking() {
 
 #[test]
 fn human_output_has_wrk_layout_and_the_generators_own_cost() {
-    let srv = TestServer::start(Mode::Ok);
+    let srv = Hostile::start(Trick::None);
     let out = stampede(&["load", "-d", "1s", "-c", "4", &srv.url("/")], DEADLINE);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
@@ -126,7 +127,7 @@ fn human_output_has_wrk_layout_and_the_generators_own_cost() {
 
 #[test]
 fn json_has_the_documented_fields_and_a_timeline() {
-    let srv = TestServer::start(Mode::Ok);
+    let srv = Hostile::start(Trick::None);
     let r = load_json(&["-d", "2s", "--warmup", "500ms", "-c", "4", &srv.url("/x")], DEADLINE);
     assert_eq!(r["schema"], "stampede.load/1");
     assert_eq!(r["mode"], "closed");
@@ -151,7 +152,7 @@ fn json_has_the_documented_fields_and_a_timeline() {
 
 #[test]
 fn thousand_connections_keep_memory_small() {
-    let srv = TestServer::start(Mode::Ok);
+    let srv = Hostile::start(Trick::None);
     let r = load_json(&["-d", "2s", "-c", "1000", "-t", "2", &srv.url("/")], Duration::from_secs(60));
     assert!(r["requests"].as_u64().unwrap() > 1000);
     assert_eq!(r["errors"]["connect"], 0);

@@ -5,9 +5,10 @@
 //! kernel without io_uring must fall back (or, when asked for it by name,
 //! refuse in one line).
 
-use stampede_testkit::http1;
+use stampede_testkit::hostile::{Hostile, Trick};
+use stampede_testkit::load;
 
-use http1::{load_json, stampede, Mode, TestServer};
+use load::{load_json, stampede};
 use std::sync::atomic::Ordering;
 use std::sync::RwLock;
 use std::time::Duration;
@@ -23,26 +24,26 @@ static KERNEL: RwLock<()> = RwLock::new(());
 fn both_engines_count_the_same_on_every_kind_of_server() {
     let _k = KERNEL.read().unwrap();
     for (flag, name) in ENGINES {
-        let srv = TestServer::start(Mode::Ok);
+        let srv = Hostile::start(Trick::None);
         let r = load_json(&["--engine", flag, "-n", "3000", "-c", "8", "-t", "2", &srv.url("/")], DEADLINE);
         assert_eq!(r["engine"], name);
         assert_eq!(r["requests"], 3000, "{flag}");
         assert_eq!(srv.requests.load(Ordering::Relaxed), 3000, "{flag}: the server saw exactly -n requests");
 
-        let srv = TestServer::start(Mode::Chunked);
+        let srv = Hostile::start(Trick::Chunked);
         let r = load_json(&["--engine", flag, "-n", "1000", "-c", "4", &srv.url("/")], DEADLINE);
         assert_eq!((r["requests"].as_u64(), r["errors"]["parse"].as_u64()), (Some(1000), Some(0)), "{flag}");
 
-        let srv = TestServer::start(Mode::CloseEach);
+        let srv = Hostile::start(Trick::CloseAfter(1));
         let r = load_json(&["--engine", flag, "-n", "200", "-c", "4", &srv.url("/")], DEADLINE);
         assert_eq!((r["requests"].as_u64(), r["reconnects"].as_u64()), (Some(200), Some(200)), "{flag}");
         assert_eq!(r["errors"]["read"], 0, "{flag}");
 
-        let srv = TestServer::start(Mode::Status500);
+        let srv = Hostile::start(Trick::Status500);
         let r = load_json(&["--engine", flag, "-n", "500", "-c", "4", &srv.url("/")], DEADLINE);
         assert_eq!(r["status_codes"]["500"], 500, "{flag}");
 
-        let srv = TestServer::start(Mode::Malformed);
+        let srv = Hostile::start(Trick::Malformed);
         let r = load_json(&["--engine", flag, "-d", "500ms", "-c", "2", &srv.url("/")], DEADLINE);
         assert_eq!(r["requests"], 0, "{flag}");
         assert!(r["errors"]["parse"].as_u64().unwrap() > 0, "{flag}: {}", r["errors"]);
@@ -53,7 +54,7 @@ fn both_engines_count_the_same_on_every_kind_of_server() {
 fn a_timed_out_connection_is_closed_at_the_server_not_leaked() {
     let _k = KERNEL.read().unwrap();
     for (flag, _) in ENGINES {
-        let srv = TestServer::start(Mode::Silent);
+        let srv = Hostile::start(Trick::Silent);
         let url = srv.url("/");
         let run = std::thread::spawn(move || {
             stampede(&["load", "--json", "--engine", flag, "-d", "2s", "-c", "3", "--timeout", "200ms", &url], DEADLINE)
@@ -77,7 +78,7 @@ fn a_timed_out_connection_is_closed_at_the_server_not_leaked() {
 #[test]
 fn pipelined_and_open_loop_runs_work_on_io_uring() {
     let _k = KERNEL.read().unwrap();
-    let srv = TestServer::start(Mode::Ok);
+    let srv = Hostile::start(Trick::None);
     let r = load_json(&["--engine", "io-uring", "-n", "1600", "-c", "2", "--pipeline", "8", &srv.url("/")], DEADLINE);
     assert_eq!((r["requests"].as_u64(), r["errors"]["parse"].as_u64()), (Some(1600), Some(0)));
     // A lenient --max-lag: the saturation check must not fire from the
@@ -114,7 +115,7 @@ fn without_io_uring_auto_falls_back_and_asking_for_it_is_one_line_exit_2() {
         return;
     }
     let _restore = Restore(before);
-    let srv = TestServer::start(Mode::Ok);
+    let srv = Hostile::start(Trick::None);
     let r = load_json(&["-n", "500", "-c", "2", &srv.url("/")], DEADLINE);
     assert_eq!((r["engine"].as_str(), r["requests"].as_u64()), (Some("epoll"), Some(500)));
     let out = stampede(&["load", "--engine", "io-uring", "-n", "10", &srv.url("/")], DEADLINE);

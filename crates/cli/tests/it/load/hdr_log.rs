@@ -4,10 +4,10 @@
 //! and the same p99 as the run's stampede.load/1 timeline.
 
 use stampede_testkit::hostile;
-use stampede_testkit::http1;
+use stampede_testkit::load;
 
 use hostile::{Hostile, Trick};
-use http1::{load_json, stampede};
+use load::{load_json, stampede};
 use std::process::Command;
 use std::time::Duration;
 

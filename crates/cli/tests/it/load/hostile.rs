@@ -7,11 +7,11 @@
 //! is named after the defect it guards against.
 
 use stampede_testkit::hostile;
-use stampede_testkit::http1;
+use stampede_testkit::load;
 use stampede_testkit::proto;
 
 use hostile::{Hostile, Seen, Trick};
-use http1::{load_json, load_json_any, stampede};
+use load::{load_json, load_json_any, stampede};
 use proto::h2_server::{Behaviour, H2Server};
 use proto::h3_server::{Behaviour as H3Behaviour, H3Server};
 use std::time::Duration;

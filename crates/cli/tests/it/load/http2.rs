@@ -5,10 +5,10 @@
 //! keeping its rate over HTTP/2 streams, and latencies that end at the
 //! kernel's receive time no earlier than the server answered.
 
-use stampede_testkit::http1;
+use stampede_testkit::load;
 use stampede_testkit::proto;
 
-use http1::{load_json, stampede};
+use load::{load_json, stampede};
 use proto::h2_server::{Behaviour, H2Server};
 use proto::tls_server::TlsServer;
 use proto::Certs;

@@ -5,10 +5,10 @@
 //! counted, connections reopened), and servers without HTTP/3 (nothing on
 //! the UDP port, HTTP/2 only, QUIC without `h3` by ALPN): one line, exit 2.
 
-use stampede_testkit::http1;
+use stampede_testkit::load;
 use stampede_testkit::proto;
 
-use http1::{load_json, stampede};
+use load::{load_json, stampede};
 use proto::h2_server::{Behaviour as H2Behaviour, H2Server};
 use proto::h3_server::{Behaviour, H3Server};
 use proto::Certs;
@@ -128,7 +128,7 @@ fn servers_without_http3_are_one_line_and_exit_2() {
     let no_h3 = H3Server::start(Behaviour::Ok, certs.server_config(&[b"h2"]));
     let no_h3_url = no_h3.url("/");
     // Nothing at all on the port.
-    let gone = format!("https://127.0.0.1:{}/", http1::refused_port());
+    let gone = format!("https://127.0.0.1:{}/", load::refused_port());
     for (url, needle) in [(&h2_url, "UDP"), (&no_h3_url, "h3 by ALPN"), (&gone, "UDP")] {
         let out = stampede(&["load", "-d", "1s", "--http3", "-k", url], DEADLINE);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -166,7 +166,7 @@ fn an_http3_server_that_stops_answering_leaves_every_request_counted() {
     let ca = certs.ca_file("h3-silent");
     let url = srv.url("/");
     let closed = ["--http3", "-c", "1", "--streams", "4", "-d", "2s", "--ca", ca.to_str().unwrap(), &url];
-    let r = http1::load_json_any(&closed, DEADLINE);
+    let r = load::load_json_any(&closed, DEADLINE);
     assert_eq!(r["unanswered"], 4, "{r}");
     super::hostile::assert_adds_up(&r, "h3 closed");
     assert!(r["stalled"]["for_s"].as_f64().unwrap() >= 1.0, "{}", r["stalled"]);
@@ -175,7 +175,7 @@ fn an_http3_server_that_stops_answering_leaves_every_request_counted() {
     let srv = H3Server::start(Behaviour::SilentAfter(50), certs.server_config(&[b"h3"]));
     let url = srv.url("/");
     let open = [&closed[..7], &["--rate", "200", "--timeout", "3s", "--ca", ca.to_str().unwrap(), &url]].concat();
-    let r = http1::load_json_any(&open, DEADLINE);
+    let r = load::load_json_any(&open, DEADLINE);
     let (sent, never) = (r["sent"].as_u64().unwrap(), r["never_sent"].as_u64().unwrap());
     assert!(never > 0 && (399..=401).contains(&(sent + never)), "due = sent + never sent: {sent} + {never}: {r}");
     super::hostile::assert_adds_up(&r, "h3 open");

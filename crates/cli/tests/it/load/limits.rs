@@ -4,12 +4,12 @@
 //! abort, a panic or unbounded memory. Headers and methods are checked so a
 //! flag cannot inject a header. Issue 20, medium 6 and "What to build" 4.
 
-use stampede_testkit::http1;
+use stampede_testkit::load;
 use stampede_testkit::run;
 
 use std::time::Duration;
 
-use http1::{refused_port, stampede};
+use load::{refused_port, stampede};
 use run::Scratch;
 
 /// `stampede args…` fails with exit 2 and one `stampede: error:` line containing every needle.

@@ -4,11 +4,11 @@
 //! closed, open and pipelined loops.
 
 use stampede_testkit::hostile;
-use stampede_testkit::http1;
+use stampede_testkit::load;
 use stampede_testkit::proto;
 
 use hostile::{Hostile, Trick};
-use http1::{load_json, stampede};
+use load::{load_json, stampede};
 use proto::h2_server::{Behaviour, H2Server};
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -3,10 +3,10 @@
 //! answer) and never overruns its window, and that answers each batch in order
 //! with a different status and framing per position.
 
-use stampede_testkit::http1;
+use stampede_testkit::load;
 use stampede_testkit::proto;
 
-use http1::{load_json, stampede};
+use load::{load_json, stampede};
 use proto::pipeline_server::{Behaviour, PipelineServer};
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -4,10 +4,10 @@
 //! body (from a file beside the document) are what the server receives.
 
 use stampede_testkit::hostile;
-use stampede_testkit::http1;
+use stampede_testkit::load;
 
 use hostile::{Hostile, Trick};
-use http1::{load_json, stampede};
+use load::{load_json, stampede};
 use serde_json::{json, Value};
 use std::time::Duration;
 

@@ -4,16 +4,17 @@
 //! parks connections until they are due, per-stage figures reach the text
 //! and the JSON, and a bad stage is a one-line error naming the flag.
 
-use stampede_testkit::http1;
+use stampede_testkit::hostile::{Hostile, Trick};
+use stampede_testkit::load;
 
-use http1::{load_json, stampede, Mode, TestServer};
+use load::{load_json, stampede};
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
 #[test]
 fn each_stage_gets_its_target_rate_within_3_percent() {
-    let srv = TestServer::start(Mode::Ok);
+    let srv = Hostile::start(Trick::None);
     let r = load_json(&["--stages", "1s:400,2s:400,2s:1000", "-c", "8", "-t", "2", &srv.url("/")], DEADLINE);
     let stages = r["stages"].as_array().expect("stages in the JSON");
     assert_eq!(stages.len(), 3);
@@ -32,7 +33,7 @@ fn each_stage_gets_its_target_rate_within_3_percent() {
 
 #[test]
 fn a_connection_ramp_sends_nothing_until_a_connection_is_due_and_stages_show_in_the_text() {
-    let srv = TestServer::start(Mode::Ok);
+    let srv = Hostile::start(Trick::None);
     let out = stampede(&["load", "--stages", "1s:0,1s:2", "--ramp", "connections", &srv.url("/")], DEADLINE);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);

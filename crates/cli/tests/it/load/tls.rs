@@ -4,10 +4,11 @@
 //! reconnect, an untrusted certificate refused as one clear error, and
 //! handshake failures during a run counted in their own category.
 
-use stampede_testkit::http1;
+use stampede_testkit::hostile::{Hostile, Trick};
+use stampede_testkit::load;
 use stampede_testkit::proto;
 
-use http1::{load_json, stampede};
+use load::{load_json, stampede};
 use proto::tls_server::TlsServer;
 use proto::Certs;
 use std::sync::atomic::Ordering;
@@ -98,7 +99,7 @@ fn handshake_failures_during_the_run_are_their_own_error_category() {
 
 #[test]
 fn https_to_a_cleartext_port_is_one_clear_error() {
-    let srv = http1::TestServer::start(http1::Mode::Ok);
+    let srv = Hostile::start(Trick::None);
     let url = format!("https://{}/", srv.addr);
     let out = stampede(&["load", "-d", "1s", "-k", "--timeout", "500ms", &url], DEADLINE);
     assert_eq!(out.status.code(), Some(2));

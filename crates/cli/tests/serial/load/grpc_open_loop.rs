@@ -6,7 +6,7 @@
 //! (tests/serial/).
 
 use super::open_loop::hiccup_percentile;
-use stampede_testkit::http1::load_json;
+use stampede_testkit::load::load_json;
 use stampede_testkit::proto::grpc_server::{GrpcServer, Mode};
 use std::time::Duration;
 

@@ -3,7 +3,8 @@
 //! generator deliberately short of CPU. These tests run one at a time: they
 //! measure timing, and a neighbouring test's load would be their noise.
 
-use stampede_testkit::http1::{load_json, load_json_on, pin_to_cpu, stampede_on, Mode, TestServer};
+use stampede_testkit::hostile::{Hostile, Trick};
+use stampede_testkit::load::{load_json, load_json_on, pin_to_cpu, stampede_on};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,7 +22,7 @@ pub(crate) fn hiccup_percentile(p: f64, stall_ms: f64, period_ms: f64) -> f64 {
 fn open_loop_sees_the_stall_closed_loop_hides_it() {
     let _machine = crate::machine();
     let (stall, period) = (Duration::from_millis(100), Duration::from_secs(1));
-    let srv = TestServer::start(Mode::Hiccup { stall, period });
+    let srv = Hostile::start(Trick::Hiccup { stall, period });
     let url = srv.url("/");
     let deadline = Duration::from_secs(60);
 
@@ -66,7 +67,7 @@ fn open_loop_sees_the_stall_closed_loop_hides_it() {
 #[test]
 fn modest_rate_on_a_fast_server_is_not_called_saturated() {
     let _machine = crate::machine();
-    let srv = TestServer::start(Mode::Ok);
+    let srv = Hostile::start(Trick::None);
     // A lenient --max-lag: this guards against false alarms from the logic,
     // not against a busy CI machine's scheduler.
     let r = load_json(
@@ -87,7 +88,7 @@ fn generator_short_of_cpu_says_it_is_saturated() {
     // busy threads, so it gets about a quarter of a core and cannot keep to
     // a rate far above what it can send. It must say so.
     pin_to_cpu(0);
-    let srv = TestServer::start(Mode::Ok);
+    let srv = Hostile::start(Trick::None);
     let stop = Arc::new(AtomicBool::new(false));
     let hogs: Vec<_> = (0..3)
         .map(|_| {
