@@ -1,4 +1,4 @@
-//! The arenas' endpoints for the contract test server (server.rs): HttpArena's
+//! The arenas' endpoints for the contract test server (contract.rs): HttpArena's
 //! HTTP/1.1 profiles (`/baseline11`, `/pipeline`, `/json/{count}?m=`,
 //! `/upload`) and the-benchmarker's three routes, with request bodies read by
 //! Content-Length or chunked encoding, and gzip when asked. Each arena fault

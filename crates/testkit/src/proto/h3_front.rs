@@ -1,7 +1,7 @@
 //! An HTTP/3 front (`quinn` + `h3`, UDP 127.0.0.1 port 0) for an HTTP/1.1
 //! server on TCP: each request it receives is asked of the server behind it
 //! on a new connection, and the answer (status, headers, body) is sent back
-//! over HTTP/3. Put before the contract's test server (`support::server`),
+//! over HTTP/3. Put before the contract's test server (`crate::contract`),
 //! it makes that server, and each of its faults, speak HTTP/3 without a
 //! second copy of the contract.
 

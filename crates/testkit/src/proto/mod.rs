@@ -1,4 +1,4 @@
-//! Servers for the protocol tests (`pipeline.rs`, `tls.rs`, `http2.rs`), all
+//! Servers for the protocol tests (tests/it/load/: `pipeline.rs`, `tls.rs`, `http2.rs`), all
 //! on 127.0.0.1 port 0 and stopped when dropped: an HTTP/1.1 server that
 //! checks how requests are pipelined and answers each batch in order with
 //! a different status and framing per position; a TLS server whose
@@ -6,8 +6,8 @@
 //! `rcgen`; an HTTP/2 server (`h2`) that can send GOAWAY or reset streams;
 //! an HTTP/3 server (`quinn` + `h3`) that can reset streams or close its
 //! connections mid-run; a gRPC server with the faults the gRPC contract
-//! must catch (`check_grpc.rs`), and one with the modes `stampede load
-//! --grpc` is tested against (`grpc.rs`).
+//! must catch (tests/it/grpc/check.rs), and one with the modes `stampede load
+//! --grpc` is tested against (tests/it/grpc/load.rs).
 
 pub mod grpc_check_server;
 pub mod grpc_server;
