@@ -11,6 +11,8 @@
 #
 #   scripts/test.sh            everything
 #   JOBS=1 scripts/test.sh     the side-by-side jobs one at a time (to compare)
+#   GRPC_APPS=1 scripts/test.sh  also the gRPC apps' unit tests, in the apps lane
+#   PLAN=1 scripts/test.sh     build, then print which job runs where, run nothing
 set -uo pipefail
 cd "$(dirname "$0")/.."
 CARGO=${CARGO:-cargo}
@@ -68,7 +70,20 @@ apps_lane() {
     if in_list "$job" "${APPS[@]}"; then run "$job" "$dir" "$exe"; fi
   done
   run app-unit-tests . make --no-print-directory app-unit-tests
+  if [[ ${GRPC_APPS:-0} == 1 ]]; then run grpc-app-unit-tests . make --no-print-directory grpc-app-unit-tests; fi
 }
+
+if [[ ${PLAN:-0} == 1 ]]; then
+  for line in "${binaries[@]}"; do
+    read -r job _ <<<"$line"
+    if in_list "$job" "${APPS[@]}"; then echo "apps lane:    $job"
+    elif in_list "$job" "${ALONE[@]}"; then echo "alone, after: $job"
+    else echo "side by side: $job"; fi
+  done
+  echo "apps lane:    app-unit-tests$([[ ${GRPC_APPS:-0} == 1 ]] && echo " grpc-app-unit-tests")"
+  echo "side by side: doc-tests bench-tests"
+  exit 0
+fi
 
 started=0
 side() {
@@ -94,7 +109,8 @@ done
 # own formats, not counted), then every Rust test binary and the doc tests,
 # whose "test result:" lines tally.sh adds up into the last line.
 status=0
-for job in app-unit-tests bench-tests; do
+for job in app-unit-tests grpc-app-unit-tests bench-tests; do
+  [[ -f $logs/$job.log ]] || continue
   echo "==> $job"
   cat "$logs/$job.log"
 done
