@@ -76,7 +76,7 @@ pub struct KnobValue {
 
 /// `apps/` at the root of the repository.
 pub fn apps_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../apps")
+    crate::repo_root().join("apps")
 }
 
 /// Every `apps/<name>/app.toml`, by folder name.

@@ -65,7 +65,7 @@ impl Certs {
 /// Every top-level field of a `stampede.load/1` result must have a row in
 /// the `stampede.load/1` section of docs/results.md.
 pub fn assert_documented(result: &serde_json::Value) {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/results.md")).unwrap();
+    let doc = std::fs::read_to_string(crate::repo_root().join("docs/results.md")).unwrap();
     let start = doc.find("## `stampede.load/1`").expect("a stampede.load/1 section");
     let section = &doc[start..];
     let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];

@@ -117,7 +117,7 @@ pub fn png_size(path: &Path) -> (u32, u32) {
 /// Field names in the first column of the table under `heading` in a page of
 /// `docs/` (a cell may name several: "`a`, `b`").
 pub fn documented_fields(doc: &str, heading: &str) -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs").join(doc);
+    let path = crate::repo_root().join("docs").join(doc);
     let text = std::fs::read_to_string(&path).unwrap();
     let start = text.find(heading).unwrap_or_else(|| panic!("{heading} not in {doc}"));
     let mut fields = Vec::new();
