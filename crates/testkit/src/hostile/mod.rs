@@ -3,9 +3,10 @@
 //! survive hostile servers). Here: one HTTP/1.1 server, cleartext or TLS,
 //! whose every misbehaviour is a `Trick`, one parameter of one server, so
 //! each test differs from a correct server exactly where its name says (a
-//! correct server is `Trick::None`). Beside it, the servers whose protocol
-//! or bookkeeping differs (src/proto/: pipelining, TLS handshakes, HTTP/2,
-//! HTTP/3) stand on the same accept loop ([`listen::Accepting`]).
+//! correct server is `Trick::None`); over TLS it also counts handshakes and
+//! resumed sessions. The servers whose protocol or bookkeeping differs are in
+//! src/proto/ (pipelining, HTTP/2, HTTP/3, gRPC); the pipelining one stands
+//! on the same accept loop ([`listen::Accepting`]).
 //!
 //! What it counts: complete requests (head and `Content-Length` body),
 //! responses written whole, connections, and connections whose first bytes
@@ -65,6 +66,9 @@ pub enum Trick {
     /// `stall` of every `period` (from the server's start): requests
     /// arriving then wait for its end.
     Hiccup { stall: Duration, period: Duration },
+    /// Over TLS: a correct server for the first `n` connections, then a
+    /// cleartext HTTP 400 instead of a handshake on every later one.
+    PlainAfter(u64),
 }
 
 #[derive(Default)]
@@ -78,6 +82,9 @@ pub struct Seen {
     pub open: AtomicU64,
     /// Connections whose first bytes were not a request line.
     pub bad_starts: AtomicU64,
+    /// TLS handshakes completed, and those that resumed a session.
+    pub handshakes: AtomicU64,
+    pub resumed: AtomicU64,
     /// Every complete request, in the order read (per connection).
     pub log: Mutex<Vec<Logged>>,
 }
@@ -144,13 +151,21 @@ impl Hostile {
         let born = Instant::now();
         let https = tls.is_some();
         let accepting = Accepting::start(listener, move |conn, stop| {
-            sn.connections.fetch_add(1, Ordering::Relaxed);
+            let accepted = sn.connections.fetch_add(1, Ordering::Relaxed) + 1;
             sn.open.fetch_add(1, Ordering::Relaxed);
             let _ = conn.set_nodelay(true);
             let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
             match tls.clone().map(ServerConnection::new) {
                 None => serve(conn, trick, &sn, stop, born),
-                Some(Ok(tls)) => serve(StreamOwned::new(tls, conn), trick, &sn, stop, born),
+                Some(_) if matches!(trick, Trick::PlainAfter(n) if accepted > n) => {
+                    let mut conn = conn;
+                    let _ = conn.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+                }
+                Some(Ok(tls)) => {
+                    if let Some(tls) = handshake(StreamOwned::new(tls, conn), &sn) {
+                        serve(tls, trick, &sn, stop, born);
+                    }
+                }
                 Some(Err(_)) => {}
             }
             sn.open.fetch_sub(1, Ordering::Relaxed);
@@ -160,6 +175,12 @@ impl Hostile {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}://{}{}", if self.tls { "https" } else { "http" }, self.addr, path)
+    }
+
+    /// The URL of `/` by another name for this machine (`localhost`, for a
+    /// certificate that names it).
+    pub fn url_at(&self, host: &str) -> String {
+        format!("{}://{host}:{}/", if self.tls { "https" } else { "http" }, self.addr.port())
     }
 
     pub fn get(&self, what: fn(&Seen) -> &AtomicU64) -> u64 {
@@ -172,7 +193,8 @@ impl Hostile {
     }
 }
 
-const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\nContent-Type: text/plain\r\n\r\nHello, World!";
+/// The answer of a correct server (`Trick::None`), byte for byte.
+pub const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\nContent-Type: text/plain\r\n\r\nHello, World!";
 const BIG: usize = 200_000;
 
 /// A connection the server speaks on: TCP, or TLS over it.
@@ -192,6 +214,22 @@ impl Wire for StreamOwned<ServerConnection, TcpStream> {
         self.conn.send_close_notify();
         let _ = self.flush();
     }
+}
+
+/// Completes a TLS handshake, counting it (and whether it resumed a
+/// session); `None` when it fails.
+fn handshake(
+    mut tls: StreamOwned<ServerConnection, TcpStream>,
+    seen: &Seen,
+) -> Option<StreamOwned<ServerConnection, TcpStream>> {
+    while tls.conn.is_handshaking() {
+        tls.conn.complete_io(&mut tls.sock).ok()?;
+    }
+    seen.handshakes.fetch_add(1, Ordering::Relaxed);
+    if tls.conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed) {
+        seen.resumed.fetch_add(1, Ordering::Relaxed);
+    }
+    Some(tls)
 }
 
 fn serve(mut conn: impl Wire, trick: Trick, seen: &Seen, stop: &AtomicBool, born: Instant) {
@@ -272,7 +310,9 @@ fn serve(mut conn: impl Wire, trick: Trick, seen: &Seen, stop: &AtomicBool, born
 /// Writes the answer to one request; false when the connection ends here.
 fn respond(conn: &mut impl Wire, trick: Trick, answered: u64, seen: &Seen, born: Instant) -> bool {
     match trick {
-        Trick::None | Trick::EarlyAnswer | Trick::HangAfter(_) | Trick::ContinuationFlood => write(conn, OK, seen),
+        Trick::None | Trick::EarlyAnswer | Trick::HangAfter(_) | Trick::ContinuationFlood | Trick::PlainAfter(_) => {
+            write(conn, OK, seen)
+        }
         Trick::SplitHead { gap } => {
             let head = format!("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {BIG}\r\n\r\n");
             let (a, b) = head.as_bytes().split_at(12);

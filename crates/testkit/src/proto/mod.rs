@@ -1,10 +1,10 @@
-//! Servers for the protocol tests (tests/it/load/: `pipeline.rs`, `tls.rs`, `http2.rs`), all
+//! Servers for the protocol tests (tests/it/load/: `pipeline.rs`, `http2.rs`, `http3.rs`), all
 //! on 127.0.0.1 port 0 and stopped when dropped: an HTTP/1.1 server that
 //! checks how requests are pipelined and answers each batch in order with
-//! a different status and framing per position; a TLS server whose
-//! certificates (a CA and a leaf it signed) are generated in the test with
-//! `rcgen`; an HTTP/2 server (`h2`) that can send GOAWAY or reset streams;
-//! an HTTP/3 server (`quinn` + `h3`) that can reset streams or close its
+//! a different status and framing per position; the certificates every TLS
+//! server here and `hostile::Hostile::start_tls` use (a CA and a leaf it
+//! signed, generated in the test with `rcgen`); an HTTP/2 server (`h2`)
+//! that can send GOAWAY or reset streams; an HTTP/3 server (`quinn` + `h3`) that can reset streams or close its
 //! connections mid-run; a gRPC server with the faults the gRPC contract
 //! must catch (tests/it/grpc/check.rs), and one with the modes `stampede load
 //! --grpc` is tested against (tests/it/grpc/load.rs).
@@ -16,7 +16,6 @@ pub mod h2_server;
 pub mod h3_front;
 pub mod h3_server;
 pub mod pipeline_server;
-pub mod tls_server;
 
 use std::path::PathBuf;
 

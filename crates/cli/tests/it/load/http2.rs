@@ -5,12 +5,12 @@
 //! keeping its rate over HTTP/2 streams, and latencies that end at the
 //! kernel's receive time no earlier than the server answered.
 
+use stampede_testkit::hostile::{Hostile, Trick};
 use stampede_testkit::load;
 use stampede_testkit::proto;
 
 use load::{load_json, stampede};
 use proto::h2_server::{Behaviour, H2Server};
-use proto::tls_server::TlsServer;
 use proto::Certs;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -113,8 +113,8 @@ fn open_loop_keeps_its_rate_over_http2_streams() {
 #[test]
 fn http2_flags_that_cannot_work_exit_2_with_one_line() {
     let certs = Certs::generate();
-    let h1 = TlsServer::start(certs.server_config(&[b"http/1.1"]), 0);
-    let h1_url = h1.url("127.0.0.1");
+    let h1 = Hostile::start_tls(Trick::None, certs.server_config(&[b"http/1.1"]));
+    let h1_url = h1.url_at("127.0.0.1");
     // Every error is one line, clap's usage errors included.
     for (args, needle, one_line) in [
         (vec!["load", "-d", "1s", "--http2", "-k", h1_url.as_str()], "ALPN", true),

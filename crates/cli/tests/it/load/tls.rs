@@ -9,7 +9,6 @@ use stampede_testkit::load;
 use stampede_testkit::proto;
 
 use load::{load_json, stampede};
-use proto::tls_server::TlsServer;
 use proto::Certs;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -19,11 +18,13 @@ const DEADLINE: Duration = Duration::from_secs(30);
 #[test]
 fn https_with_ca_counts_exactly_and_times_handshakes_apart() {
     let certs = Certs::generate();
-    let srv = TlsServer::start(certs.server_config(&[b"http/1.1"]), 0);
+    let srv = Hostile::start_tls(Trick::None, certs.server_config(&[b"http/1.1"]));
     let ca = certs.ca_file("exact");
     // By name, so SNI and the name check are exercised.
-    let r =
-        load_json(&["-n", "3000", "-c", "4", "-t", "2", "--ca", ca.to_str().unwrap(), &srv.url("localhost")], DEADLINE);
+    let r = load_json(
+        &["-n", "3000", "-c", "4", "-t", "2", "--ca", ca.to_str().unwrap(), &srv.url_at("localhost")],
+        DEADLINE,
+    );
     assert_eq!(r["requests"], 3000, "{}", r["errors"]);
     assert_eq!(srv.requests.load(Ordering::Relaxed), 3000);
     assert_eq!(r["errors"]["tls"], 0);
@@ -36,8 +37,8 @@ fn https_with_ca_counts_exactly_and_times_handshakes_apart() {
     assert_eq!(r["tls"]["alpn"], "http/1.1");
     let hs = &r["tls_handshake_us"];
     assert!(hs["p50"].as_f64().unwrap() > 0.0 && hs["max"].as_f64().unwrap() < 5e6, "{hs}");
-    // The bytes counted are the decrypted responses, 52 bytes each.
-    assert_eq!(r["bytes_read"], 3000 * 52);
+    // The bytes counted are the decrypted responses, byte for byte.
+    assert_eq!(r["bytes_read"], 3000 * stampede_testkit::hostile::OK.len());
     proto::assert_documented(&r);
     let _ = std::fs::remove_file(ca);
 }
@@ -45,8 +46,8 @@ fn https_with_ca_counts_exactly_and_times_handshakes_apart() {
 #[test]
 fn reconnects_resume_the_tls_session() {
     let certs = Certs::generate();
-    let srv = TlsServer::start(certs.server_config(&[]), 10);
-    let r = load_json(&["-n", "400", "-c", "1", "--insecure", &srv.url("127.0.0.1")], DEADLINE);
+    let srv = Hostile::start_tls(Trick::CloseAfter(10), certs.server_config(&[]));
+    let r = load_json(&["-n", "400", "-c", "1", "--insecure", &srv.url_at("127.0.0.1")], DEADLINE);
     assert_eq!(r["requests"], 400);
     assert_eq!(r["reconnects"], 40, "the server closes every 10th response");
     let (handshakes, resumed) = (r["tls"]["handshakes"].as_u64().unwrap(), r["tls"]["resumed"].as_u64().unwrap());
@@ -60,8 +61,8 @@ fn reconnects_resume_the_tls_session() {
 #[test]
 fn untrusted_certificate_is_one_clear_error_and_insecure_accepts_it() {
     let certs = Certs::generate();
-    let srv = TlsServer::start(certs.server_config(&[]), 0);
-    let url = srv.url("127.0.0.1");
+    let srv = Hostile::start_tls(Trick::None, certs.server_config(&[]));
+    let url = srv.url_at("127.0.0.1");
     let out = stampede(&["load", "-d", "1s", &url], DEADLINE);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -79,8 +80,8 @@ fn untrusted_certificate_is_one_clear_error_and_insecure_accepts_it() {
 #[test]
 fn pipelining_over_tls_counts_exactly() {
     let certs = Certs::generate();
-    let srv = TlsServer::start(certs.server_config(&[]), 0);
-    let r = load_json(&["-n", "1600", "-c", "2", "--pipeline", "8", "-k", &srv.url("127.0.0.1")], DEADLINE);
+    let srv = Hostile::start_tls(Trick::None, certs.server_config(&[]));
+    let r = load_json(&["-n", "1600", "-c", "2", "--pipeline", "8", "-k", &srv.url_at("127.0.0.1")], DEADLINE);
     assert_eq!(r["requests"], 1600, "{}", r["errors"]);
     assert_eq!(srv.requests.load(Ordering::Relaxed), 1600);
 }
@@ -89,8 +90,8 @@ fn pipelining_over_tls_counts_exactly() {
 fn handshake_failures_during_the_run_are_their_own_error_category() {
     // The pre-flight handshake succeeds; every later connection gets cleartext.
     let certs = Certs::generate();
-    let srv = TlsServer::start_with(certs.server_config(&[]), 0, 1);
-    let r = load_json(&["-d", "1s", "-c", "2", "-k", "--timeout", "500ms", &srv.url("127.0.0.1")], DEADLINE);
+    let srv = Hostile::start_tls(Trick::PlainAfter(1), certs.server_config(&[]));
+    let r = load_json(&["-d", "1s", "-c", "2", "-k", "--timeout", "500ms", &srv.url_at("127.0.0.1")], DEADLINE);
     assert_eq!(r["requests"], 0);
     let tls = r["errors"]["tls"].as_u64().unwrap();
     assert!(tls >= 2, "{}", r["errors"]);
@@ -112,11 +113,11 @@ fn https_to_a_cleartext_port_is_one_clear_error() {
 #[test]
 fn bad_tls_flags_exit_2_naming_the_flag() {
     let certs = Certs::generate();
-    let srv = TlsServer::start(certs.server_config(&[]), 0);
+    let srv = Hostile::start_tls(Trick::None, certs.server_config(&[]));
     let missing = std::env::temp_dir().join("stampede-no-such-ca.pem");
     let notpem = std::env::temp_dir().join(format!("stampede-test-{}-notpem.pem", std::process::id()));
     std::fs::write(&notpem, "not a certificate").unwrap();
-    let url = srv.url("127.0.0.1");
+    let url = srv.url_at("127.0.0.1");
     for (args, needle) in [
         (vec!["load", "-d", "1s", "--ca", missing.to_str().unwrap(), url.as_str()], "--ca"),
         (vec!["load", "-d", "1s", "--ca", notpem.to_str().unwrap(), url.as_str()], "--ca"),
