@@ -1,19 +1,35 @@
 # The two things a newcomer runs (see README.md):
 #   make shootout   the main job: every reference app under load, a report at the end
 #   make test       every test
+#   make quick      the fast loop between commits (< 3 min after one build)
 # Both install what they need first (make deps), so they work on a fresh machine.
 
 CARGO ?= cargo
 STAMPEDE := target/release/stampede
 
-.PHONY: shootout test deps build lint fuzz app-unit-tests grpc-app-unit-tests bench-tests
+.PHONY: shootout test quick deps build lint fuzz app-unit-tests grpc-app-unit-tests bench-tests
 
 shootout: deps build
 	$(STAMPEDE) run scenarios/shootout.toml
 
 # Lint and the fuzz run come first, so the suite's tally is the last line.
-test: deps lint build fuzz app-unit-tests bench-tests
-	bash -o pipefail -c '$(CARGO) test --release --workspace 2>&1 | scripts/tally.sh'
+# scripts/test.sh builds every test binary once and runs them side by side
+# (with the apps' and bench scripts' tests), then the ones that judge timing
+# alone; its last line is the tally of every Rust test.
+test: deps lint build fuzz
+	CARGO='$(CARGO)' scripts/test.sh
+
+# The loop to run between commits, no lint: every crate's unit tests, and the
+# integration tests of tests/it/ except those that start an outside program
+# (QUICK_SKIP: PostgreSQL, a JVM, Chromium, a Go build of apps/go). Not here:
+# tests/serial/ (it wants the machine alone), and the apps, profile, hosts
+# and progress binaries (reference apps, perf, network namespaces, tmux).
+# Same release profile as `make build` and `make test`: nothing built twice.
+QUICK_SKIP := check::db:: run::database:: load::hdr_log:: \
+	report::basics::demo_report_draws report::basics::script_in_app_name
+quick:
+	$(CARGO) test --release --workspace --lib --bins -q
+	$(CARGO) test --release -p stampede --test it -q -- $(addprefix --skip ,$(QUICK_SKIP))
 
 # Formatting and clippy are part of the tests: a warning fails them.
 lint:

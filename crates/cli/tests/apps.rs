@@ -3,15 +3,15 @@
 //! claims (`stampede`) and against the original `sequence` API it also speaks,
 //! and stopped with SIGTERM, one test per app so a failure names the app. An app whose folder or toolchain is
 //! missing is skipped with a visible `SKIP <app>: <reason>` line, never
-//! silently. The work is in `support::app::check_app`.
-
-mod support;
+//! silently. The work is in `stampede_testkit::app::check_app`.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use support::app::{announce, check_app, check_app_as, load_manifest, manifest_paths, Manifest, Server, Variant};
-use support::process::group_members;
+use stampede_testkit::app::{
+    announce, check_app, check_app_as, load_manifest, manifest_paths, Manifest, Server, Variant,
+};
+use stampede_testkit::process::group_members;
 
 /// The apps this file has a test for; a new app folder must be added here.
 const APPS: &[&str] = &["go", "node", "python", "java", "rust", "csharp"];

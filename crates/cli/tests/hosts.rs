@@ -1,5 +1,5 @@
 //! `stampede load --hosts`: load from several machines over ssh, for real.
-//! The test builds a small network of namespaces (support_hosts/): two load
+//! The test builds a small network of namespaces (crates/testkit/src/hosts.rs): two load
 //! hosts running Debian's sshd with keys generated here, and a server host;
 //! the test itself is the controller. It checks that merged counts are the
 //! sums of the hosts', that merged percentiles are those of the hosts'
@@ -7,20 +7,20 @@
 //! line, and that an unreachable host fails fast. Without root (no
 //! namespaces) the namespace test prints a visible SKIP line.
 
-mod common;
-mod support_hostile;
-mod support_hosts;
-mod support_run;
-
 use base64::Engine;
-use common::{refused_port, Mode, TestServer};
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use serde_json::Value;
+use stampede_testkit::hostile::{Hostile, Trick};
+use stampede_testkit::hosts::{self, processes_in, Net};
+use stampede_testkit::load::{self, refused_port};
+use stampede_testkit::{hostile, run, Stampede};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support_hosts::{processes_in, Net};
 
+/// Where the load hosts find `stampede` (`--remote-path`, `remote_path`):
+/// they share this machine's file system. The test itself runs the binary
+/// through `Stampede`.
 const BIN: &str = env!("CARGO_BIN_EXE_stampede");
 
 fn decode(b64: &str) -> Histogram<u64> {
@@ -38,7 +38,7 @@ fn controller(net: &Net, extra: &[&str], url: &str) -> Command {
 }
 
 fn controller_with(net: &Net, remote_path: &str, output: &[&str], extra: &[&str], url: &str) -> Command {
-    let mut cmd = Command::new(BIN);
+    let mut cmd = Stampede::new().command();
     cmd.arg("load")
         .args(output)
         .args(["--hosts", &net.load_hosts.join(",")])
@@ -76,8 +76,8 @@ fn finish(child: std::process::Child, deadline: Duration) -> (Option<i32>, Value
 
 #[test]
 fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
-    let Some(net) = support_hosts::net_or_skip("hosts") else { return };
-    let server = TestServer::start_on(net.server_listener(), Mode::Ok);
+    let Some(net) = hosts::net_or_skip("hosts") else { return };
+    let server = Hostile::start_on(net.server_listener(), Trick::None);
 
     // 1. Two hosts, two seconds: the total is the sum, percentiles from the merged histogram.
     let url = server.url("/two-hosts");
@@ -187,7 +187,7 @@ fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
     assert!(copied.is_file(), "{} was not copied", copied.display());
 
     // 6. `stampede run` with [hosts]: the server and its probe here, the load from the two hosts.
-    let scratch = support_run::Scratch::new("hosts");
+    let scratch = run::Scratch::new("hosts");
     let app = scratch.app("remote", "BIND=0.0.0.0");
     let scenario = scratch.scenario(&format!(
         "apps = [\"{}\"]\n[[profiles]]\npath = \"/plaintext\"\nconnections = 4\nduration = \"1s\"\nwarmup = \"500ms\"\n\
@@ -199,7 +199,7 @@ fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
         net.ssh_config.display()
     ));
     let out = scratch.run(&[scenario.to_str().unwrap(), "--out", scratch.out().to_str().unwrap()]);
-    let (stdout, stderr) = (support_run::text(&out.stdout), support_run::text(&out.stderr));
+    let (stdout, stderr) = (run::text(&out.stdout), run::text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
     let doc = scratch.results().expect("results.json");
     let run = &doc["runs"][0];
@@ -228,7 +228,8 @@ fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
 
     // 8. A host with no sshd: one line naming it, exit 2, quickly.
     let start = Instant::now();
-    let out = Command::new(BIN)
+    let out = Stampede::new()
+        .command()
         .args(["load", "--hosts", &format!("root@{}", net.dead_ip), "--connect-timeout", "2s", "-d", "1s"])
         .arg("--ssh-config")
         .arg(&net.ssh_config)
@@ -246,7 +247,7 @@ fn two_hosts_over_ssh_merge_losslessly_and_a_killed_host_is_named() {
 
 /// Waits for host b's remote `stampede load` (its load spec on stdin, so
 /// found by its controls) to be under way, then kills it; returns when.
-fn kill_mid_run(net: &Net, server: &TestServer) -> Instant {
+fn kill_mid_run(net: &Net, server: &Hostile) -> Instant {
     let ns = net.ns_id(&net.load_ns[1]);
     let start = Instant::now();
     let pid = loop {
@@ -275,7 +276,8 @@ fn an_unreachable_host_is_one_line_and_exit_2() {
     let cfg = dir.join("ssh_config");
     std::fs::write(&cfg, format!("Host *\n  Port {}\n  BatchMode yes\n", refused_port())).unwrap();
     let start = Instant::now();
-    let out = Command::new(BIN)
+    let out = Stampede::new()
+        .command()
         .args(["load", "--hosts", "nobody@127.0.0.1", "--connect-timeout", "2s", "-d", "1s", "--ssh-config"])
         .arg(&cfg)
         .arg(format!("http://127.0.0.1:{}/", refused_port()))
@@ -300,7 +302,7 @@ fn an_unreachable_host_is_one_line_and_exit_2() {
 /// are read here and travel in each host's spec; the hosts need no files.
 /// The load hosts themselves travel in the spec document (`from_hosts`).
 fn a_targets_file_its_order_and_seed_reach_the_hosts(net: &Net) {
-    let server = support_hostile::Hostile::start_on(net.server_listener(), support_hostile::Trick::None);
+    let server = hostile::Hostile::start_on(net.server_listener(), hostile::Trick::None);
     let dir = std::env::temp_dir().join(format!("stampede-hosts-targets-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let blob: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
@@ -309,7 +311,8 @@ fn a_targets_file_its_order_and_seed_reach_the_hosts(net: &Net) {
     let text = format!("POST {}\nX-K: v\n@blob.bin\nGET {}\n", server.url("/t/a"), server.url("/t/b/{rand:1..1000}"));
     std::fs::write(&targets, text).unwrap();
     // Through a spec document with `from_hosts`, as `stampede run` sends it.
-    let printed = Command::new(BIN)
+    let printed = Stampede::new()
+        .command()
         .args(["load", "--print-spec", "--hosts", &net.load_hosts.join(",")])
         .arg("--ssh-config")
         .arg(&net.ssh_config)
@@ -322,7 +325,7 @@ fn a_targets_file_its_order_and_seed_reach_the_hosts(net: &Net) {
     assert_eq!(spec["from_hosts"]["hosts"], serde_json::json!(net.load_hosts), "{spec}");
     let spec_file = dir.join("spec.json");
     std::fs::write(&spec_file, &printed.stdout).unwrap();
-    let mut cmd = Command::new(BIN);
+    let mut cmd = Stampede::new().command();
     cmd.args(["load", "--json", "--spec"])
         .arg(&spec_file)
         .stdin(Stdio::null())
@@ -349,13 +352,15 @@ fn a_targets_file_its_order_and_seed_reach_the_hosts(net: &Net) {
 
 #[test]
 fn bad_host_flags_name_the_flag() {
-    let out = Command::new(BIN).args(["load", "--hosts", "a,b", "-c", "1", "http://127.0.0.1:9/"]).output().unwrap();
+    let out =
+        Stampede::new().command().args(["load", "--hosts", "a,b", "-c", "1", "http://127.0.0.1:9/"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--connections 1 is fewer than the 2 hosts"));
-    let out = Command::new(BIN).args(["load", "--start-at", "1000", "http://127.0.0.1:9/"]).output().unwrap();
+    let out = Stampede::new().command().args(["load", "--start-at", "1000", "http://127.0.0.1:9/"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--start-at 1000.000 is"));
-    let out = Command::new(BIN)
+    let out = Stampede::new()
+        .command()
         .args(["load", "--hosts", "a", "--ssh-config", "/nonexistent/cfg", "http://127.0.0.1:9/"])
         .output()
         .unwrap();
@@ -365,10 +370,10 @@ fn bad_host_flags_name_the_flag() {
 
 #[test]
 fn start_at_waits_for_the_instant() {
-    let server = TestServer::start(Mode::Ok);
+    let server = Hostile::start(Trick::None);
     let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64() + 1.5;
     let start = Instant::now();
-    let v = common::load_json(
+    let v = load::load_json(
         &["-c", "1", "-d", "300ms", "--start-at", &format!("{at:.3}"), &server.url("/")],
         Duration::from_secs(20),
     );
@@ -381,8 +386,9 @@ fn start_at_waits_for_the_instant() {
 #[test]
 fn a_closed_stdin_ends_a_remote_run_with_its_result() {
     use std::io::Write;
-    let server = TestServer::start(Mode::Ok);
-    let mut child = Command::new(BIN)
+    let server = Hostile::start(Trick::None);
+    let mut child = Stampede::new()
+        .command()
         .args(["load", "--json", "--exit-on-stdin-eof", "--spec", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -407,7 +413,7 @@ fn a_closed_stdin_ends_a_remote_run_with_its_result() {
 /// A scenario whose server runs on the server namespace's host under
 /// `stampede agent`, with the load from the two load hosts; `after` goes at
 /// the end (e.g. a second `[[profiles]]`).
-fn remote_server_scenario(net: &Net, scratch: &support_run::Scratch, after: &str) -> std::path::PathBuf {
+fn remote_server_scenario(net: &Net, scratch: &run::Scratch, after: &str) -> std::path::PathBuf {
     let app = scratch.app("remote", "BIND=0.0.0.0");
     let load = format!("load = [\"{}\", \"{}\"]\nremote_path = \"{BIN}\"", net.load_hosts[0], net.load_hosts[1]);
     server_scenario(net, scratch, &app, &net.server_host, &net.server_ip, &format!("{load}\n{after}"), "")
@@ -417,7 +423,7 @@ fn remote_server_scenario(net: &Net, scratch: &support_run::Scratch, after: &str
 /// reached at `address`; `hosts` and `extra` go into `[hosts]` and the top.
 fn server_scenario(
     net: &Net,
-    scratch: &support_run::Scratch,
+    scratch: &run::Scratch,
     manifest: &std::path::Path,
     server: &str,
     address: &str,
@@ -434,14 +440,14 @@ fn server_scenario(
 
 #[test]
 fn a_server_on_another_host_is_probed_there_and_a_dead_agent_is_named() {
-    let Some(net) = support_hosts::net_or_skip("hosts (server on another host)") else { return };
+    let Some(net) = hosts::net_or_skip("hosts (server on another host)") else { return };
     let server_ns = net.ns_id(&net.server_ns);
 
     // 1. The whole lifecycle through the agent: results as a local run's.
-    let scratch = support_run::Scratch::new("remote-server");
+    let scratch = run::Scratch::new("remote-server");
     let scenario = remote_server_scenario(&net, &scratch, "");
     let out = scratch.run(&[scenario.to_str().unwrap(), "--out", scratch.out().to_str().unwrap()]);
-    let (stdout, stderr) = (support_run::text(&out.stdout), support_run::text(&out.stderr));
+    let (stdout, stderr) = (run::text(&out.stdout), run::text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
     let doc = scratch.results().expect("results.json");
     let where_ = &doc["environment"]["server_host"];
@@ -478,25 +484,25 @@ fn a_server_on_another_host_is_probed_there_and_a_dead_agent_is_named() {
         logs.iter().any(|l| l.file_name().to_string_lossy().starts_with("remote-") && l.metadata().unwrap().len() > 0),
         "{logs:?}"
     );
-    support_run::assert_nothing_left(&scratch);
+    run::assert_nothing_left(&scratch);
     assert!(processes_in(server_ns, &["agent"]).is_empty(), "an agent is left in the server namespace");
     drop(scratch);
 
     // 2. The agent is killed during the second run's 30 s load: the load
     // stops at once, one line names the host, the scenario stops (exit 2),
     // the first run is kept, and the app is stopped over a new ssh session.
-    let scratch = support_run::Scratch::new("remote-killed");
+    let scratch = run::Scratch::new("remote-killed");
     let scenario = remote_server_scenario(
         &net,
         &scratch,
         "[[profiles]]\nname = \"long\"\npath = \"/plaintext\"\nduration = \"30s\"\nwarmup = \"0s\"\n",
     );
     let child = scratch.spawn_run(&[scenario.to_str().unwrap(), "--out", scratch.out().to_str().unwrap()]);
-    let first_done = support_run::wait_for(Duration::from_secs(60), || {
+    let first_done = run::wait_for(Duration::from_secs(60), || {
         scratch.results().is_some_and(|d| d["runs"].as_array().is_some_and(|r| !r.is_empty()))
     });
     assert!(first_done, "the first run never finished");
-    let loading = support_run::wait_for(Duration::from_secs(30), || {
+    let loading = run::wait_for(Duration::from_secs(30), || {
         !processes_in(net.ns_id(&net.load_ns[0]), &["load", "--exit-on-stdin-eof"]).is_empty()
     });
     assert!(loading, "the long load never started");
@@ -507,13 +513,13 @@ fn a_server_on_another_host_is_probed_there_and_a_dead_agent_is_named() {
     let killed = Instant::now();
     // A killed agent cannot remove its copy of the server's log (sshd passes no TMPDIR).
     let _ = std::fs::remove_file(format!("/tmp/stampede-agent/remote-{}.log", agent[0]));
-    let out = support_run::wait_output(child, Duration::from_secs(60));
+    let out = run::wait_output(child, Duration::from_secs(60));
     assert!(
         killed.elapsed() < Duration::from_secs(15),
         "the load went on for {:?} after the agent died",
         killed.elapsed()
     );
-    let stderr = support_run::text(&out.stderr);
+    let stderr = run::text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("stampede: error:")).collect();
     assert_eq!(errors.len(), 1, "{stderr}");
@@ -532,15 +538,15 @@ fn a_server_on_another_host_is_probed_there_and_a_dead_agent_is_named() {
     assert_eq!((&runs[0]["profile"], &runs[0]["valid"]), (&"plaintext".into(), &true.into()));
     assert_eq!((&runs[1]["profile"], &runs[1]["valid"]), (&"long".into(), &false.into()));
     assert!(runs[1]["invalid_reason"].as_str().unwrap().contains("agent died"), "{}", runs[1]["invalid_reason"]);
-    support_run::assert_nothing_left(&scratch);
+    run::assert_nothing_left(&scratch);
     drop(scratch);
 
     // 3. Ctrl-C on the controller mid-load: exit 130, and the agent stops the app there.
-    let scratch = support_run::Scratch::new("remote-ctrl-c");
+    let scratch = run::Scratch::new("remote-ctrl-c");
     let scenario = remote_server_scenario(&net, &scratch, "");
     let child =
         scratch.spawn_run(&[scenario.to_str().unwrap(), "--duration", "30s", "--out", scratch.out().to_str().unwrap()]);
-    let loading = support_run::wait_for(Duration::from_secs(60), || {
+    let loading = run::wait_for(Duration::from_secs(60), || {
         !processes_in(net.ns_id(&net.load_ns[0]), &["load", "--exit-on-stdin-eof"]).is_empty()
     });
     assert!(loading, "the load never started");
@@ -548,18 +554,18 @@ fn a_server_on_another_host_is_probed_there_and_a_dead_agent_is_named() {
     // SAFETY: kill(2) on the `stampede run` this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let start = Instant::now();
-    let out = support_run::wait_output(child, Duration::from_secs(40));
-    assert_eq!(out.status.code(), Some(130), "stderr:\n{}", support_run::text(&out.stderr));
+    let out = run::wait_output(child, Duration::from_secs(40));
+    assert_eq!(out.status.code(), Some(130), "stderr:\n{}", run::text(&out.stderr));
     assert!(start.elapsed() < Duration::from_secs(20), "Ctrl-C took {:?}", start.elapsed());
-    support_run::assert_nothing_left(&scratch);
+    run::assert_nothing_left(&scratch);
     assert!(
-        support_run::wait_for(Duration::from_secs(5), || processes_in(server_ns, &["agent"]).is_empty()),
+        run::wait_for(Duration::from_secs(5), || processes_in(server_ns, &["agent"]).is_empty()),
         "an agent is left"
     );
     drop(scratch);
 
     // 4. An app that fails to start there: the run is invalid with its output's tail, as locally.
-    let scratch = support_run::Scratch::new("remote-broken");
+    let scratch = run::Scratch::new("remote-broken");
     let broken = scratch.manifest("broken", "name = \"broken\"\nrun = \"echo remote-boom >&2; exit 3\"\n");
     let scenario = server_scenario(
         &net,
@@ -571,7 +577,7 @@ fn a_server_on_another_host_is_probed_there_and_a_dead_agent_is_named() {
         "",
     );
     let out = scratch.run(&[scenario.to_str().unwrap(), "--out", scratch.out().to_str().unwrap()]);
-    let stderr = support_run::text(&out.stderr);
+    let stderr = run::text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let run = &scratch.results().expect("results.json")["runs"][0];
     let reason = run["invalid_reason"].as_str().unwrap();
@@ -579,12 +585,12 @@ fn a_server_on_another_host_is_probed_there_and_a_dead_agent_is_named() {
     drop(scratch);
 
     // 5. An unreachable server host: one line naming hosts.server, exit 2.
-    let scratch = support_run::Scratch::new("remote-dead");
+    let scratch = run::Scratch::new("remote-dead");
     let app = scratch.app("remote", "BIND=0.0.0.0");
     let dead = net.dead_ip.as_str();
     let scenario = server_scenario(&net, &scratch, &app, &format!("root@{dead}"), dead, "", "");
     let out = scratch.run(&[scenario.to_str().unwrap(), "--out", scratch.out().to_str().unwrap()]);
-    let stderr = support_run::text(&out.stderr);
+    let stderr = run::text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("stampede: error:")).collect();
     assert_eq!(errors.len(), 1, "{stderr}");

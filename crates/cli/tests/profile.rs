@@ -7,9 +7,6 @@
 //! flags and files are named. End-to-end tests skip with a visible `SKIP`
 //! line when perf or the app's toolchain is missing, never silently.
 
-mod support;
-mod support_run;
-
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -18,9 +15,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::app::{announce, apps_root, on_path, BUILD_DEADLINE};
-use support::net::{free_port, wait_for_status};
-use support::process::{kill_group, run_with_deadline, Finished};
+use stampede_testkit::app::{announce, apps_root, on_path, BUILD_DEADLINE};
+use stampede_testkit::net::{free_port, wait_for_status};
+use stampede_testkit::process::{kill_group, run_with_deadline, Finished};
+use stampede_testkit::Stampede;
 
 const DEADLINE: Duration = Duration::from_secs(120);
 
@@ -28,7 +26,7 @@ const DEADLINE: Duration = Duration::from_secs(120);
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn stampede() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_stampede"))
+    Stampede::new().command()
 }
 
 fn run(command: &mut Command) -> Finished {
@@ -70,7 +68,7 @@ fn without_perf_on_path_one_line_says_how_to_install_it() {
 
 #[test]
 fn perf_refused_by_paranoid_setting_is_one_line_with_the_sysctl() {
-    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support_profile");
+    let fake = stampede_testkit::fixture("fake_perf");
     let out = tempdir("denied");
     let path = format!("{}:/usr/bin:/bin", fake.display());
     let pid = std::process::id().to_string();
@@ -329,7 +327,7 @@ fn path_without_perf(dir: &Path) -> PathBuf {
     bin
 }
 
-fn results_dir(s: &support_run::Scratch) -> PathBuf {
+fn results_dir(s: &stampede_testkit::run::Scratch) -> PathBuf {
     std::fs::read_dir(s.out())
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -340,7 +338,7 @@ fn results_dir(s: &support_run::Scratch) -> PathBuf {
 #[test]
 fn run_profile_without_perf_says_so_once_and_completes_without_a_profile() {
     // The scratch folder's name must not say "perf": run's plan names it.
-    let s = support_run::Scratch::new("profile-no-tool");
+    let s = stampede_testkit::run::Scratch::new("profile-no-tool");
     let app = s.app("alpha", "");
     let scenario = s.scenario(&RUN_SCENARIO.replace("APP", app.to_str().unwrap()));
     let bin = path_without_perf(&s.dir);
@@ -353,8 +351,8 @@ fn run_profile_without_perf_says_so_once_and_completes_without_a_profile() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let out = support_run::wait_output(child, Duration::from_secs(120));
-    let stderr = support_run::text(&out.stderr);
+    let out = stampede_testkit::run::wait_output(child, Duration::from_secs(120));
+    let stderr = stampede_testkit::run::text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
     let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("perf")).collect();
     assert_eq!(lines.len(), 1, "want one line about perf:\n{stderr}");
@@ -385,7 +383,7 @@ fn run_profile_stores_flame_graph_and_folded_stacks_beside_results() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let s = support_run::Scratch::new("profile-run");
+    let s = stampede_testkit::run::Scratch::new("profile-run");
     let app = s.app("alpha", "");
     let scenario = s.scenario(&RUN_SCENARIO.replace("APP", app.to_str().unwrap()));
     let out = s.run(&[
@@ -396,7 +394,7 @@ fn run_profile_stores_flame_graph_and_folded_stacks_beside_results() {
         "--out",
         s.out().to_str().unwrap(),
     ]);
-    let stderr = support_run::text(&out.stderr);
+    let stderr = stampede_testkit::run::text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
     let doc = s.results().expect("results.json");
     let run = &doc["runs"][0];

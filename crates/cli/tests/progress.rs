@@ -3,9 +3,8 @@
 //! absent when stdout or stderr is not a terminal or with `--quiet`, so that
 //! piped output and logs stay exactly what they were.
 
-mod common;
-
-use common::{stampede, Mode, TestServer};
+use stampede_testkit::hostile::{Hostile, Trick};
+use stampede_testkit::load::stampede;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -18,7 +17,7 @@ fn progress_lines(screen: &str) -> Vec<String> {
 
 #[test]
 fn no_progress_when_output_is_not_a_terminal() {
-    let srv = TestServer::start(Mode::Ok);
+    let srv = Hostile::start(Trick::None);
     let out = stampede(&["load", "-d", "2s", "-c", "2", "--rate", "200", &srv.url("/")], DEADLINE);
     assert!(out.status.success());
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
@@ -88,8 +87,8 @@ fn tmux_available() -> bool {
     found
 }
 
-fn load_command(srv: &TestServer, extra: &str) -> String {
-    format!("{extra} {} load -d 4s -c 2 --rate 300 {}", env!("CARGO_BIN_EXE_stampede"), srv.url("/"))
+fn load_command(srv: &Hostile, extra: &str) -> String {
+    format!("{extra} {} load -d 4s -c 2 --rate 300 {}", stampede_testkit::bin().display(), srv.url("/"))
 }
 
 #[test]
@@ -97,7 +96,7 @@ fn progress_updates_on_a_terminal_and_is_cleared_before_the_result() {
     if !tmux_available() {
         return;
     }
-    let srv = TestServer::start(Mode::Ok);
+    let srv = Hostile::start(Trick::None);
     let tmux = Tmux::start("live", &load_command(&srv, "")).expect("tmux starts");
     let screens = tmux.watch_until_exit(true);
     let mut positions: Vec<String> = screens
@@ -118,7 +117,7 @@ fn no_colour_with_no_color() {
     if !tmux_available() {
         return;
     }
-    let srv = TestServer::start(Mode::Ok);
+    let srv = Hostile::start(Trick::None);
     let tmux = Tmux::start("nocolor", &load_command(&srv, "NO_COLOR=1")).expect("tmux starts");
     let lines: Vec<String> = tmux.watch_until_exit(true).iter().flat_map(|s| progress_lines(s)).collect();
     assert!(!lines.is_empty(), "still drawn");
@@ -130,7 +129,7 @@ fn no_progress_on_a_terminal_with_quiet_or_stdout_redirected() {
     if !tmux_available() {
         return;
     }
-    let srv = TestServer::start(Mode::Ok);
+    let srv = Hostile::start(Trick::None);
     let file = std::env::temp_dir().join(format!("stampede-progress-{}.txt", std::process::id()));
     let redirected = format!("{} > {}", load_command(&srv, ""), file.display());
     let quiet = load_command(&srv, "").replacen(" load ", " load --quiet ", 1);

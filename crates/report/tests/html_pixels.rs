@@ -4,7 +4,7 @@
 //! colours; background, grid and text are grey) inside those rectangles.
 //! Chromium is required, not optional: CI installs it (`.ci/run`).
 
-#[path = "../../cli/tests/support_report/chromium.rs"]
+#[path = "../../testkit/src/report/chromium.rs"]
 mod chromium;
 
 use std::path::Path;

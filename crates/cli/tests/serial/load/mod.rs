@@ -1,0 +1,5 @@
+//! Open-loop load against servers with known stalls, where the true latency
+//! distribution is computed by hand.
+
+mod grpc_open_loop;
+mod open_loop;
