@@ -54,7 +54,8 @@ fn every_test_file_is_compiled() {
             } else {
                 continue;
             };
-            if !declared.contains(&format!("\nmod {stem};\n")) {
+            let declares = |vis: &str| declared.contains(&format!("\n{vis}mod {stem};\n"));
+            if !["", "pub(crate) "].into_iter().any(declares) {
                 missing.push(path.strip_prefix(dir).unwrap().display().to_string());
             }
         }
