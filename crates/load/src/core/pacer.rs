@@ -78,18 +78,22 @@ pub fn granularity(rate_per_s: f64) -> Duration {
 
 /// The HTTP/2 loop's longest wake-up granularity, in place of
 /// [`MAX_GRANULARITY`]: it wakes for the schedule once per the time 8 of
-/// its requests take, as the other loops do, but at most every 2 ms rather
-/// than every 500 us, and sends every request due by then, on every
+/// its requests take, as the other loops do, but at most every 1 ms (wrk2's
+/// timer resolution) rather than every 500 us, and sends every request due by then, on every
 /// connection, in one write per connection. A wake-up of that loop costs a
 /// sleep, a read per connection in use and a write per connection with
 /// something due (`http2::event_loop`), so at a few thousand requests a
 /// second its wake-ups, not its requests, were its cost: at 2,000 gRPC calls
 /// a second, one wake-up per call and 3.6 system calls per call, where h2load
-/// (a timer per connection) made about 2. The HTTP/3 loop sleeps through
-/// responses for up to the same 2 ms. The wait is at most one tick, counted
-/// in each request's latency (from its intended time) and in the schedule
-/// lag, and reported as `wake_granularity_us`.
-pub const MAX_STREAM_TICK: Duration = Duration::from_millis(2);
+/// (a timer per connection) made about 2. Measured on a quiet 2-core
+/// machine (bench/grpc.sh, 2026-11-27), calls per generator core-second at
+/// 2,000/s: 18.5k with a 500 us cap, 34.5k with 1 ms, 55.6k with 2 ms; the
+/// cap is the longest wait added to a request's latency, so 1 ms, the
+/// resolution wrk2's timers give, is where it stops: cost matters at high
+/// rates, where 8 requests take less than the cap anyway. The wait is at
+/// most one tick, counted in each request's latency (from its intended
+/// time) and in the schedule lag, and reported as `wake_granularity_us`.
+pub const MAX_STREAM_TICK: Duration = Duration::from_millis(1);
 
 /// The wake-up granularity of a run of `protocol` at `rate_per_s` requests
 /// a second per thread: [`granularity`], capped at [`MAX_STREAM_TICK`]
@@ -288,7 +292,7 @@ mod tests {
     fn http2_wakes_for_eight_requests_up_to_its_own_longer_cap() {
         let h1 = Protocol::default();
         let h2 = Protocol::Http2 { streams: 10, carry: crate::protocol::Carry::Grpc };
-        // 2,000 calls/s: 8 take 4 ms; HTTP/2 waits up to 2 ms, HTTP/1.1 500 us.
+        // 2,000 calls/s: 8 take 4 ms; HTTP/2 waits up to 1 ms, HTTP/1.1 500 us.
         assert_eq!(granularity_of(h2, 2000.0), MAX_STREAM_TICK);
         assert_eq!(granularity_of(h1, 2000.0), MAX_GRANULARITY);
         // High rates: the same 8 requests a wake-up for both.
