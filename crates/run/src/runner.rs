@@ -160,8 +160,8 @@ fn profiling_usable() -> bool {
 fn load_apps(scenario: &Scenario, scenario_dir: &Path, profiling: bool) -> Result<Vec<App>, ScenarioError> {
     let mut apps = Vec::new();
     for name in &scenario.apps {
-        let path = manifest::locate(name, scenario_dir)?;
-        let mut manifest = Manifest::load(&path)?;
+        let path = crate::scenario::apps::locate(name, scenario_dir)?;
+        let mut manifest = crate::scenario::apps::load(&path)?;
         let (mut combos, notes) = matrix::expand(&manifest, &scenario.matrix);
         if profiling {
             manifest = manifest.profiled();

@@ -21,7 +21,7 @@ pub fn run(dir: &Path, args: &Args) -> anyhow::Result<i32> {
     if arena::kind_of(dir).is_none() {
         anyhow::bail!("{}", not_a_framework(dir));
     }
-    let app = Manifest::load(dir).map_err(anyhow::Error::msg)?;
+    let app = stampede_run::scenario::apps::load(dir).map_err(anyhow::Error::msg)?;
     if let Some(missing) = arena::missing_toolchain(&app) {
         anyhow::bail!("{missing}");
     }

@@ -79,7 +79,7 @@ pub struct Manifest {
     /// What an arena folder's files said (scenario/arena/), when the
     /// manifest was made from one.
     #[serde(skip)]
-    pub arena: Option<crate::scenario::arena::ArenaInfo>,
+    pub arena: Option<ArenaInfo>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -134,12 +134,9 @@ impl Manifest {
         m
     }
 
-    /// Reads an `app.toml`, or an arena framework's folder (with its
-    /// `app.toml`, if any, over what its files say).
+    /// Reads an `app.toml` (an arena framework's folder is read by
+    /// `scenario::apps::load`, which comes here for its `app.toml`).
     pub fn load(path: &Path) -> Result<Manifest, ScenarioError> {
-        if path.is_dir() {
-            return crate::scenario::arena::manifest(path);
-        }
         let bad = |message: String| ScenarioError::Manifest { path: path.to_path_buf(), message };
         let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
         let mut manifest: Manifest =
@@ -250,35 +247,23 @@ pub fn which(program: &str) -> Option<PathBuf> {
     })
 }
 
-/// Finds an app's manifest: a path to an `app.toml` (or to its folder) as
-/// given, or `apps/<name>/app.toml` in the first ancestor of the scenario's
-/// folder or the current directory that has it.
-pub fn locate(app: &str, scenario_dir: &Path) -> Result<PathBuf, ScenarioError> {
-    let given = Path::new(app);
-    let looks_like_path = app.contains('/') || app.ends_with(".toml");
-    if looks_like_path {
-        let candidate =
-            if given.is_relative() && !given.exists() { scenario_dir.join(given) } else { given.to_path_buf() };
-        if candidate.is_dir() && crate::scenario::arena::kind_of(&candidate).is_some() {
-            return Ok(candidate);
-        }
-        let candidate = if candidate.is_dir() { candidate.join("app.toml") } else { candidate };
-        if candidate.is_file() {
-            return Ok(candidate);
-        }
-        return Err(ScenarioError::UnknownApp { name: app.into(), looked: candidate });
-    }
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let scenario_dir = if scenario_dir.is_relative() { cwd.join(scenario_dir) } else { scenario_dir.to_path_buf() };
-    for start in [scenario_dir.as_path(), cwd.as_path()] {
-        for dir in start.ancestors() {
-            let candidate = dir.join("apps").join(app).join("app.toml");
-            if candidate.is_file() {
-                return Ok(candidate);
-            }
-        }
-    }
-    Err(ScenarioError::UnknownApp { name: app.into(), looked: PathBuf::from("apps").join(app).join("app.toml") })
+/// What the arena's files say beyond the manifest: shown by `check --arena`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ArenaInfo {
+    /// `meta.json` or `config.yaml`, the file the folder was read from.
+    pub source: PathBuf,
+    /// The profiles the framework enables that Stampede drives.
+    pub driven: Vec<String>,
+    /// The ones it enables that Stampede does not drive.
+    pub not_driven: Vec<String>,
+    /// Toolchains the recipe needs, each with the line that named it.
+    pub toolchains: Vec<(String, String)>,
+    /// Dockerfile lines left out, each with why.
+    pub skipped: Vec<String>,
+    /// The files supplied where the arena mounts them (dataset, certificate).
+    pub supplied: Vec<String>,
+    /// Where the build's and the server's output go outside a run.
+    pub logs: PathBuf,
 }
 
 /// The `[events]` table of a manifest.
@@ -339,8 +324,8 @@ values.off = { env = { GOGC = "off" }, args = "--x" }
         assert_eq!(m.knobs["gc"].values["off"].args.as_deref(), Some("--x"));
         assert!(m.missing_tools().is_empty());
         assert_eq!(m.contract().as_deref(), Some("stampede"), "no contract field means stampede");
-        assert_eq!(locate("demo", &dir.join("scenarios")).unwrap(), path);
-        assert!(locate("nope", &dir).unwrap_err().to_string().contains("apps/nope/app.toml"));
+        assert_eq!(crate::scenario::apps::locate("demo", &dir.join("scenarios")).unwrap(), path);
+        assert!(crate::scenario::apps::locate("nope", &dir).unwrap_err().to_string().contains("apps/nope/app.toml"));
         std::fs::write(&path, "name = \"x\"\nrun = \"r\"\n[knobs.gc]\ndefault = \"a\"\nvalues.b = {}\n").unwrap();
         assert!(Manifest::load(&path).unwrap_err().to_string().contains("knobs.gc"));
         std::fs::write(&path, "name = \"x\"\nrun = \"r\"\ncontrat = \"tfb\"\n").unwrap();

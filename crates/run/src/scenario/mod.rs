@@ -3,6 +3,7 @@
 //! CPU pinning. `--set key=value` overrides are applied to the parsed TOML
 //! before it is checked, so an override is held to the same rules as the file.
 
+pub mod apps;
 pub mod arena;
 pub mod database;
 pub mod duration;

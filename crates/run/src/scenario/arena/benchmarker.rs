@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use super::{dockerfile, template, ArenaInfo, Derived};
+use super::{dockerfile, template, Derived};
+use crate::scenario::manifest::ArenaInfo;
 
 /// The-benchmarker's port.
 pub const PORT: u16 = 3000;

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{dockerfile, supplies, ArenaInfo, Derived};
+use super::{dockerfile, supplies, Derived};
+use crate::scenario::manifest::ArenaInfo;
 
 /// HttpArena's HTTP/1.1 port.
 pub const PORT: u16 = 8080;

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 pub use scenario::scenario;
 
 use crate::scenario::error::ScenarioError;
+pub use crate::scenario::manifest::ArenaInfo;
 use crate::scenario::manifest::Manifest;
 
 /// Which arena a folder belongs to.
@@ -27,25 +28,6 @@ use crate::scenario::manifest::Manifest;
 pub enum Kind {
     HttpArena,
     Benchmarker,
-}
-
-/// What the arena's files say beyond the manifest: shown by `check --arena`.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ArenaInfo {
-    /// `meta.json` or `config.yaml`, the file the folder was read from.
-    pub source: PathBuf,
-    /// The profiles the framework enables that Stampede drives.
-    pub driven: Vec<String>,
-    /// The ones it enables that Stampede does not drive.
-    pub not_driven: Vec<String>,
-    /// Toolchains the recipe needs, each with the line that named it.
-    pub toolchains: Vec<(String, String)>,
-    /// Dockerfile lines left out, each with why.
-    pub skipped: Vec<String>,
-    /// The files supplied where the arena mounts them (dataset, certificate).
-    pub supplied: Vec<String>,
-    /// Where the build's and the server's output go outside a run.
-    pub logs: PathBuf,
 }
 
 /// What one arena reader makes of a folder, before any `app.toml` override.

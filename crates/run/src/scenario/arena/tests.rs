@@ -29,7 +29,7 @@ impl Folder {
 
     /// The manifest of the framework folder `sub`; its build folder goes with this one.
     fn load(&self, sub: &str) -> Result<Manifest, ScenarioError> {
-        Manifest::load(&self.path(sub))
+        crate::scenario::apps::load(&self.path(sub))
     }
 }
 
