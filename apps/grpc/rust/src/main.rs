@@ -29,7 +29,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::runtime::{Builder, Runtime};
 use tokio::signal::unix::{signal, SignalKind};
-use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::server::TcpIncoming;
 
 pub mod pb {
     tonic::include_proto!("stampede.bench.v1");
@@ -80,7 +80,11 @@ async fn serve(
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tonic::transport::Server::builder()
         .add_service(pb::bench_server::BenchServer::new(service::Bench))
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async move {
+        // TCP_NODELAY on every accepted connection, as grpc-go, grpc-java and
+        // grpc-js set it: tonic leaves Nagle on for sockets it is handed, and a
+        // stream of small replies then waits on the client's delayed ACK
+        // (40 ms a call: 900 stream calls/s where grpc-go did 18,000).
+        .serve_with_incoming_shutdown(TcpIncoming::from(listener).with_nodelay(Some(true)), async move {
             let _ = stop_rx.await;
         });
     let server = tokio::spawn(server);
