@@ -74,97 +74,157 @@ struct Instruction {
 /// and whose COPY sources are in `folder`.
 pub fn read(file: &Path, text: &str, folder: &Path, root: &Path) -> Result<Recipe, Unsupported> {
     let instructions = instructions(text);
-    let at = |line: usize| format!("{}:{line}", file.display());
-    let root_text = root.display().to_string();
-    let prefixes = made_paths(&instructions);
-    let map = |text: &str| map_paths(text, &prefixes, &root_text);
-    let mut recipe = Recipe { workdir: root.to_path_buf(), ..Recipe::default() };
-    let mut script = format!("set -e\nSRC='{}'\n", folder.display());
-    script.push_str("copy() { dest=$1; shift; for s in \"$@\"; do if [ -d \"$s\" ]; then mkdir -p \"$dest\"; cp -a \"$s/.\" \"$dest/\"; else case $dest in */) mkdir -p \"$dest\";; *) mkdir -p \"$(dirname \"$dest\")\";; esac; cp -a \"$s\" \"$dest\"; fi; done; }\n");
-    let (mut env, mut entrypoint, mut cmd) = (Vec::<String>::new(), None::<String>, None::<String>);
-    let mut stages = 0;
+    let mut replay = Replay::new(file, folder, root, made_paths(&instructions));
     for ins in &instructions {
+        replay.step(ins)?;
+    }
+    replay.finish()
+}
+
+/// The Dockerfile replayed as a shell script, one instruction at a time:
+/// the script so far, the current stage's WORKDIR, ENV and start command.
+struct Replay<'a> {
+    file: &'a Path,
+    root: &'a Path,
+    root_text: String,
+    prefixes: Vec<String>,
+    recipe: Recipe,
+    script: String,
+    env: Vec<String>,
+    entrypoint: Option<String>,
+    cmd: Option<String>,
+    stages: usize,
+}
+
+impl<'a> Replay<'a> {
+    fn new(file: &'a Path, folder: &Path, root: &'a Path, prefixes: Vec<String>) -> Replay<'a> {
+        let mut script = format!("set -e\nSRC='{}'\n", folder.display());
+        script.push_str("copy() { dest=$1; shift; for s in \"$@\"; do if [ -d \"$s\" ]; then mkdir -p \"$dest\"; cp -a \"$s/.\" \"$dest/\"; else case $dest in */) mkdir -p \"$dest\";; *) mkdir -p \"$(dirname \"$dest\")\";; esac; cp -a \"$s\" \"$dest\"; fi; done; }\n");
+        Replay {
+            file,
+            root,
+            root_text: root.display().to_string(),
+            prefixes,
+            recipe: Recipe { workdir: root.to_path_buf(), ..Recipe::default() },
+            script,
+            env: Vec::new(),
+            entrypoint: None,
+            cmd: None,
+            stages: 0,
+        }
+    }
+
+    fn at(&self, line: usize) -> String {
+        format!("{}:{line}", self.file.display())
+    }
+
+    fn map(&self, text: &str) -> String {
+        map_paths(text, &self.prefixes, &self.root_text)
+    }
+
+    fn step(&mut self, ins: &Instruction) -> Result<(), Unsupported> {
         let args = ins.args.trim();
         match ins.keyword.as_str() {
-            "FROM" => {
-                if stages > 0 {
-                    script.push_str(")\n");
-                }
-                stages += 1;
-                script.push_str(&format!("(\nmkdir -p '{root_text}'\ncd '{root_text}'\n"));
-                recipe.workdir = root.to_path_buf();
-                env.clear();
-                (entrypoint, cmd) = (None, None);
-                let image = args.split_whitespace().find(|w| !w.starts_with("--")).unwrap_or_default();
-                if let Some(program) = toolchain_of(image) {
-                    recipe.toolchains.push((program.to_string(), format!("{}: FROM {image}", at(ins.line))));
-                }
+            "FROM" => self.from(ins, args),
+            "WORKDIR" => self.workdir(args),
+            "ENV" | "ARG" => self.assign(&ins.keyword, args),
+            "COPY" | "ADD" => {
+                let map = |text: &str| self.map(text);
+                let lines = copy(ins, &self.at(ins.line), &self.recipe.workdir, self.root, &map)?;
+                self.script.push_str(&lines);
             }
-            "WORKDIR" => {
-                let dir = clean(&if args.starts_with('/') {
-                    root.join(args.trim_start_matches('/'))
-                } else {
-                    recipe.workdir.join(args)
-                });
-                script.push_str(&format!("mkdir -p '{0}'\ncd '{0}'\n", dir.display()));
-                recipe.workdir = dir;
-            }
-            "ENV" | "ARG" => {
-                for (name, value) in assignments(args) {
-                    let line = match (&value, ins.keyword.as_str()) {
-                        (Some(v), "ENV") => format!("export {name}={}", map(v)),
-                        (Some(v), _) => format!("export {name}=\"${{{name}:-{}}}\"", map(v).trim_matches('"')),
-                        (None, _) => continue,
-                    };
-                    script.push_str(&line);
-                    script.push('\n');
-                    env.push(line);
-                }
-            }
-            "COPY" | "ADD" => script.push_str(&copy(ins, &at(ins.line), &recipe.workdir, root, &map)?),
-            "RUN" => {
-                let command = exec_or_shell(args);
-                match skip_reason(&command) {
-                    // Each RUN in its own shell, as in Docker: a `cd` ends with it.
-                    Skip::No => script.push_str(&format!("(\n{}\n)\n", map(&command))),
-                    Skip::Yes(why) => recipe.skipped.push(format!("{}: {why}", at(ins.line))),
-                    Skip::Missing(packages) => {
-                        return Err(Unsupported(format!(
-                            "{}: RUN installs system packages not on this host ({packages}): install them, or give build and run in an app.toml beside it",
-                            at(ins.line)
-                        )))
-                    }
-                }
-            }
-            "CMD" => cmd = Some(map(&exec_or_shell(args))),
-            "ENTRYPOINT" => entrypoint = Some(map(&exec_or_shell(args))),
+            "RUN" => self.run(ins, args)?,
+            "CMD" => self.cmd = Some(self.map(&exec_or_shell(args))),
+            "ENTRYPOINT" => self.entrypoint = Some(self.map(&exec_or_shell(args))),
             "EXPOSE" | "LABEL" | "HEALTHCHECK" | "USER" | "STOPSIGNAL" | "VOLUME" | "MAINTAINER" => {}
             other => {
                 return Err(Unsupported(format!(
                     "{}: {other} has no meaning without Docker: give build and run in an app.toml beside it",
-                    at(ins.line)
+                    self.at(ins.line)
                 )))
             }
         }
+        Ok(())
     }
-    if stages > 0 {
-        script.push_str(")\n");
-    }
-    let start = match (entrypoint, cmd) {
-        (Some(e), Some(c)) => format!("{e} {c}"),
-        (Some(one), None) | (None, Some(one)) => one,
-        (None, None) => {
-            return Err(Unsupported(format!(
-            "{}: no CMD or ENTRYPOINT in its last stage: add run = \"<the start command>\" to an app.toml beside it",
-            file.display()
-        )))
+
+    /// A new stage: its own subshell from the image root, its own ENV and start.
+    fn from(&mut self, ins: &Instruction, args: &str) {
+        if self.stages > 0 {
+            self.script.push_str(")\n");
         }
-    };
-    let mut run: String = env.iter().map(|e| format!("{e}; ")).collect();
-    run.push_str(&format!("exec {start}"));
-    recipe.run = run;
-    recipe.build = script;
-    Ok(recipe)
+        self.stages += 1;
+        self.script.push_str(&format!("(\nmkdir -p '{0}'\ncd '{0}'\n", self.root_text));
+        self.recipe.workdir = self.root.to_path_buf();
+        self.env.clear();
+        (self.entrypoint, self.cmd) = (None, None);
+        let image = args.split_whitespace().find(|w| !w.starts_with("--")).unwrap_or_default();
+        if let Some(program) = toolchain_of(image) {
+            self.recipe.toolchains.push((program.to_string(), format!("{}: FROM {image}", self.at(ins.line))));
+        }
+    }
+
+    fn workdir(&mut self, args: &str) {
+        let dir = clean(&if args.starts_with('/') {
+            self.root.join(args.trim_start_matches('/'))
+        } else {
+            self.recipe.workdir.join(args)
+        });
+        self.script.push_str(&format!("mkdir -p '{0}'\ncd '{0}'\n", dir.display()));
+        self.recipe.workdir = dir;
+    }
+
+    /// ENV sets a value; ARG a default the environment may override.
+    fn assign(&mut self, keyword: &str, args: &str) {
+        for (name, value) in assignments(args) {
+            let line = match (&value, keyword) {
+                (Some(v), "ENV") => format!("export {name}={}", self.map(v)),
+                (Some(v), _) => format!("export {name}=\"${{{name}:-{}}}\"", self.map(v).trim_matches('"')),
+                (None, _) => continue,
+            };
+            self.script.push_str(&line);
+            self.script.push('\n');
+            self.env.push(line);
+        }
+    }
+
+    fn run(&mut self, ins: &Instruction, args: &str) -> Result<(), Unsupported> {
+        let command = exec_or_shell(args);
+        match skip_reason(&command) {
+            // Each RUN in its own shell, as in Docker: a `cd` ends with it.
+            Skip::No => self.script.push_str(&format!("(\n{}\n)\n", self.map(&command))),
+            Skip::Yes(why) => self.recipe.skipped.push(format!("{}: {why}", self.at(ins.line))),
+            Skip::Missing(packages) => {
+                return Err(Unsupported(format!(
+                    "{}: RUN installs system packages not on this host ({packages}): install them, or give build and run in an app.toml beside it",
+                    self.at(ins.line)
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// The recipe: the script closed, the last stage's ENTRYPOINT and CMD
+    /// (one is needed) started with its ENV.
+    fn finish(mut self) -> Result<Recipe, Unsupported> {
+        if self.stages > 0 {
+            self.script.push_str(")\n");
+        }
+        let start = match (self.entrypoint, self.cmd) {
+            (Some(e), Some(c)) => format!("{e} {c}"),
+            (Some(one), None) | (None, Some(one)) => one,
+            (None, None) => {
+                return Err(Unsupported(format!(
+                    "{}: no CMD or ENTRYPOINT in its last stage: add run = \"<the start command>\" to an app.toml beside it",
+                    self.file.display()
+                )))
+            }
+        };
+        let mut run: String = self.env.iter().map(|e| format!("{e}; ")).collect();
+        run.push_str(&format!("exec {start}"));
+        self.recipe.run = run;
+        self.recipe.build = self.script;
+        Ok(self.recipe)
+    }
 }
 
 /// The Dockerfile's instructions: continuation lines joined, comments left out.
