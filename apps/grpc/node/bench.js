@@ -1,12 +1,14 @@
 // The Bench service of contracts/grpc/bench.proto, as apps/CONTRACT.md
 // ("gRPC") defines its answers: unary echoes the text and adds the two
 // numbers, stream sends the number of replies asked for, pausing when the
-// HTTP/2 stream's buffer is full (write() returns false) rather than queueing
-// every reply in memory. Both answer DEADLINE_EXCEEDED once the call's
-// deadline (grpc-timeout, call.getDeadline()) has passed; grpc-js answers
-// UNIMPLEMENTED for unknown methods and INTERNAL for a message that does not
-// decode. The .proto is loaded at start-up by @grpc/proto-loader (no code
-// generation), from its one declaration.
+// call's buffer is full (write() returns false) rather than queueing every
+// reply in memory, or, for a call with a deadline, one reply at a time (see
+// `stream`).
+// Both answer DEADLINE_EXCEEDED once the call's deadline (grpc-timeout,
+// call.getDeadline()) has passed; grpc-js answers UNIMPLEMENTED for unknown
+// methods and INTERNAL for a message that does not decode. The .proto is
+// loaded at start-up by @grpc/proto-loader (no code generation), from its one
+// declaration.
 'use strict';
 
 const path = require('node:path');
@@ -23,10 +25,15 @@ const bench = grpc.loadPackageDefinition(definition).stampede.bench.v1;
 
 // grpc-js gives the deadline as a Date or as milliseconds since the epoch
 // (the server's own parse of grpc-timeout), Infinity when there is none.
-function expired(call) {
+function deadlineMs(call) {
   const deadline = call.getDeadline();
-  const ms = deadline instanceof Date ? deadline.getTime() : deadline;
-  return Number.isFinite(ms) && Date.now() >= ms;
+  return deadline instanceof Date ? deadline.getTime() : deadline;
+}
+
+// `slackMs` moves the deadline earlier: see `stream`.
+function expired(call, slackMs = 0) {
+  const ms = deadlineMs(call);
+  return Number.isFinite(ms) && Date.now() >= ms - slackMs;
 }
 
 const deadlineExceeded = { code: grpc.status.DEADLINE_EXCEEDED, details: 'deadline exceeded' };
@@ -37,35 +44,49 @@ function unary(call, callback) {
   callback(null, { text, sum: a + b, seq: 0 });
 }
 
+// grpc-js 1.14.7 ends the HTTP/2 stream from its own deadline timer, which
+// fires on the millisecond clock up to 1 ms before Date.now() reaches
+// getDeadline(). A reply still queued in the call (write() returned false,
+// the handler waiting for 'drain') is then written after that end: Node marks
+// the HTTP/2 stream errored, and neither the trailers nor a reset are ever
+// sent (apps/grpc/README.md). So a call with a deadline writes a reply only
+// once the previous one has left the call, and not within 1 ms of the
+// deadline: nothing is queued when grpc-js's timer fires, and the call ends
+// DEADLINE_EXCEEDED. A call without one has no timer, and writes until the
+// call's buffer is full (about 10% more replies/s with grpc-js).
+const TIMER_SLACK_MS = 1;
+
 function stream(call) {
   const { text, count } = call.request;
   if (count < 0 || count > MAX_STREAM) {
     call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: `count ${count} is outside 0..${MAX_STREAM}` });
     return;
   }
-  if (expired(call)) {
-    call.emit('error', deadlineExceeded);
-    return;
-  }
   let seq = 1;
   let cancelled = false;
   call.on('cancelled', () => { cancelled = true; });
-  const send = () => {
-    while (!cancelled && seq <= count) {
-      if (expired(call)) {
-        call.emit('error', deadlineExceeded);
+  const timed = Number.isFinite(deadlineMs(call));
+  const next = (err) => {
+    if (err || cancelled) return;
+    if (timed && expired(call, TIMER_SLACK_MS)) {
+      call.emit('error', deadlineExceeded);
+      return;
+    }
+    while (seq <= count) {
+      const reply = { text, sum: 0, seq };
+      seq += 1;
+      if (timed) {
+        call.write(reply, next);
         return;
       }
-      const more = call.write({ text, sum: 0, seq });
-      seq += 1;
-      if (!more) {
-        call.once('drain', send);
+      if (!call.write(reply)) {
+        call.once('drain', next);
         return;
       }
     }
-    if (!cancelled) call.end();
+    call.end();
   };
-  send();
+  next();
 }
 
 // A grpc-js server with the Bench service, not yet bound.

@@ -4,28 +4,39 @@
 // UNIMPLEMENTED; and, given a call whose deadline has passed, both handlers
 // answer DEADLINE_EXCEEDED (over the wire grpc-js's client would not send a
 // call already past its deadline, so the server's side is tested where it
-// lives).   node --test apps/grpc/node/
+// lives); a stream whose deadline passes while its reader is slow ends with
+// DEADLINE_EXCEEDED in its trailers, read by node:http2 (grpc-js's client
+// would report its own deadline whatever the server sent).
+//   node --test apps/grpc/node/
 'use strict';
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { EventEmitter } = require('node:events');
+const http2 = require('node:http2');
 const grpc = require('@grpc/grpc-js');
 const { newServer, unary, stream, bench, MAX_STREAM } = require('./bench');
 
-async function withClient(body) {
+async function withServer(body) {
   const server = newServer();
   const port = await new Promise((resolve, reject) => {
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
   });
+  try {
+    await body(port);
+  } finally {
+    server.forceShutdown();
+  }
+}
+
+const withClient = (body) => withServer(async (port) => {
   const client = new bench.Bench(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
   try {
     await body(client);
   } finally {
     client.close();
-    server.forceShutdown();
   }
-}
+});
 
 const soon = () => ({ deadline: Date.now() + 10000 });
 
@@ -89,3 +100,34 @@ test('an expired deadline is DEADLINE_EXCEEDED', () => {
   assert.equal(call.written, 0);
   assert.equal(call.ended, undefined);
 });
+
+// The regression: grpc-js's deadline timer ended the HTTP/2 stream while
+// replies were still queued in the call, and the call stayed open with
+// neither trailers nor a reset. The reader takes nothing until well past the
+// deadline, so the server's flow-control window is full when it passes.
+test('stream deadline passing while the reader is slow ends DEADLINE_EXCEEDED', () => withServer(async (port) => {
+  const session = http2.connect(`http://127.0.0.1:${port}`);
+  try {
+    const message = bench.Bench.service.Stream.requestSerialize({ text: 'slow reader', count: MAX_STREAM });
+    const prefix = Buffer.alloc(5);
+    prefix.writeUInt32BE(message.length, 1);
+    const req = session.request({
+      ':method': 'POST', ':path': '/stampede.bench.v1.Bench/Stream',
+      'content-type': 'application/grpc', te: 'trailers', 'grpc-timeout': '200m',
+    });
+    req.pause();
+    req.end(Buffer.concat([prefix, message]));
+    const trailers = new Promise((resolve, reject) => {
+      req.on('trailers', resolve);
+      req.on('error', reject);
+      req.on('close', () => reject(new Error(`stream closed without trailers (code ${req.rstCode})`)));
+      setTimeout(() => reject(new Error('no trailers 5 s after the 200 ms deadline')), 5000).unref();
+    });
+    // Part of the scenario, not a wait for a state: read nothing for twice the deadline.
+    setTimeout(() => req.resume(), 400);
+    const got = await trailers;
+    assert.equal(got['grpc-status'], String(grpc.status.DEADLINE_EXCEEDED));
+  } finally {
+    session.destroy();
+  }
+}));
