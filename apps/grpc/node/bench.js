@@ -8,12 +8,13 @@
 // call.getDeadline()) has passed; grpc-js answers UNIMPLEMENTED for unknown
 // methods and INTERNAL for a message that does not decode. The .proto is
 // loaded at start-up by @grpc/proto-loader (no code generation), from its one
-// declaration.
+// declaration; server reflection describes it to clients that lack it.
 'use strict';
 
 const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
+const { ReflectionService } = require('@grpc/reflection');
 
 const PROTO = path.join(__dirname, '../../../contracts/grpc/bench.proto');
 // The largest count a Stream call may ask for (the contract's).
@@ -89,10 +90,12 @@ function stream(call) {
   next();
 }
 
-// A grpc-js server with the Bench service, not yet bound.
+// A grpc-js server with the Bench service and server reflection (v1 and
+// v1alpha, @grpc/reflection, from the same loaded .proto), not yet bound.
 function newServer() {
   const server = new grpc.Server();
   server.addService(bench.Bench.service, { unary, stream });
+  new ReflectionService(definition).addToServer(server);
   return server;
 }
 

@@ -15,6 +15,7 @@ const assert = require('node:assert/strict');
 const { EventEmitter } = require('node:events');
 const http2 = require('node:http2');
 const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
 const { newServer, unary, stream, bench, MAX_STREAM } = require('./bench');
 
 async function withServer(body) {
@@ -129,5 +130,26 @@ test('stream deadline passing while the reader is slow ends DEADLINE_EXCEEDED', 
     assert.equal(got['grpc-status'], String(grpc.status.DEADLINE_EXCEEDED));
   } finally {
     session.destroy();
+  }
+}));
+
+// Server reflection (grpc.reflection.v1), as grpcurl and `stampede load
+// --grpc` without --proto ask for it: the services it lists name Bench.
+test('reflection lists stampede.bench.v1.Bench', () => withServer(async (port) => {
+  const proto = require.resolve('@grpc/reflection/build/proto/grpc/reflection/v1/reflection.proto');
+  const loaded = grpc.loadPackageDefinition(protoLoader.loadSync(proto));
+  const client = new loaded.grpc.reflection.v1.ServerReflection(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  try {
+    const call = client.ServerReflectionInfo(soon());
+    const reply = await new Promise((resolve, reject) => {
+      call.on('data', resolve);
+      call.on('error', reject);
+      call.write({ listServices: '' });
+    });
+    call.end();
+    const names = reply.listServicesResponse.service.map((s) => s.name);
+    assert.ok(names.includes('stampede.bench.v1.Bench'), `reflection lists ${names.join(', ')}`);
+  } finally {
+    client.close();
   }
 }));
