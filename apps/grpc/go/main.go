@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/reflection"
 
 	"stampede/apps/grpc/go/benchpb"
 )
@@ -79,8 +80,9 @@ func run() error {
 	return nil
 }
 
-// newServer is a grpc-go server with the Bench service; workers > 0 serves
-// streams from a pool of that many goroutines.
+// newServer is a grpc-go server with the Bench service and server reflection
+// (grpc-go's own, v1 and v1alpha); workers > 0 serves streams from a pool of
+// that many goroutines.
 func newServer(workers int) *grpc.Server {
 	var opts []grpc.ServerOption
 	if workers > 0 {
@@ -88,6 +90,7 @@ func newServer(workers int) *grpc.Server {
 	}
 	srv := grpc.NewServer(opts...)
 	benchpb.RegisterBenchServer(srv, benchServer{})
+	reflection.Register(srv)
 	return srv
 }
 

@@ -3,7 +3,8 @@
 // unknown method is UNIMPLEMENTED and a count out of range INVALID_ARGUMENT;
 // and, called directly with an expired context, both calls give up with
 // DEADLINE_EXCEEDED (over the wire the client would refuse to send a call
-// whose deadline has passed, so the server's side is tested where it lives).
+// whose deadline has passed, so the server's side is tested where it lives);
+// server reflection lists the Bench service.
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
 	"stampede/apps/grpc/go/benchpb"
@@ -135,4 +137,27 @@ func (s *expiredStream) Context() context.Context { return s.ctx }
 func (s *expiredStream) Send(*benchpb.Reply) error {
 	s.sent++
 	return nil
+}
+
+func TestReflectionListsBench(t *testing.T) {
+	stream, err := reflectionpb.NewServerReflectionClient(dial(t)).ServerReflectionInfo(callCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := &reflectionpb.ServerReflectionRequest_ListServices{ListServices: ""}
+	if err := stream.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: list}); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := stream.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range reply.GetListServicesResponse().GetService() {
+		names = append(names, s.GetName())
+		if s.GetName() == "stampede.bench.v1.Bench" {
+			return
+		}
+	}
+	t.Fatalf("reflection lists %v, not stampede.bench.v1.Bench", names)
 }
