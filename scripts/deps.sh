@@ -48,13 +48,14 @@ fi
 if command -v npm >/dev/null 2>&1 && [ ! -d "$apps/node/node_modules/pg" ]; then
   (cd "$apps/node" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)
 fi
-# The gRPC apps' unit tests (make grpc-app-unit-tests): grpcio and
-# grpcio-tools on python3 itself, @grpc/grpc-js in node_modules.
-if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import grpc, grpc_tools' 2>/dev/null; then
-  echo "deps: installing grpcio, grpcio-tools (pip)" >&2
+# The gRPC apps' unit tests (make grpc-app-unit-tests): grpcio,
+# grpcio-reflection and grpcio-tools on python3 itself, @grpc/grpc-js and
+# @grpc/reflection in node_modules.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import grpc, grpc_reflection, grpc_tools' 2>/dev/null; then
+  echo "deps: installing grpcio, grpcio-reflection, grpcio-tools (pip)" >&2
   python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r "$apps/grpc/python/requirements.txt"
 fi
-if command -v npm >/dev/null 2>&1 && [ ! -d "$apps/grpc/node/node_modules/@grpc/grpc-js" ]; then
+if command -v npm >/dev/null 2>&1 && [ ! -d "$apps/grpc/node/node_modules/@grpc/reflection" ]; then
   (cd "$apps/grpc/node" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)
 fi
 # The OpenMetrics export is read back by the format's reference parser.

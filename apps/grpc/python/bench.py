@@ -7,11 +7,13 @@ reader holds it back). Both answer DEADLINE_EXCEEDED once the call's deadline
 (grpc-timeout, context.time_remaining()) has passed; grpcio answers
 UNIMPLEMENTED for unknown methods and INTERNAL for a message that does not
 decode. bench_pb2 and bench_pb2_grpc are generated at build time from the one
-declaration of the API (app.toml's build, grpcio-tools' protoc).
+declaration of the API (app.toml's build, grpcio-tools' protoc); server
+reflection (grpcio-reflection) describes it to clients that lack it.
 """
 
 import grpc
 from grpc import aio
+from grpc_reflection.v1alpha import reflection
 
 import bench_pb2
 import bench_pb2_grpc
@@ -42,9 +44,12 @@ class Bench(bench_pb2_grpc.BenchServicer):
 
 
 def new_server(reuse_port: bool) -> aio.Server:
-    """An asyncio gRPC server with the Bench service, not yet bound. With
+    """An asyncio gRPC server with the Bench service and server reflection
+    (grpcio-reflection's, v1 and v1alpha), not yet bound. With
     reuse_port, several processes may listen on one port (the kernel spreads
     connections among them); without, a busy port fails at once."""
     server = aio.server(options=[("grpc.so_reuseport", 1 if reuse_port else 0)])
     bench_pb2_grpc.add_BenchServicer_to_server(Bench(), server)
+    services = (bench_pb2.DESCRIPTOR.services_by_name["Bench"].full_name, reflection.SERVICE_NAME)
+    reflection.enable_server_reflection(services, server)
     return server

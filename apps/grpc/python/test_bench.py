@@ -4,7 +4,7 @@ exactly the count asked, a count out of range is INVALID_ARGUMENT, an unknown
 method UNIMPLEMENTED; and, given a call whose deadline has passed, both
 handlers answer DEADLINE_EXCEEDED (over the wire the client would not send a
 call already past its deadline, so the server's side is tested where it
-lives). Run from apps/grpc/python after generating bench_pb2 (app.toml's
+lives); server reflection lists the Bench service. Run from apps/grpc/python after generating bench_pb2 (app.toml's
 build): python3 -m unittest -q
 """
 
@@ -12,6 +12,7 @@ import unittest
 
 import grpc
 from grpc import aio
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 import bench
 import bench_pb2
@@ -45,6 +46,13 @@ class OverTheWire(unittest.IsolatedAsyncioTestCase):
             with self.assertRaises(aio.AioRpcError) as raised:
                 [r async for r in self.stub.Stream(bench_pb2.StreamRequest(count=count), timeout=10)]
             self.assertEqual(raised.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+
+    async def test_reflection_lists_the_bench_service(self):
+        stub = reflection_pb2_grpc.ServerReflectionStub(self.channel)
+        request = reflection_pb2.ServerReflectionRequest(list_services="")
+        replies = [r async for r in stub.ServerReflectionInfo(iter([request]), timeout=10)]
+        names = [s.name for s in replies[0].list_services_response.service]
+        self.assertIn("stampede.bench.v1.Bench", names)
 
     async def test_unknown_method_is_unimplemented(self):
         nope = self.channel.unary_unary("/stampede.bench.v1.Bench/Nope")
