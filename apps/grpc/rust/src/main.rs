@@ -33,6 +33,9 @@ use tonic::transport::server::TcpIncoming;
 
 pub mod pb {
     tonic::include_proto!("stampede.bench.v1");
+
+    /// The .proto's descriptors, encoded by build.rs: what reflection serves.
+    pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("bench_descriptor");
 }
 
 /// How long running calls (a long stream) may finish after SIGTERM; the
@@ -78,8 +81,14 @@ async fn serve(
     stopping: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), String> {
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let reflection =
+        || tonic_reflection::server::Builder::configure().register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET);
+    let reflection_v1 = reflection().build_v1().map_err(|e| format!("reflection: {e}"))?;
+    let reflection_v1alpha = reflection().build_v1alpha().map_err(|e| format!("reflection: {e}"))?;
     let server = tonic::transport::Server::builder()
         .add_service(pb::bench_server::BenchServer::new(service::Bench))
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
         // TCP_NODELAY on every accepted connection, as grpc-go, grpc-java and
         // grpc-js set it: tonic leaves Nagle on for sockets it is handed, and a
         // stream of small replies then waits on the client's delayed ACK

@@ -2,7 +2,8 @@
 //! generated client: the answer is computed from the request, a stream sends
 //! exactly the count asked, a count out of range is INVALID_ARGUMENT, an
 //! unknown method UNIMPLEMENTED, and a deadline that has passed before the
-//! handler answers DEADLINE_EXCEEDED (sent as `grpc-timeout: 1n`).
+//! handler answers DEADLINE_EXCEEDED (sent as `grpc-timeout: 1n`); server
+//! reflection lists the Bench service.
 
 use std::time::Duration;
 
@@ -78,4 +79,25 @@ async fn expired_deadline_is_deadline_exceeded() {
     let mut stream = Request::new(StreamRequest { text: String::new(), count: 5 });
     stream.set_timeout(Duration::from_nanos(1));
     assert_eq!(client.stream(stream).await.unwrap_err().code(), Code::DeadlineExceeded);
+}
+
+#[tokio::test]
+async fn reflection_lists_the_bench_service() {
+    use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+    use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+    use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
+    use tonic_reflection::pb::v1::ServerReflectionRequest;
+
+    let mut client = ServerReflectionClient::new(channel().await);
+    let list = ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    };
+    let mut replies = client.server_reflection_info(tokio_stream::iter([list])).await.unwrap().into_inner();
+    let reply = replies.message().await.unwrap().expect("a reply to list_services");
+    let Some(MessageResponse::ListServicesResponse(listed)) = reply.message_response else {
+        panic!("not a list of services: {:?}", reply.message_response);
+    };
+    let names: Vec<_> = listed.service.iter().map(|s| s.name.as_str()).collect();
+    assert!(names.contains(&"stampede.bench.v1.Bench"), "reflection lists {names:?}");
 }
