@@ -24,6 +24,7 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
@@ -45,7 +46,7 @@ public final class Main {
         server.awaitTermination();
     }
 
-    /** A server for the environment `env`, not yet started. */
+    /** A server for the environment `env`, with server reflection (grpc-services), not yet started. */
     static Server build(java.util.Map<String, String> env) {
         int port = number(env, "PORT", 9009, 0, 65535, "a TCP port number");
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress("0.0.0.0", port));
@@ -64,7 +65,7 @@ public final class Main {
             default -> throw new IllegalArgumentException(
                     "GRPC_EXECUTOR=\"" + executor + "\" is unknown (use default or direct)");
         }
-        return builder.addService(new BenchService()).build();
+        return builder.addService(new BenchService()).addService(ProtoReflectionServiceV1.newInstance()).build();
     }
 
     /** An integer variable; unset or empty gives `absent`. */

@@ -3,11 +3,13 @@
 // a count out of range is INVALID_ARGUMENT, an unknown method UNIMPLEMENTED;
 // and, called inside a Context whose deadline has passed, both calls answer
 // DEADLINE_EXCEEDED (over the wire grpc-java's client refuses to send a call
-// whose deadline has passed, so the server's side is tested where it lives).
+// whose deadline has passed, so the server's side is tested where it lives);
+// server reflection lists the Bench service.
 package stampede.grpc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.CallOptions;
 import io.grpc.Context;
@@ -20,12 +22,18 @@ import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.ProtoUtils;
+import io.grpc.reflection.v1.ServerReflectionGrpc;
+import io.grpc.reflection.v1.ServerReflectionRequest;
+import io.grpc.reflection.v1.ServerReflectionResponse;
+import io.grpc.reflection.v1.ServiceResponse;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -100,6 +108,23 @@ class BenchServiceTest {
         StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> ClientCalls.blockingUnaryCall(
                 channel, nope, CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), Request.getDefaultInstance()));
         assertEquals(Status.Code.UNIMPLEMENTED, e.getStatus().getCode());
+    }
+
+    @Test
+    void reflectionListsTheBenchService() throws Exception {
+        CompletableFuture<ServerReflectionResponse> reply = new CompletableFuture<>();
+        StreamObserver<ServerReflectionRequest> requests = ServerReflectionGrpc.newStub(channel)
+                .withDeadlineAfter(10, TimeUnit.SECONDS)
+                .serverReflectionInfo(new StreamObserver<>() {
+                    @Override public void onNext(ServerReflectionResponse r) { reply.complete(r); }
+                    @Override public void onError(Throwable t) { reply.completeExceptionally(t); }
+                    @Override public void onCompleted() { }
+                });
+        requests.onNext(ServerReflectionRequest.newBuilder().setListServices("").build());
+        requests.onCompleted();
+        List<String> names = reply.get(10, TimeUnit.SECONDS).getListServicesResponse().getServiceList().stream()
+                .map(ServiceResponse::getName).toList();
+        assertTrue(names.contains("stampede.bench.v1.Bench"), "reflection lists " + names);
     }
 
     @Test
