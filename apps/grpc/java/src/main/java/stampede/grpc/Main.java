@@ -42,6 +42,11 @@ public final class Main {
             System.exit(2);
             return;
         }
+        // Which transport serves, once at start: grpc-netty-shaded carries Netty's
+        // native epoll and falls back to NIO (slower) when it cannot load it.
+        System.err.println("grpc-java: listening on port " + server.getPort() + ", transport "
+                + (Epoll.isAvailable() ? "epoll" : "nio (epoll unavailable: " + Epoll.unavailabilityCause() + ")")
+                + ", executor " + System.getenv().getOrDefault("GRPC_EXECUTOR", "default"));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(server), "grpc-shutdown"));
         server.awaitTermination();
     }
