@@ -7,7 +7,7 @@
 CARGO ?= cargo
 STAMPEDE := target/release/stampede
 
-.PHONY: shootout test quick deps build lint fuzz app-unit-tests grpc-app-unit-tests bench-tests
+.PHONY: shootout test quick deps build lint fuzz app-unit-tests grpc-app-unit-tests grpc-rust-unit-tests bench-tests
 
 shootout: deps build
 	$(STAMPEDE) run scenarios/shootout.toml
@@ -60,12 +60,17 @@ app-unit-tests:
 	cd apps/java && mvn -q -B test
 
 # The gRPC reference apps' own unit tests (apps/grpc/README.md): the answer
-# computed from the request, the stream count, an unknown method, a deadline.
-# Apart from app-unit-tests and `make test`: from a fresh clone, building
-# tonic and grpc-java's test classpath takes minutes more than the rest.
+# computed from the request, the stream count, an unknown method, a deadline,
+# reflection. In `make test` (scripts/test.sh's apps lane): about 12 s from a
+# fresh clone with scripts/deps.sh's dependencies (2026-11-27, busy machine).
 grpc-app-unit-tests: deps
 	cd apps/grpc/go && go generate && go test ./...
 	node --test apps/grpc/node/
 	cd apps/grpc/python && python3 -m grpc_tools.protoc -I ../../../contracts/grpc --python_out=. --grpc_python_out=. bench.proto && python3 -m unittest -q
-	cd apps/grpc/rust && CARGO_TARGET_DIR=target $(CARGO) test --release -q
 	cd apps/grpc/java && mvn -q -B test
+
+# The tonic app's: apart from `make test` (GRPC_APPS=1 scripts/test.sh adds
+# it), because building tonic, prost and protox from a fresh clone took
+# 105 s of the busy 2-core machine, which make test's 20 minutes lack.
+grpc-rust-unit-tests:
+	cd apps/grpc/rust && CARGO_TARGET_DIR=target $(CARGO) test --release -q

@@ -3,7 +3,8 @@
 # built once, then run side by side, because most of their time is waiting
 # (loads of a fixed duration, servers starting, apps building) and cargo
 # would run them one after the other. Beside them: the doc tests, the
-# reference apps' own unit tests and the bench scripts' tests. The binaries
+# reference apps' own unit tests (the HTTP apps' and the gRPC apps' but the
+# tonic app's, whose build takes minutes) and the bench scripts' tests. The binaries
 # that judge timing or sample this machine (ALONE) run afterwards, one at a
 # time, with the machine to themselves. Each job writes its own log; the logs
 # are printed in a fixed order and end with tally.sh's line for the whole
@@ -11,7 +12,7 @@
 #
 #   scripts/test.sh            everything
 #   JOBS=1 scripts/test.sh     the side-by-side jobs one at a time (to compare)
-#   GRPC_APPS=1 scripts/test.sh  also the gRPC apps' unit tests, in the apps lane
+#   GRPC_APPS=1 scripts/test.sh  also the tonic gRPC app's unit tests, in the apps lane
 #   PLAN=1 scripts/test.sh     build, then print which job runs where, run nothing
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -70,7 +71,8 @@ apps_lane() {
     if in_list "$job" "${APPS[@]}"; then run "$job" "$dir" "$exe"; fi
   done
   run app-unit-tests . make --no-print-directory app-unit-tests
-  if [[ ${GRPC_APPS:-0} == 1 ]]; then run grpc-app-unit-tests . make --no-print-directory grpc-app-unit-tests; fi
+  run grpc-app-unit-tests . make --no-print-directory grpc-app-unit-tests
+  if [[ ${GRPC_APPS:-0} == 1 ]]; then run grpc-rust-unit-tests . make --no-print-directory grpc-rust-unit-tests; fi
 }
 
 if [[ ${PLAN:-0} == 1 ]]; then
@@ -80,7 +82,7 @@ if [[ ${PLAN:-0} == 1 ]]; then
     elif in_list "$job" "${ALONE[@]}"; then echo "alone, after: $job"
     else echo "side by side: $job"; fi
   done
-  echo "apps lane:    app-unit-tests$([[ ${GRPC_APPS:-0} == 1 ]] && echo " grpc-app-unit-tests")"
+  echo "apps lane:    app-unit-tests grpc-app-unit-tests$([[ ${GRPC_APPS:-0} == 1 ]] && echo " grpc-rust-unit-tests")"
   echo "side by side: doc-tests bench-tests"
   exit 0
 fi
@@ -109,7 +111,7 @@ done
 # own formats, not counted), then every Rust test binary and the doc tests,
 # whose "test result:" lines tally.sh adds up into the last line.
 status=0
-for job in app-unit-tests grpc-app-unit-tests bench-tests; do
+for job in app-unit-tests grpc-app-unit-tests grpc-rust-unit-tests bench-tests; do
   [[ -f $logs/$job.log ]] || continue
   echo "==> $job"
   cat "$logs/$job.log"
