@@ -66,7 +66,7 @@ pub const MAX_GRANULARITY: Duration = Duration::from_micros(500);
 /// How long after the earliest due send an open-loop thread sending
 /// `rate_per_s` requests a second wakes, to send every request due by then
 /// in one submission: the time [`REQUESTS_PER_WAKE`] requests take, at most
-/// [`MAX_GRANULARITY`]. The wait is part of each request's latency (it runs
+/// [`MAX_GRANULARITY`] (HTTP/1.1 without `--max-granularity`). The wait is part of each request's latency (it runs
 /// from the intended time) and of the schedule lag; a lag beyond it is the
 /// generator falling behind, and that is what the saturation verdict judges.
 pub fn granularity(rate_per_s: f64) -> Duration {
@@ -90,6 +90,7 @@ pub fn granularity(rate_per_s: f64) -> Duration {
 /// rates, where 8 requests take less than the cap anyway. The wait is at
 /// most one tick, counted in each request's latency (from its intended
 /// time) and in the schedule lag, and reported as `wake_granularity_us`.
+/// `--max-granularity` replaces it ([`max_granularity`]).
 pub const MAX_STREAM_TICK: Duration = Duration::from_millis(1);
 
 /// The longest wake-up granularity of a run of `protocol`: `--max-granularity`
@@ -101,13 +102,13 @@ pub const MAX_STREAM_TICK: Duration = Duration::from_millis(1);
 /// own (timer, switch in and out of idle) and, on loopback, the server's
 /// (the first write of a burst wakes its idle thread; the rest find it
 /// awake). At 2,000 gRPC calls a second against grpc-go (2026-11-27, busy
-/// 2-core VM, `perf stat` on the generator): with 1 ms, 0.47 wake-ups and
-/// 0.47 server wake-ups per call and 28 us of task-clock per call (60 us
-/// per wake-up); h2load `--rps`, whose libev timers fire about every 4 ms,
-/// 0.12 and 0.10 per call and 10 us per call (87 us per wake-up). The
-/// price is latency: a due request waits up to the granularity, counted from
-/// its intended time, so the default stays 1 ms and a user who wants
-/// h2load's economy asks for it.
+/// 2-core VM, `perf stat` on the generator), per call: with 1 ms, 0.46
+/// wake-ups, 0.45 it gave the server, 24 us of task-clock; with 4 ms, 0.12,
+/// 0.12 and 8.3 us; h2load `--rps`, whose libev timers fire together about
+/// every 4 ms, 0.12, 0.10 and 10 us (docs/load.md, "The wake-up
+/// granularity"). The price is latency: a due request waits up to the
+/// granularity, counted from its intended time, so the default stays 1 ms
+/// and a user who wants h2load's economy asks for it.
 pub fn max_granularity(protocol: Protocol, asked: Option<Duration>) -> Duration {
     asked.unwrap_or(match protocol {
         Protocol::Http2 { .. } => MAX_STREAM_TICK,
