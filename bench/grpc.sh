@@ -24,12 +24,15 @@
 #   GHZ=~/go/bin/ghz    ghz (go install github.com/bojand/ghz/cmd/ghz@latest;
 #                       default: that path, else ghz on PATH)
 #   RATE=2000           grpc-rate's offered calls per second
+#   RATE_GRANULARITY=   stampede's --max-granularity in grpc-rate (e.g. 4ms,
+#                       about h2load's wake-up rate; default: its own 1 ms)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${1:-5}
 ROUNDS=${2:-5}
 RATE=${RATE:-2000}
+GRAN=(${RATE_GRANULARITY:+--max-granularity "$RATE_GRANULARITY"})
 PORT=${BENCH_PORT:-18511}
 WORK=$(mktemp -d)
 trap '[ -n "${APP:-}" ] && kill "$APP" 2>/dev/null; rm -rf "$WORK"' EXIT
@@ -71,13 +74,13 @@ run_tool() {
     grpc-max/stampede)  record "${at[@]}" p_stampede "$STAMPEDE" load -t 1 -c 4 --streams 10 -d "${D}s" --proto "$PROTO" --call "$CALL" --data "$DATA" "$TARGET" ;;
     grpc-max/ghz)       record "${at[@]}" p_ghz "$GHZ" --insecure --cpus 1 --connections 4 -c 40 -z "${D}s" --proto "$PROTO" --call "$CALL" -d "$DATA" "$TARGET" ;;
     grpc-max/h2load)    record "${at[@]}" p_h2load h2load -t 1 -c 4 -m 10 -D "$D" "${H2[@]}" "http://$TARGET/$CALL" ;;
-    grpc-rate/stampede) record "${at[@]}" p_stampede "$STAMPEDE" load -t 1 -c 4 --streams 10 -R "$RATE" -d "${D}s" --proto "$PROTO" --call "$CALL" --data "$DATA" "$TARGET" ;;
+    grpc-rate/stampede) record "${at[@]}" p_stampede "$STAMPEDE" load -t 1 -c 4 --streams 10 -R "$RATE" "${GRAN[@]}" -d "${D}s" --proto "$PROTO" --call "$CALL" --data "$DATA" "$TARGET" ;;
     grpc-rate/ghz)      record "${at[@]}" p_ghz "$GHZ" --insecure --cpus 1 --connections 4 -c 40 --rps "$RATE" -z "${D}s" --proto "$PROTO" --call "$CALL" -d "$DATA" "$TARGET" ;;
     grpc-rate/h2load)   record "${at[@]}" p_h2load h2load -t 1 -c 4 -m 10 --rps "$((RATE / 4))" -D "$D" "${H2[@]}" "http://$TARGET/$CALL" ;;
   esac
 }
 
 echo "apps/grpc/go (grpc-go, THREADS=1) on CPU 0; each generator on CPU 1, 1 thread, ${D}s per run, $ROUNDS round(s)"
-echo "4 connections x 10 streams; grpc-rate offers $RATE calls/s; tools: ${TOOLS[*]}"
+echo "4 connections x 10 streams; grpc-rate offers $RATE calls/s${RATE_GRANULARITY:+ (stampede --max-granularity $RATE_GRANULARITY)}; tools: ${TOOLS[*]}"
 interleave "${TOOLS[0]}" grpc-max grpc-rate
 python3 bench/rounds.py "${TOOLS[0]}" <"$RECORDS"

@@ -40,6 +40,9 @@ pub struct LoadConfig {
     /// Open loop: delay by the generator itself, beyond its wake-up
     /// granularity (`pacer::granularity`), past which the run is saturated.
     pub max_lag: Duration,
+    /// Open loop: `--max-granularity`, the longest wake-up granularity
+    /// (`pacer::max_granularity`); `None` is the protocol's default.
+    pub max_granularity: Option<Duration>,
     /// Set (e.g. by Ctrl-C) to end the run early; results so far are kept.
     pub interrupt: Arc<AtomicBool>,
     /// What the connections speak, with the settings that apply to it.
@@ -79,6 +82,7 @@ impl LoadConfig {
             arrival: Arrival::Uniform,
             slow_log: 0,
             max_lag: Duration::from_millis(1),
+            max_granularity: None,
             interrupt: Arc::new(AtomicBool::new(false)),
             protocol: Protocol::default(),
             tls: TlsOptions::default(),
@@ -106,6 +110,7 @@ impl LoadConfig {
             warmup: self.warmup,
             timeout: self.timeout,
             max_lag: self.max_lag,
+            max_granularity: self.max_granularity,
             rate: self.rate,
             slow_log: self.slow_log,
             protocol: self.protocol,

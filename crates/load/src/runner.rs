@@ -277,7 +277,9 @@ fn assemble(
         let lag_p99_us = rec.lag.value_at_quantile(0.99) as f64 / 1000.0;
         let max_lag_us = max_lag_ns as f64 / 1000.0;
         let granularity_us =
-            crate::core::pacer::granularity_of(cfg.protocol, target_rate / cfg.threads as f64).as_secs_f64() * 1e6;
+            crate::core::pacer::granularity_of(cfg.protocol, cfg.max_granularity, target_rate / cfg.threads as f64)
+                .as_secs_f64()
+                * 1e6;
         let lag = Lag { p99_us: lag_p99_us, granularity_us };
         let reason = saturation(cfg, target_rate, achieved_rate, lag, all_busy_s / wall, generator_busy);
         OpenLoop {

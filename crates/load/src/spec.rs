@@ -35,6 +35,7 @@ pub fn config(spec: &LoadSpec, dir: &Path) -> Result<LoadConfig, String> {
     cfg.rate = c.rate;
     cfg.arrival = c.arrival;
     cfg.max_lag = c.max_lag;
+    cfg.max_granularity = c.max_granularity;
     cfg.slow_log = c.slow_log;
     cfg.protocol = c.protocol;
     cfg.requests_per_connection = c.requests_per_connection;

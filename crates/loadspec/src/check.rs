@@ -43,6 +43,8 @@ pub struct Checked {
     pub rate: Option<f64>,
     pub arrival: Arrival,
     pub max_lag: Duration,
+    /// `--max-granularity`; `None`: the protocol's default.
+    pub max_granularity: Option<Duration>,
     pub slow_log: usize,
     pub protocol: Protocol,
     pub requests_per_connection: Option<u32>,
@@ -90,6 +92,7 @@ impl Checked {
             warmup: self.warmup,
             timeout: self.timeout,
             max_lag: self.max_lag,
+            max_granularity: self.max_granularity,
             rate: self.rate,
             slow_log: self.slow_log,
             protocol: self.protocol,
@@ -211,6 +214,7 @@ pub fn check(spec: &LoadSpec, dir: &Path) -> Result<Checked, String> {
         rate: s.rate,
         arrival: s.arrival,
         max_lag: s.max_lag,
+        max_granularity: s.max_granularity,
         slow_log: size("--slow-log", s.slow_log)?,
         protocol: Protocol::of_spec(&s)?,
         requests_per_connection: match s.requests_per_connection {

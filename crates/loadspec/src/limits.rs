@@ -30,6 +30,9 @@ pub const MAX_BATCH_BYTES: usize = 256 * 1024 * 1024;
 pub const MAX_HEADERS: usize = 100;
 /// `--duration`, `--warmup`, `--timeout`, `--max-lag` (365 days).
 pub const MAX_DURATION: Duration = stampede_schema::units::MAX_DURATION;
+/// `--max-granularity`: a due request's longest wait for the generator's
+/// wake-up. Past a second the open loop is no longer a schedule.
+pub const MAX_GRANULARITY: Duration = Duration::from_secs(1);
 
 /// Largest head or chunk-size line accepted before the response is called malformed.
 /// The largest response head accepted, in every protocol: an HTTP/1.1 head,

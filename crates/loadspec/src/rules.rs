@@ -39,6 +39,7 @@ pub struct Shape<'a> {
     pub warmup: Duration,
     pub timeout: Duration,
     pub max_lag: Duration,
+    pub max_granularity: Option<Duration>,
     pub rate: Option<f64>,
     pub slow_log: usize,
     pub protocol: Protocol,
@@ -92,6 +93,14 @@ fn durations(s: &Shape) -> Result<(), String> {
     {
         if d > MAX_DURATION {
             return Err(format!("{flag} is longer than the maximum of 365 days (365d)"));
+        }
+    }
+    if let Some(g) = s.max_granularity {
+        if g > MAX_GRANULARITY {
+            return Err("--max-granularity is longer than the maximum of 1s".into());
+        }
+        if s.rate.is_none() && !s.stages.is_some_and(|st| st.ramp == Ramp::Rate) {
+            return Err("--max-granularity paces the open loop: give --rate (or --stages) with it".into());
         }
     }
     if let Some(rate) = s.rate {

@@ -73,6 +73,11 @@ pub struct LoadSpec {
     /// Open loop: a p99 send delay of the generator above this marks the run saturated.
     #[serde(with = "serde_text")]
     pub max_lag: Duration,
+    /// Open loop: the longest the generator's wake-up granularity may be
+    /// (a due request's longest wait for its wake-up); absent is the
+    /// protocol's default (HTTP/2 1 ms, the others 500 us).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "serde_text_opt")]
+    pub max_granularity: Option<Duration>,
     /// Keep the N slowest requests with their timestamps.
     pub slow_log: u64,
     /// HTTP/1.1: requests written back to back per connection.
@@ -140,6 +145,7 @@ impl Default for LoadSpec {
             rate: None,
             arrival: Arrival::Uniform,
             max_lag: Duration::from_millis(1),
+            max_granularity: None,
             slow_log: 0,
             pipeline: 1,
             requests_per_connection: None,
@@ -332,6 +338,7 @@ mod tests {
             rate: Some(500.5),
             arrival: Arrival::Poisson,
             max_lag: Duration::from_millis(3),
+            max_granularity: Some(Duration::from_millis(4)),
             slow_log: 5,
             pipeline: 4,
             requests_per_connection: Some(10),

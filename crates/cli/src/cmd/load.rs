@@ -168,6 +168,13 @@ pub struct Args {
     #[arg(group = "spec_flags", long, value_name = "DURATION", default_value = "1ms", value_parser = parse_duration)]
     pub max_lag: Duration,
 
+    /// Open loop: the longest a due request may wait for the generator's next wake-up, which
+    /// sends everything due (default: 1ms with --http2/--grpc, 500us otherwise). Longer
+    /// wakes less often, costing less CPU per request at low rates, and adds up to this
+    /// much to each request's latency, measured from its intended send time
+    #[arg(group = "spec_flags", long, value_name = "DURATION", value_parser = parse_duration)]
+    pub max_granularity: Option<Duration>,
+
     /// Ramp the load through stages DURATION:TARGET,…: the open-loop rate
     /// (req/s) moves linearly from the previous stage's target (0 before the
     /// first) to each stage's; with --ramp connections, the closed loop's
@@ -441,6 +448,7 @@ impl Args {
                 ArrivalArg::Poisson => Arrival::Poisson,
             },
             max_lag: self.max_lag,
+            max_granularity: self.max_granularity,
             slow_log: self.slow_log,
             pipeline: self.pipeline,
             requests_per_connection: self.requests_per_connection,

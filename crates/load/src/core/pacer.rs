@@ -66,14 +66,11 @@ pub const MAX_GRANULARITY: Duration = Duration::from_micros(500);
 /// How long after the earliest due send an open-loop thread sending
 /// `rate_per_s` requests a second wakes, to send every request due by then
 /// in one submission: the time [`REQUESTS_PER_WAKE`] requests take, at most
-/// [`MAX_GRANULARITY`]. The wait is part of each request's latency (it runs
+/// [`MAX_GRANULARITY`] (HTTP/1.1 without `--max-granularity`). The wait is part of each request's latency (it runs
 /// from the intended time) and of the schedule lag; a lag beyond it is the
 /// generator falling behind, and that is what the saturation verdict judges.
 pub fn granularity(rate_per_s: f64) -> Duration {
-    if rate_per_s.is_nan() || rate_per_s <= 0.0 {
-        return MAX_GRANULARITY;
-    }
-    Duration::from_secs_f64(REQUESTS_PER_WAKE / rate_per_s).min(MAX_GRANULARITY)
+    granularity_of(Protocol::default(), None, rate_per_s)
 }
 
 /// The HTTP/2 loop's longest wake-up granularity, in place of
@@ -93,19 +90,41 @@ pub fn granularity(rate_per_s: f64) -> Duration {
 /// rates, where 8 requests take less than the cap anyway. The wait is at
 /// most one tick, counted in each request's latency (from its intended
 /// time) and in the schedule lag, and reported as `wake_granularity_us`.
+/// `--max-granularity` replaces it ([`max_granularity`]).
 pub const MAX_STREAM_TICK: Duration = Duration::from_millis(1);
 
-/// The wake-up granularity of a run of `protocol` at `rate_per_s` requests
-/// a second per thread: [`granularity`], capped at [`MAX_STREAM_TICK`]
-/// rather than [`MAX_GRANULARITY`] for HTTP/2.
-pub fn granularity_of(protocol: Protocol, rate_per_s: f64) -> Duration {
-    match protocol {
-        Protocol::Http2 { .. } if rate_per_s > 0.0 => {
-            Duration::from_secs_f64(REQUESTS_PER_WAKE / rate_per_s).min(MAX_STREAM_TICK)
-        }
+/// The longest wake-up granularity of a run of `protocol`: `--max-granularity`
+/// when given (`asked`), else [`MAX_STREAM_TICK`] for HTTP/2 and
+/// [`MAX_GRANULARITY`] for the others.
+///
+/// A longer one is cheaper at a few thousand requests a second, because the
+/// cost there is wake-ups, not system calls: each wake-up is the generator's
+/// own (timer, switch in and out of idle) and, on loopback, the server's
+/// (the first write of a burst wakes its idle thread; the rest find it
+/// awake). At 2,000 gRPC calls a second against grpc-go (2026-11-27, busy
+/// 2-core VM, `perf stat` on the generator), per call: with 1 ms, 0.46
+/// wake-ups, 0.45 it gave the server, 24 us of task-clock; with 4 ms, 0.12,
+/// 0.12 and 8.3 us; h2load `--rps`, whose libev timers fire together about
+/// every 4 ms, 0.12, 0.10 and 10 us (docs/load.md, "The wake-up
+/// granularity"). The price is latency: a due request waits up to the
+/// granularity, counted from its intended time, so the default stays 1 ms
+/// and a user who wants h2load's economy asks for it.
+pub fn max_granularity(protocol: Protocol, asked: Option<Duration>) -> Duration {
+    asked.unwrap_or(match protocol {
         Protocol::Http2 { .. } => MAX_STREAM_TICK,
-        _ => granularity(rate_per_s),
+        _ => MAX_GRANULARITY,
+    })
+}
+
+/// The wake-up granularity of a run of `protocol` at `rate_per_s` requests
+/// a second per thread: the time [`REQUESTS_PER_WAKE`] requests take, at most
+/// [`max_granularity`] (`asked`: `--max-granularity`).
+pub fn granularity_of(protocol: Protocol, asked: Option<Duration>, rate_per_s: f64) -> Duration {
+    let cap = max_granularity(protocol, asked);
+    if rate_per_s.is_nan() || rate_per_s <= 0.0 {
+        return cap;
     }
+    Duration::from_secs_f64(REQUESTS_PER_WAKE / rate_per_s).min(cap)
 }
 
 impl Pacer {
@@ -133,7 +152,7 @@ impl Pacer {
         let phase = share.index as f64 / cfg.threads as f64;
         let start = share.measure_from.min(share.start);
         let mut pacer = Pacer::new(start, rate, cfg.arrival, phase, share.index as u64 + 1);
-        pacer.granularity = granularity_of(cfg.protocol, rate);
+        pacer.granularity = granularity_of(cfg.protocol, cfg.max_granularity, rate);
         if let Some(stages) = cfg.stages.as_ref().filter(|s| s.ramp == Ramp::Rate) {
             let mine = stages.scaled(1.0 / cfg.threads as f64);
             pacer.next = at(start, mine.time_of(phase));
@@ -293,17 +312,72 @@ mod tests {
         let h1 = Protocol::default();
         let h2 = Protocol::Http2 { streams: 10, carry: crate::protocol::Carry::Grpc };
         // 2,000 calls/s: 8 take 4 ms; HTTP/2 waits up to 1 ms, HTTP/1.1 500 us.
-        assert_eq!(granularity_of(h2, 2000.0), MAX_STREAM_TICK);
-        assert_eq!(granularity_of(h1, 2000.0), MAX_GRANULARITY);
+        assert_eq!(granularity_of(h2, None, 2000.0), MAX_STREAM_TICK);
+        assert_eq!(granularity_of(h1, None, 2000.0), MAX_GRANULARITY);
         // High rates: the same 8 requests a wake-up for both.
-        assert_eq!(granularity_of(h2, 80_000.0), granularity(80_000.0));
-        assert_eq!(granularity_of(h2, f64::NAN), MAX_STREAM_TICK);
+        assert_eq!(granularity_of(h2, None, 80_000.0), granularity(80_000.0));
+        assert_eq!(granularity_of(h2, None, f64::NAN), MAX_STREAM_TICK);
         // At 500/s a request's interval is the tick: each goes at its own time.
         let t0 = Instant::now();
         let mut p = Pacer::new(t0, 500.0, Arrival::Uniform, 0.0, 1);
-        p.granularity = granularity_of(h2, 500.0);
+        p.granularity = granularity_of(h2, None, 500.0);
         p.take(p.wake());
         assert_eq!(p.wake(), p.next());
+    }
+
+    #[test]
+    fn max_granularity_sets_the_cap_and_nothing_else() {
+        let h2 = Protocol::Http2 { streams: 10, carry: crate::protocol::Carry::Grpc };
+        let four = Some(Duration::from_millis(4));
+        // 2,000/s: 8 requests take 4 ms, so a 4 ms cap is reached; 3 ms caps it.
+        assert_eq!(granularity_of(h2, four, 2000.0), Duration::from_millis(4));
+        assert_eq!(granularity_of(h2, Some(Duration::from_millis(3)), 2000.0), Duration::from_millis(3));
+        // High rates: still the time of 8 requests, whatever the cap.
+        assert_eq!(granularity_of(h2, four, 80_000.0), granularity(80_000.0));
+        // Zero: every request at its own time, for every protocol.
+        assert_eq!(granularity_of(Protocol::default(), Some(Duration::ZERO), 50_000.0), Duration::ZERO);
+        assert_eq!(max_granularity(h2, None), MAX_STREAM_TICK);
+        assert_eq!(max_granularity(Protocol::default(), None), MAX_GRANULARITY);
+    }
+
+    /// The loop's wait at 2,000 requests a second with a granularity `g`:
+    /// every wake-up sends what is due; the next one is never before a
+    /// request is due (no wake-up for nothing) and never more than `g` after
+    /// the earliest due one (no oversleeping beyond the granularity).
+    fn waits(g: Duration) -> (Duration, usize) {
+        let t0 = Instant::now();
+        let mut p = Pacer::new(t0, 2000.0, Arrival::Uniform, 0.0, 1);
+        p.granularity = g;
+        let (mut longest, mut wakes) = (Duration::ZERO, 0);
+        let mut now = p.wake();
+        while now < t0 + Duration::from_secs(1) {
+            assert!(p.next() <= now, "woke at {:?} with nothing due", now - t0);
+            while p.next() <= now {
+                longest = longest.max(now - p.take(now));
+            }
+            wakes += 1;
+            let next = p.wake();
+            assert!(next >= p.next(), "would wake before the next request is due");
+            assert!(next <= p.next().max(now) + g, "would sleep past the earliest due send plus {g:?}");
+            now = next;
+        }
+        (longest, wakes)
+    }
+
+    #[test]
+    fn a_wake_up_waits_for_a_due_request_and_no_longer_than_the_granularity() {
+        // 1 ms (HTTP/2's default): two requests a wake-up, the first waits 0.5 ms.
+        let (longest, wakes) = waits(Duration::from_millis(1));
+        assert_eq!(longest, Duration::from_micros(500));
+        assert!((999..=1001).contains(&wakes), "{wakes}");
+        // 4 ms (--max-granularity 4ms): a quarter of the wake-ups, up to 3.5 ms wait.
+        let (longest, wakes) = waits(Duration::from_millis(4));
+        assert_eq!(longest, Duration::from_micros(3500));
+        assert!((249..=251).contains(&wakes), "{wakes}");
+        // 0: each request at its own time, never late.
+        let (longest, wakes) = waits(Duration::ZERO);
+        assert_eq!(longest, Duration::ZERO);
+        assert!((1999..=2001).contains(&wakes), "{wakes}");
     }
 
     #[test]

@@ -24,7 +24,7 @@
 //!
 //! In open loop the thread wakes at the schedule's times (the earliest due
 //! send, at most once per granularity, `Pacer::wake`: up to 1 ms for this
-//! loop, `pacer::MAX_STREAM_TICK`) and sleeps through responses between
+//! loop, `pacer::MAX_STREAM_TICK`, or `--max-granularity`) and sleeps through responses between
 //! them, as HTTP/1.1's loops do, unless due requests wait for a stream, a
 //! connection is being opened or a write waits for room: responses end at
 //! their receive time, and a stream is free from then on. A wake-up costs

@@ -44,6 +44,13 @@ fn durations_past_a_year_are_refused_instead_of_overflowing_the_clock() {
 }
 
 #[test]
+fn max_granularity_past_a_second_or_without_an_open_loop_is_refused() {
+    let url = url();
+    refused(&["load", "-R", "100", "--max-granularity", "2s", &url], &["--max-granularity", "1s"]);
+    refused(&["load", "--max-granularity", "4ms", &url], &["--max-granularity", "--rate"]);
+}
+
+#[test]
 fn huge_counts_are_refused_instead_of_aborting() {
     let url = url();
     refused(&["load", "--http2", "--streams", "4294967296", &url], &["--streams", "maximum of 10000"]);
