@@ -69,8 +69,8 @@ grpc-app-unit-tests: deps
 	cd apps/grpc/python && python3 -m grpc_tools.protoc -I ../../../contracts/grpc --python_out=. --grpc_python_out=. bench.proto && python3 -m unittest -q
 	cd apps/grpc/java && mvn -q -B test
 
-# The tonic app's: apart from `make test` (GRPC_APPS=1 scripts/test.sh adds
-# it), because building tonic, prost and protox from a fresh clone took
-# 105 s of the busy 2-core machine, which make test's 20 minutes lack.
+# The tonic app's, a job of its own in `make test` (scripts/test.sh starts it
+# first: building tonic, prost and protox from a fresh clone took 105 s of
+# the busy 2-core machine).
 grpc-rust-unit-tests:
 	cd apps/grpc/rust && CARGO_TARGET_DIR=target $(CARGO) test --release -q

@@ -3,8 +3,9 @@
 # built once, then run side by side, because most of their time is waiting
 # (loads of a fixed duration, servers starting, apps building) and cargo
 # would run them one after the other. Beside them: the doc tests, the
-# reference apps' own unit tests (the HTTP apps' and the gRPC apps' but the
-# tonic app's, whose build takes minutes) and the bench scripts' tests. The binaries
+# reference apps' own unit tests (the HTTP apps' and the gRPC apps'; the
+# tonic app's in a job of their own, started first, because building tonic
+# takes the longest) and the bench scripts' tests. The binaries
 # that judge timing or sample this machine (ALONE) run afterwards, one at a
 # time, with the machine to themselves. Each job writes its own log; the logs
 # are printed in a fixed order and end with tally.sh's line for the whole
@@ -12,7 +13,6 @@
 #
 #   scripts/test.sh            everything
 #   JOBS=1 scripts/test.sh     the side-by-side jobs one at a time (to compare)
-#   GRPC_APPS=1 scripts/test.sh  also the tonic gRPC app's unit tests, in the apps lane
 #   PLAN=1 scripts/test.sh     build, then print which job runs where, run nothing
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -72,7 +72,6 @@ apps_lane() {
   done
   run app-unit-tests . make --no-print-directory app-unit-tests
   run grpc-app-unit-tests . make --no-print-directory grpc-app-unit-tests
-  if [[ ${GRPC_APPS:-0} == 1 ]]; then run grpc-rust-unit-tests . make --no-print-directory grpc-rust-unit-tests; fi
 }
 
 if [[ ${PLAN:-0} == 1 ]]; then
@@ -82,8 +81,8 @@ if [[ ${PLAN:-0} == 1 ]]; then
     elif in_list "$job" "${ALONE[@]}"; then echo "alone, after: $job"
     else echo "side by side: $job"; fi
   done
-  echo "apps lane:    app-unit-tests grpc-app-unit-tests$([[ ${GRPC_APPS:-0} == 1 ]] && echo " grpc-rust-unit-tests")"
-  echo "side by side: doc-tests bench-tests"
+  echo "apps lane:    app-unit-tests grpc-app-unit-tests"
+  echo "side by side: grpc-rust-unit-tests doc-tests bench-tests"
   exit 0
 fi
 
@@ -93,6 +92,7 @@ side() {
   started=$((started + 1))
   if ((JOBS > 0 && started % JOBS == 0)); then wait; fi
 }
+side run grpc-rust-unit-tests . make --no-print-directory grpc-rust-unit-tests
 side apps_lane
 for line in "${binaries[@]}"; do
   read -r job dir exe <<<"$line"
