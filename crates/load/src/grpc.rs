@@ -22,7 +22,8 @@ pub fn stats(call: &GrpcCall, tally: Option<&GrpcTally>, wall_s: f64) -> GrpcSta
     out.no_status = t.no_status;
     out.messages = t.messages;
     out.messages_per_s = if wall_s > 0.0 { t.messages as f64 / wall_s } else { 0.0 };
-    out.first_message_us =
-        (call.server_streaming && !t.first_message.is_empty()).then(|| Percentiles::of(&t.first_message));
+    let of = |h: &hdrhistogram::Histogram<u64>| (call.server_streaming && !h.is_empty()).then(|| Percentiles::of(h));
+    out.first_message_us = of(&t.first_message);
+    out.message_gap_us = of(&t.gaps);
     out
 }

@@ -113,6 +113,7 @@ pub fn merge(hosts: &[HostResult], failed: Vec<HostFailure>) -> Result<LoadResul
         sum.server_streaming = g.server_streaming;
         sum.messages_per_s = each().map(|h| h.messages_per_s).sum();
         sum.first_message_us = worst(each().filter_map(|h| h.first_message_us));
+        sum.message_gap_us = worst(each().filter_map(|h| h.message_gap_us));
         *g = sum;
     }
     total.open = merge_open(hosts);

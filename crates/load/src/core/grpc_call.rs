@@ -1,10 +1,12 @@
 //! A gRPC call recorded: the HTTP/2 loop hands each ended stream to
 //! [`Recorder::call`], which records it as a response (latency, slow log,
 //! timeline, stages), judged bad unless it is a gRPC answer whose
-//! `grpc-status` is OK, and counts it in the thread's [`GrpcTally`]. Apart
-//! from the tally (`grpc_tally`) so the tally needs nothing of the recorder.
+//! `grpc-status` is OK, and counts it in the thread's [`GrpcTally`], as
+//! [`Recorder::gaps`] does the gaps between a stream's messages as they
+//! come. Apart from the tally (`grpc_tally`) so the tally needs nothing of
+//! the recorder.
 
-use crate::core::grpc_tally::{CallEnd, GrpcTally};
+use crate::core::grpc_tally::{CallEnd, Gaps, GrpcTally};
 use crate::core::recorder::{Origin, Recorder};
 use std::time::Instant;
 
@@ -21,6 +23,17 @@ impl Recorder {
         let latency = self.answer(intended, start, end, http_status, !call.ok(http_status), from)?;
         self.grpc.get_or_insert_with(|| Box::new(GrpcTally::new())).count(http_status, call, intended);
         Some(latency)
+    }
+
+    /// Gaps between messages a read found, those of calls counted in the
+    /// measured period (by intended send time, as the calls are).
+    pub fn gaps(&mut self, gaps: &[Gaps]) {
+        for g in gaps {
+            if self.measuring(self.counted_at(g.intended)) {
+                let tally = self.grpc.get_or_insert_with(|| Box::new(GrpcTally::new()));
+                let _ = tally.gaps.record_n(g.ns.min(tally.gaps.high()), u64::from(g.n));
+            }
+        }
     }
 }
 

@@ -6,8 +6,8 @@
 //! server gets a call wrong, for `stampede load --grpc` (a share of calls
 //! failed in HTTP 200 trailers, Trailers-Only errors, a stall of every
 //! period, not gRPC at all) or for `stampede check --contract grpc` (a
-//! constant answer, an ignored deadline, the wrong status), and one that
-//! PINGs its clients. Its protobuf is
+//! constant answer, an ignored deadline, the wrong status), one that
+//! PINGs its clients and one that paces a stream's replies. Its protobuf is
 //! written by hand (three fields a message), so Stampede's encoding
 //! (prost-reflect) is tested against another one. It records the calls, the
 //! replies, the `grpc-timeout` and metadata it received.
@@ -50,6 +50,9 @@ pub enum Mode {
     OneReplyTooMany,
     /// `grpc-status` in the headers of every answer, none in the trailers.
     StatusInHeaders,
+    /// Answers as `Ok`, except that a stream waits this long before each
+    /// of its replies, the first too.
+    Paced(Duration),
     /// Answers as `Ok`, and PINGs every connection every 20 ms from its
     /// start (as grpc-go's keepalive and BDP estimator do), counting the
     /// acknowledgements per connection in [`Seen::pongs`].
@@ -253,6 +256,9 @@ fn unary_reply(mut call: Call, reply: Vec<u8>) {
 async fn stream_replies(mut call: Call, text: &str, count: i64, deadline: Option<Instant>) {
     let Ok(mut out) = call.respond.send_response(headers(call.mode, None, None), false) else { return };
     for seq in 1..=count {
+        if let Mode::Paced(pause) = call.mode {
+            tokio::time::sleep(pause).await;
+        }
         let data = frame(&encode_reply(text, 0, seq));
         out.reserve_capacity(data.len());
         while out.capacity() < data.len() {
