@@ -16,7 +16,11 @@ pub fn banner(url: &str, threads: usize, connections: usize, what: &str) -> Stri
 fn grpc(o: &mut String, g: &stampede_schema::grpc::GrpcStats, duration_s: f64) {
     let by: Vec<String> = g.calls_by_status.iter().map(|(code, n)| format!("{code} {n}")).collect();
     let by = if by.is_empty() { "none".to_string() } else { by.join(", ") };
-    let _ = writeln!(o, "  gRPC {}: calls by status: {by}", g.call);
+    let sends = match g.request_messages.filter(|_| g.client_streaming) {
+        Some(n) => format!(" (a client stream of {n} messages a call)"),
+        None => String::new(),
+    };
+    let _ = writeln!(o, "  gRPC {}{sends}: calls by status: {by}", g.call);
     if g.not_grpc > 0 || g.no_status > 0 {
         let _ = writeln!(
             o,

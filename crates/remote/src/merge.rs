@@ -110,7 +110,8 @@ pub fn merge(hosts: &[HostResult], failed: Vec<HostFailure>) -> Result<LoadResul
         let each = || results.iter().filter_map(|r| r.grpc.as_ref());
         let mut sum = stampede_schema::grpc::GrpcStats { call: g.call.clone(), ..Default::default() };
         each().for_each(|h| sum.add(h));
-        sum.server_streaming = g.server_streaming;
+        (sum.server_streaming, sum.client_streaming) = (g.server_streaming, g.client_streaming);
+        sum.request_messages = g.request_messages;
         sum.messages_per_s = each().map(|h| h.messages_per_s).sum();
         sum.first_message_us = worst(each().filter_map(|h| h.first_message_us));
         sum.message_gap_us = worst(each().filter_map(|h| h.message_gap_us));

@@ -52,6 +52,12 @@ pub struct GrpcStats {
     pub call: String,
     /// Whether the server answers with a stream of messages.
     pub server_streaming: bool,
+    /// Whether each call sends a stream of messages (client-streaming and
+    /// bidirectional calls), and how many (`--data`'s array).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub client_streaming: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_messages: Option<u32>,
     /// Calls that ended with a `grpc-status`, by its name (`OK`,
     /// `INTERNAL`, ...). Every call not `OK` is a failed call.
     pub calls_by_status: BTreeMap<String, u64>,
