@@ -72,4 +72,18 @@ mod tests {
         assert_eq!(rec.errors.status, 5, "every call but the two OK ones is bad");
         assert_eq!(g.messages, 5, "the 503's body is not a message");
     }
+
+    #[test]
+    fn gaps_count_for_calls_meant_in_the_measured_period_only() {
+        let t = Instant::now();
+        let mut rec = Recorder::new(t + Duration::from_secs(1), None, 0, Arc::new(Default::default()), false);
+        let before = Gaps { intended: t, ns: 5_000, n: 1 };
+        let during = Gaps { intended: t + Duration::from_secs(2), ns: 0, n: 3 };
+        rec.gaps(&[before]);
+        assert!(rec.grpc.is_none(), "a warm-up call's gaps are not kept");
+        rec.gaps(&[during, Gaps { ns: 7_000, n: 1, ..during }, before]);
+        let gaps = &rec.grpc.as_ref().unwrap().gaps;
+        assert_eq!(gaps.len(), 4, "three of 0 and one of 7 µs");
+        assert!(gaps.equivalent(gaps.max(), 7_000) && gaps.min() == 0);
+    }
 }
