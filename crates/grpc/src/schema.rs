@@ -26,8 +26,6 @@ pub enum SchemaError {
     CallFormat { call: String },
     #[error("{call}: no such method in the schema; it has {available}")]
     UnknownMethod { call: String, available: String },
-    #[error("{call}: client-streaming calls are not supported yet; unary and server-streaming calls are")]
-    ClientStreaming { call: String },
     #[error("the request does not match {message}: {cause}")]
     Data { message: String, cause: String },
     #[error("the answer is not a {message}: {cause}")]
@@ -106,9 +104,6 @@ impl Schema {
             let available = if list.is_empty() { "no services".to_string() } else { list.join(", ") };
             return Err(SchemaError::UnknownMethod { call: call.to_string(), available });
         };
-        if desc.is_client_streaming() {
-            return Err(SchemaError::ClientStreaming { call: call.to_string() });
-        }
         Ok(Method { desc })
     }
 }
@@ -153,6 +148,12 @@ impl Method {
         self.desc.is_server_streaming()
     }
 
+    /// Whether the client sends a stream of messages (client-streaming and
+    /// bidirectional calls).
+    pub fn is_client_streaming(&self) -> bool {
+        self.desc.is_client_streaming()
+    }
+
     pub fn input(&self) -> MessageDescriptor {
         self.desc.input()
     }
@@ -179,6 +180,34 @@ impl Method {
     /// The request's bytes on the wire: `json` encoded and length-prefixed.
     pub fn encode_request(&self, json: &str) -> Result<Vec<u8>, SchemaError> {
         Ok(frame(&self.request(json)?.encode_to_vec()))
+    }
+
+    /// What one call sends, and how many messages that is. A
+    /// client-streaming or bidirectional call sends the messages of a JSON
+    /// array in order (ghz's convention; one object is a stream of one);
+    /// the others send one message, and an array is refused.
+    pub fn encode_requests(&self, json: &str) -> Result<(Vec<u8>, u32), SchemaError> {
+        let is_array = json.trim_start().starts_with('[');
+        if !self.is_client_streaming() {
+            if is_array {
+                let cause =
+                    format!("{} takes one request message; an array is for client-streaming calls", self.name());
+                return Err(SchemaError::Data { message: self.desc.input().full_name().into(), cause });
+            }
+            return Ok((self.encode_request(json)?, 1));
+        }
+        if !is_array {
+            return Ok((self.encode_request(json)?, 1));
+        }
+        let data_error = |cause: String| SchemaError::Data { message: self.desc.input().full_name().into(), cause };
+        let items: Vec<serde_json::Value> = serde_json::from_str(json).map_err(|e| data_error(e.to_string()))?;
+        let mut wire = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let message = DynamicMessage::deserialize(self.desc.input(), item)
+                .map_err(|e| data_error(format!("message {i} of the array: {e}")))?;
+            wire.extend(frame(&message.encode_to_vec()));
+        }
+        Ok((wire, items.len() as u32))
     }
 
     /// An answer's message from its payload (the bytes after the prefix).

@@ -133,3 +133,26 @@ fn a_protoset_gives_the_same_methods_and_a_bad_one_says_how_to_make_one() {
     assert!(err.contains("absent"), "{err}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_client_stream_sends_each_message_of_the_array_framed_in_order_and_one_message_methods_refuse_an_array() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let streams = dir.join("crates/testkit/fixtures/grpc/streams.proto");
+    let schema = Schema::from_protos(&[streams], &[dir.join("contracts/grpc")]).unwrap();
+    let collect = schema.method("stampede.test.v1.Streams/Collect").unwrap();
+    assert!(collect.is_client_streaming() && !collect.is_server_streaming());
+    let echo = schema.method("stampede.test.v1.Streams/Echo").unwrap();
+    assert!(echo.is_client_streaming() && echo.is_server_streaming());
+    // a = 1 is [0x10, 1]; a = 2 is [0x10, 2]; {} is empty.
+    let (wire, n) = collect.encode_requests(r#"[{"a": 1}, {}, {"a": 2}]"#).unwrap();
+    assert_eq!(n, 3);
+    assert_eq!(wire, [&[0, 0, 0, 0, 2, 0x10, 1][..], &[0, 0, 0, 0, 0], &[0, 0, 0, 0, 2, 0x10, 2]].concat());
+    assert_eq!(collect.encode_requests(r#"{"a": 1}"#).unwrap(), (vec![0, 0, 0, 0, 2, 0x10, 1], 1), "one object");
+    assert_eq!(collect.encode_requests("[]").unwrap(), (Vec::new(), 0), "a stream of none");
+    let err = collect.encode_requests(r#"[{"a": 1}, {"txt": 1}]"#).unwrap_err().to_string();
+    assert!(err.contains("message 1 of the array") && err.contains("txt"), "{err}");
+    let unary = bench().method("stampede.bench.v1.Bench/Unary").unwrap();
+    assert_eq!(unary.encode_requests(r#"{"a": 1}"#).unwrap(), (unary.encode_request(r#"{"a": 1}"#).unwrap(), 1));
+    let err = unary.encode_requests(r#" [{"a": 1}]"#).unwrap_err().to_string();
+    assert!(err.contains("takes one request message; an array is for client-streaming calls"), "{err}");
+}

@@ -13,7 +13,13 @@ pub use stampede_spec::grpc::GrpcCall;
 
 /// The `grpc` section of `stampede.load/1` from the merged tally.
 pub fn stats(call: &GrpcCall, tally: Option<&GrpcTally>, wall_s: f64) -> GrpcStats {
-    let mut out = GrpcStats { call: call.name.clone(), server_streaming: call.server_streaming, ..Default::default() };
+    let mut out = GrpcStats {
+        call: call.name.clone(),
+        server_streaming: call.server_streaming,
+        client_streaming: call.client_streaming,
+        request_messages: call.client_streaming.then_some(call.request_messages),
+        ..Default::default()
+    };
     let Some(t) = tally else { return out };
     for (code, n) in Code::ALL.iter().zip(t.codes).filter(|(_, n)| *n > 0) {
         out.calls_by_status.insert(code.name().to_string(), n);
@@ -22,7 +28,8 @@ pub fn stats(call: &GrpcCall, tally: Option<&GrpcTally>, wall_s: f64) -> GrpcSta
     out.no_status = t.no_status;
     out.messages = t.messages;
     out.messages_per_s = if wall_s > 0.0 { t.messages as f64 / wall_s } else { 0.0 };
-    out.first_message_us =
-        (call.server_streaming && !t.first_message.is_empty()).then(|| Percentiles::of(&t.first_message));
+    let of = |h: &hdrhistogram::Histogram<u64>| (call.server_streaming && !h.is_empty()).then(|| Percentiles::of(h));
+    out.first_message_us = of(&t.first_message);
+    out.message_gap_us = of(&t.gaps);
     out
 }

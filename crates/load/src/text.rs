@@ -10,12 +10,17 @@ pub fn banner(url: &str, threads: usize, connections: usize, what: &str) -> Stri
     format!("Running {what} @ {url}\n  {threads} threads and {connections} connections\n")
 }
 
-/// A gRPC load's calls by status, and its messages (streams: time to the
-/// first one).
+/// A gRPC load's calls by status, and its messages: a unary call's reply
+/// is one (its rate is the calls'); a stream's say how many came, how fast,
+/// how long the first took and the gaps between the rest.
 fn grpc(o: &mut String, g: &stampede_schema::grpc::GrpcStats, duration_s: f64) {
     let by: Vec<String> = g.calls_by_status.iter().map(|(code, n)| format!("{code} {n}")).collect();
     let by = if by.is_empty() { "none".to_string() } else { by.join(", ") };
-    let _ = writeln!(o, "  gRPC {}: calls by status: {by}", g.call);
+    let sends = match g.request_messages.filter(|_| g.client_streaming) {
+        Some(n) => format!(" (a client stream of {n} messages a call)"),
+        None => String::new(),
+    };
+    let _ = writeln!(o, "  gRPC {}{sends}: calls by status: {by}", g.call);
     if g.not_grpc > 0 || g.no_status > 0 {
         let _ = writeln!(
             o,
@@ -24,13 +29,19 @@ fn grpc(o: &mut String, g: &stampede_schema::grpc::GrpcStats, duration_s: f64) {
         );
     }
     let rate = if duration_s > 0.0 { g.messages as f64 / duration_s } else { 0.0 };
-    let _ = write!(o, "  Messages received: {} ({rate:.2}/s)", g.messages);
-    match &g.first_message_us {
-        Some(f) => {
-            let _ = writeln!(o, "; time to first message p50 {}, p99 {}", dur(f.p50), dur(f.p99));
-        }
-        None => o.push('\n'),
+    if !g.server_streaming {
+        let _ = writeln!(o, "  Messages received: {} ({rate:.2}/s)", g.messages);
+        return;
     }
+    let _ = write!(o, "  Stream: {} messages, {rate:.2} messages/s", g.messages);
+    if let Some(f) = &g.first_message_us {
+        let _ =
+            write!(o, "; first message p50 {}, p90 {}, p99 {}, max {}", dur(f.p50), dur(f.p90), dur(f.p99), dur(f.max));
+    }
+    if let Some(f) = &g.message_gap_us {
+        let _ = write!(o, "; gap between messages p50 {}, p99 {}, max {}", dur(f.p50), dur(f.p99), dur(f.max));
+    }
+    o.push('\n');
 }
 
 pub fn render(r: &LoadResult) -> String {

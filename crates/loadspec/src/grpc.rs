@@ -17,6 +17,9 @@ pub struct GrpcCall {
     /// `package.Service/Method`.
     pub name: String,
     pub server_streaming: bool,
+    pub client_streaming: bool,
+    /// The messages each call sends (client streams: `--data`'s array).
+    pub request_messages: u32,
 }
 
 /// What a gRPC load sends on every stream.
@@ -27,7 +30,9 @@ pub struct GrpcRequest {
     pub path: String,
     /// gRPC's header fields, then the metadata.
     pub headers: Vec<(String, String)>,
-    /// The request message, length-prefixed.
+    /// The request messages, each length-prefixed, one after the other (a
+    /// client stream's are sent as DATA frames as windows allow, then
+    /// END_STREAM).
     pub body: Vec<u8>,
 }
 
@@ -72,7 +77,7 @@ pub fn request(g: &GrpcSpec, dir: &Path) -> Result<GrpcRequest, String> {
     let schema = schema(g, dir)?;
     let method = schema.method(&g.call).map_err(|e| format!("--call {e}"))?;
     let data = read_data(g.data.as_deref().unwrap_or("{}"), dir)?;
-    let body = method.encode_request(&data).map_err(|e| format!("--data: {e}"))?;
+    let (body, request_messages) = method.encode_requests(&data).map_err(|e| format!("--data: {e}"))?;
     let mut metadata = Vec::new();
     for (name, value) in &g.metadata {
         if let Some(why) = header_problem(name, value) {
@@ -81,7 +86,12 @@ pub fn request(g: &GrpcSpec, dir: &Path) -> Result<GrpcRequest, String> {
         metadata.push((name.clone(), value.clone()));
     }
     Ok(GrpcRequest {
-        call: GrpcCall { name: method.name(), server_streaming: method.is_server_streaming() },
+        call: GrpcCall {
+            name: method.name(),
+            server_streaming: method.is_server_streaming(),
+            client_streaming: method.is_client_streaming(),
+            request_messages,
+        },
         path: method.path(),
         headers: request_headers(g.deadline, &metadata),
         body,

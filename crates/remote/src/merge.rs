@@ -110,9 +110,11 @@ pub fn merge(hosts: &[HostResult], failed: Vec<HostFailure>) -> Result<LoadResul
         let each = || results.iter().filter_map(|r| r.grpc.as_ref());
         let mut sum = stampede_schema::grpc::GrpcStats { call: g.call.clone(), ..Default::default() };
         each().for_each(|h| sum.add(h));
-        sum.server_streaming = g.server_streaming;
+        (sum.server_streaming, sum.client_streaming) = (g.server_streaming, g.client_streaming);
+        sum.request_messages = g.request_messages;
         sum.messages_per_s = each().map(|h| h.messages_per_s).sum();
         sum.first_message_us = worst(each().filter_map(|h| h.first_message_us));
+        sum.message_gap_us = worst(each().filter_map(|h| h.message_gap_us));
         *g = sum;
     }
     total.open = merge_open(hosts);
@@ -269,6 +271,33 @@ mod tests {
         h.result.histogram = "garbage".into();
         let err = merge(&[host("a", &[1000], 0, 0), h], Vec::new()).unwrap_err();
         assert_eq!(err.host, "bob@h2");
+    }
+
+    #[test]
+    fn a_grpc_streams_figures_add_up_across_hosts_and_its_times_are_the_worst_hosts() {
+        use stampede_schema::grpc::GrpcStats;
+        let grpc = |messages: u64, first_p99: f64, gap_max: f64| {
+            let p = |p99: f64, max: f64| Percentiles { p99, max, ..Default::default() };
+            let mut g = GrpcStats {
+                call: "p.S/Echo".into(),
+                server_streaming: true,
+                client_streaming: true,
+                request_messages: Some(4),
+                messages,
+                messages_per_s: messages as f64 / 2.0,
+                first_message_us: Some(p(first_p99, first_p99)),
+                message_gap_us: Some(p(gap_max / 2.0, gap_max)),
+                ..Default::default()
+            };
+            g.calls_by_status.insert("OK".into(), messages / 4);
+            Some(g)
+        };
+        let (mut a, mut b) = (host("a", &[1000], 0, 0), host("b", &[1000], 0, 0));
+        (a.result.grpc, b.result.grpc) = (grpc(400, 900.0, 50.0), grpc(800, 300.0, 7000.0));
+        let g = merge(&[a, b], Vec::new()).unwrap().grpc.unwrap();
+        assert_eq!((g.messages, g.messages_per_s, g.ok()), (1200, 600.0, 300));
+        assert_eq!((g.server_streaming, g.client_streaming, g.request_messages), (true, true, Some(4)));
+        assert_eq!((g.first_message_us.unwrap().p99, g.message_gap_us.unwrap().max), (900.0, 7000.0));
     }
 
     /// Every field a multi-host result adds is documented in docs/results.md.

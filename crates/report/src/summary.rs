@@ -265,6 +265,7 @@ pub fn summarize_runs(runs: &[Run]) -> Vec<SummaryRow> {
                 rps: med(Metric::Rps),
                 rps_range: range(Metric::Rps),
                 rps_per_core: med(Metric::RpsPerCore),
+                messages_per_s: median(&group.load_valid().filter_map(stream_messages_per_s).collect::<Vec<_>>()),
                 p50_ms: med(Metric::P50),
                 p99_ms: med(Metric::P99),
                 p99_ms_range: p99_range,
@@ -293,6 +294,13 @@ pub fn summarize_runs(runs: &[Run]) -> Vec<SummaryRow> {
             }
         })
         .collect()
+}
+
+/// A server-streaming gRPC run's response messages per second (its
+/// requests/s are calls/s); `None` for any other run.
+fn stream_messages_per_s(run: &Run) -> Option<f64> {
+    let grpc = run.load.as_ref()?.grpc.as_ref()?;
+    grpc.server_streaming.then_some(grpc.messages_per_s).filter(|v| v.is_finite())
 }
 
 /// A median with its spread when the iterations differ: `2,000 (1,000–3,000)`.
@@ -343,6 +351,11 @@ pub fn table(rows: &[SummaryRow]) -> Table {
         column("requests/s (min–max)", "rps", true),
         metric(Metric::RpsPerCore, "rps_per_core"),
     ];
+    // gRPC server streams: a call is many messages, so their rate too.
+    let streams = rows.iter().any(|r| r.messages_per_s.is_some());
+    if streams {
+        columns.push(column("messages/s (gRPC streams)", "messages_per_s", true));
+    }
     if latency.open {
         columns.push(column("open-loop offered (req/s)", "latency_offered_rps", true));
     }
@@ -378,6 +391,9 @@ pub fn table(rows: &[SummaryRow]) -> Table {
                 spread(row.rps, row.rps_range),
                 Cell::figure(row.rps_per_core),
             ];
+            if streams {
+                cells.push(Cell::figure(row.messages_per_s));
+            }
             if latency.open {
                 cells.push(Cell::figure(row.latency_offered_rps));
             }
@@ -499,5 +515,30 @@ mod tests {
         assert_eq!(table(&steady).cell(0, "p99 latency (ms) (min–max)").unwrap().text, "11 (10–12)");
         let one = summarize(&doc(&[10_000.0]));
         assert_eq!((one[0].p99_spread, one[0].p99_reproducible), (None, None), "one start says nothing of its spread");
+    }
+
+    #[test]
+    fn a_grpc_stream_profile_shows_its_messages_per_second_and_unary_or_http_rows_none() {
+        let grpc = |stream: bool, messages_per_s: f64| {
+            format!(r#"{{"call":"p.S/M","server_streaming":{stream},"messages_per_s":{messages_per_s}}}"#)
+        };
+        let text = format!(
+            r#"{{"schema":"stampede.run/1","runs":[
+          {{"app":"go","profile":"stream","iteration":1,"load":{{"rps":100.0,"grpc":{s1}}}}},
+          {{"app":"go","profile":"stream","iteration":2,"load":{{"rps":100.0,"grpc":{s2}}}}},
+          {{"app":"go","profile":"unary","iteration":1,"load":{{"rps":900.0,"grpc":{u}}}}}]}}"#,
+            s1 = grpc(true, 9000.0),
+            s2 = grpc(true, 11000.0),
+            u = grpc(false, 900.0)
+        );
+        let rows = summarize(&crate::schema::parse(&text).unwrap());
+        assert_eq!((rows[0].messages_per_s, rows[1].messages_per_s), (Some(10000.0), None));
+        let t = table(&rows);
+        assert_eq!(t.cell(0, "messages/s (gRPC streams)").unwrap().text, "10,000");
+        assert_eq!(t.cell(1, "messages/s (gRPC streams)").unwrap().text, "–", "a unary call's reply is its call");
+        let unary_only = table(&rows[1..]);
+        assert!(unary_only.columns.iter().all(|c| c.key != "messages_per_s"), "no stream, no column");
+        let json = serde_json::to_string(&rows[1]).unwrap();
+        assert!(!json.contains("messages_per_s"), "{json}");
     }
 }

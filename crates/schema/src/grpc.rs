@@ -52,6 +52,12 @@ pub struct GrpcStats {
     pub call: String,
     /// Whether the server answers with a stream of messages.
     pub server_streaming: bool,
+    /// Whether each call sends a stream of messages (client-streaming and
+    /// bidirectional calls), and how many (`--data`'s array).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub client_streaming: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_messages: Option<u32>,
     /// Calls that ended with a `grpc-status`, by its name (`OK`,
     /// `INTERNAL`, ...). Every call not `OK` is a failed call.
     pub calls_by_status: BTreeMap<String, u64>,
@@ -68,6 +74,12 @@ pub struct GrpcStats {
     /// of each call that had one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_message_us: Option<Percentiles>,
+    /// Server streaming: the gap between consecutive messages of a call,
+    /// from one's arrival to the next's (messages that arrive in the same
+    /// read are 0 apart). With `first_message_us` it says when each message
+    /// came; absent when no call had two messages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_gap_us: Option<Percentiles>,
 }
 
 impl GrpcStats {
@@ -108,6 +120,16 @@ mod tests {
         b.add(&a);
         assert_eq!((b.ok(), b.failed(), b.messages), (14, 12, 20));
         assert_eq!(GrpcStats::default().failed(), 0);
+    }
+
+    #[test]
+    fn a_document_from_before_the_stream_figures_still_reads_and_a_unary_one_writes_none() {
+        let old: GrpcStats =
+            serde_json::from_str(r#"{"call":"p.S/M","server_streaming":true,"messages":4,"messages_per_s":2.0}"#)
+                .unwrap();
+        assert_eq!((old.messages, old.first_message_us, old.message_gap_us), (4, None, None));
+        let text = serde_json::to_string(&GrpcStats::default()).unwrap();
+        assert!(!text.contains("first_message_us") && !text.contains("message_gap_us"), "{text}");
     }
 
     #[test]

@@ -69,6 +69,11 @@ pub struct SummaryRow {
     #[serde(skip)]
     pub rps_range: Option<(f64, f64)>,
     pub rps_per_core: Option<f64>,
+    /// Server-streaming gRPC profiles: response messages per second of the
+    /// measured load (median, as `rps`, which counts calls); absent for
+    /// every other profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages_per_s: Option<f64>,
     pub p50_ms: Option<f64>,
     pub p99_ms: Option<f64>,
     /// The lowest and highest p99 of the valid iterations (tables only).

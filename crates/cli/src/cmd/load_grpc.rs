@@ -28,11 +28,11 @@ pub struct GrpcArgs {
     #[arg(group = "spec_flags", long, value_name = "FILE", help_heading = "gRPC")]
     pub protoset: Option<PathBuf>,
 
-    /// The method to call: package.Service/Method (unary or server-streaming)
+    /// The method to call: package.Service/Method (unary, server-, client-streaming or bidirectional)
     #[arg(group = "spec_flags", long, value_name = "METHOD", help_heading = "gRPC")]
     pub call: Option<String>,
 
-    /// The request message as JSON (proto3 mapping), or @FILE; encoded once before the run
+    /// The request message as JSON (proto3 mapping), or @FILE; a client stream's messages as a JSON array; encoded once before the run
     #[arg(group = "spec_flags", long, value_name = "JSON", help_heading = "gRPC", requires = "call")]
     pub data: Option<String>,
 

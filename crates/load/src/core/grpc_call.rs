@@ -1,10 +1,12 @@
 //! A gRPC call recorded: the HTTP/2 loop hands each ended stream to
 //! [`Recorder::call`], which records it as a response (latency, slow log,
 //! timeline, stages), judged bad unless it is a gRPC answer whose
-//! `grpc-status` is OK, and counts it in the thread's [`GrpcTally`]. Apart
-//! from the tally (`grpc_tally`) so the tally needs nothing of the recorder.
+//! `grpc-status` is OK, and counts it in the thread's [`GrpcTally`], as
+//! [`Recorder::gaps`] does the gaps between a stream's messages as they
+//! come. Apart from the tally (`grpc_tally`) so the tally needs nothing of
+//! the recorder.
 
-use crate::core::grpc_tally::{CallEnd, GrpcTally};
+use crate::core::grpc_tally::{CallEnd, Gaps, GrpcTally};
 use crate::core::recorder::{Origin, Recorder};
 use std::time::Instant;
 
@@ -21,6 +23,17 @@ impl Recorder {
         let latency = self.answer(intended, start, end, http_status, !call.ok(http_status), from)?;
         self.grpc.get_or_insert_with(|| Box::new(GrpcTally::new())).count(http_status, call, intended);
         Some(latency)
+    }
+
+    /// Gaps between messages a read found, those of calls counted in the
+    /// measured period (by intended send time, as the calls are).
+    pub fn gaps(&mut self, gaps: &[Gaps]) {
+        for g in gaps {
+            if self.measuring(self.counted_at(g.intended)) {
+                let tally = self.grpc.get_or_insert_with(|| Box::new(GrpcTally::new()));
+                let _ = tally.gaps.record_n(g.ns.min(tally.gaps.high()), u64::from(g.n));
+            }
+        }
     }
 }
 
@@ -58,5 +71,19 @@ mod tests {
         assert_eq!(rec.requests, 7);
         assert_eq!(rec.errors.status, 5, "every call but the two OK ones is bad");
         assert_eq!(g.messages, 5, "the 503's body is not a message");
+    }
+
+    #[test]
+    fn gaps_count_for_calls_meant_in_the_measured_period_only() {
+        let t = Instant::now();
+        let mut rec = Recorder::new(t + Duration::from_secs(1), None, 0, Arc::new(Default::default()), false);
+        let before = Gaps { intended: t, ns: 5_000, n: 1 };
+        let during = Gaps { intended: t + Duration::from_secs(2), ns: 0, n: 3 };
+        rec.gaps(&[before]);
+        assert!(rec.grpc.is_none(), "a warm-up call's gaps are not kept");
+        rec.gaps(&[during, Gaps { ns: 7_000, n: 1, ..during }, before]);
+        let gaps = &rec.grpc.as_ref().unwrap().gaps;
+        assert_eq!(gaps.len(), 4, "three of 0 and one of 7 µs");
+        assert!(gaps.equivalent(gaps.max(), 7_000) && gaps.min() == 0);
     }
 }

@@ -4,7 +4,8 @@
 //! recorded as a response (`grpc_call`) and judged bad unless it is a gRPC
 //! answer whose `grpc-status` is OK; the tally here keeps
 //! calls per status code, answers that were not a gRPC server's, and the
-//! messages received, with the time to the first one for streams.
+//! messages received, with the time to the first one and the gaps between
+//! them for streams.
 
 use hdrhistogram::Histogram;
 use stampede_grpc::Code;
@@ -21,6 +22,9 @@ pub struct CallEnd {
     pub messages: u32,
     /// When the first message was complete.
     pub first_message: Option<Instant>,
+    /// When the last message so far was complete (the next one's gap
+    /// counts from it).
+    pub last_message: Option<Instant>,
     /// The body ended inside a message, or broke gRPC's framing.
     pub broken: bool,
 }
@@ -45,6 +49,18 @@ pub struct GrpcTally {
     pub messages: u64,
     /// From the intended send time to the first message (streams).
     pub first_message: Histogram<u64>,
+    /// Between consecutive messages of a call (streams), in nanoseconds.
+    pub gaps: Histogram<u64>,
+}
+
+/// `n` gaps of `ns` between the messages of the call meant for `intended`,
+/// as a read found them: the HTTP/2 session queues them, the loop records
+/// those of measured calls (`Recorder::gaps`) after the read.
+#[derive(Debug, Clone, Copy)]
+pub struct Gaps {
+    pub intended: Instant,
+    pub ns: u64,
+    pub n: u32,
 }
 
 impl GrpcTally {
@@ -55,6 +71,7 @@ impl GrpcTally {
             no_status: 0,
             messages: 0,
             first_message: new_histogram(),
+            gaps: new_histogram(),
         }
     }
 
@@ -64,6 +81,7 @@ impl GrpcTally {
         self.no_status += o.no_status;
         self.messages += o.messages;
         self.first_message.add(&o.first_message).expect("same histogram bounds");
+        self.gaps.add(&o.gaps).expect("same histogram bounds");
     }
 
     pub(crate) fn count(&mut self, http_status: u16, call: &CallEnd, intended: Instant) {

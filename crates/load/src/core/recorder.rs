@@ -249,7 +249,7 @@ impl Recorder {
     /// as sent in the measured phase has its outcome counted there, however
     /// late it ends: `sent` = responses + their errors + unanswered.
     #[inline]
-    fn counted_at(&self, intended: Instant) -> Instant {
+    pub(crate) fn counted_at(&self, intended: Instant) -> Instant {
         intended
     }
 

@@ -95,5 +95,6 @@ fn call(
         }
         session.rx_at = Instant::now();
         session.receive(&chunk[..n], &bodies, &mut ended).map_err(|e| format!("no HTTP/2 handshake: {}", e.0))?;
+        session.gaps.clear();
     }
 }

@@ -15,7 +15,7 @@
 //! Trailers-Only answer) and the length-prefixed messages of its DATA,
 //! counted as they arrive without keeping them.
 
-use crate::core::grpc_tally::CallEnd;
+use crate::core::grpc_tally::{CallEnd, Gaps};
 use crate::http2::frame::{self as frame, ProtocolError};
 use stampede_grpc::{Deframer, DEFAULT_MAX_MESSAGE_BYTES};
 use std::time::Instant;
@@ -77,8 +77,11 @@ pub struct Session {
     /// The streams carry gRPC calls.
     grpc: bool,
     /// When the bytes being received arrived (set by the loop before
-    /// [`Session::receive`]): a gRPC stream's first message is stamped with it.
+    /// [`Session::receive`]): a gRPC stream's messages are stamped with it.
     pub rx_at: Instant,
+    /// The gaps between gRPC messages the last reads found, for the loop
+    /// to record and clear (kept, so no read allocates once it has grown).
+    pub gaps: Vec<Gaps>,
 }
 
 /// Why a connection whose server allows no streams is given up.
@@ -114,6 +117,7 @@ impl Session {
             goaway: false,
             grpc: false,
             rx_at: Instant::now(),
+            gaps: Vec::new(),
         }
     }
 
@@ -231,7 +235,7 @@ impl Session {
                     let s = &mut self.slots[i];
                     s.unacked += f.wire_len as u32;
                     if self.grpc {
-                        s.read_messages(f.payload, self.rx_at);
+                        s.read_messages(f.payload, self.rx_at, &mut self.gaps);
                     }
                     if f.flags & frame::END_STREAM != 0 {
                         self.finish(i, ended)?;
@@ -387,17 +391,29 @@ impl Slot {
     }
 
     /// A gRPC call's DATA: its messages counted, the first one's arrival
-    /// kept; a message over the size limit or a bad prefix breaks the call.
-    fn read_messages(&mut self, data: &[u8], at: Instant) {
+    /// kept, the gaps since the last one queued in `gaps` (messages that
+    /// end in the same read are 0 apart); a message over the size limit or
+    /// a bad prefix breaks the call.
+    fn read_messages(&mut self, data: &[u8], at: Instant, gaps: &mut Vec<Gaps>) {
         if self.call.broken {
             return;
         }
         match self.messages.feed(data) {
             Ok(0) => {}
             Ok(n) => {
-                if self.call.messages == 0 {
-                    self.call.first_message = Some(at.max(self.start));
+                let at = at.max(self.start);
+                let intended = self.intended;
+                match self.call.last_message {
+                    Some(last) => {
+                        let ns = at.saturating_duration_since(last).as_nanos() as u64;
+                        gaps.push(Gaps { intended, ns, n: 1 });
+                    }
+                    None => self.call.first_message = Some(at),
                 }
+                if n > 1 {
+                    gaps.push(Gaps { intended, ns: 0, n: n - 1 });
+                }
+                self.call.last_message = Some(at);
                 self.call.messages = self.call.messages.saturating_add(n);
             }
             Err(_) => self.call.broken = true,

@@ -1,13 +1,16 @@
 //! The one gRPC test server, for contracts/grpc/bench.proto on the `h2`
 //! crate, cleartext (prior knowledge) or TLS (ALPN h2), on 127.0.0.1 port 0
 //! and stopped when dropped: `Unary` (text unchanged, sum = a + b) and
-//! `Stream` (`count` replies as flow control lets them go). Correct by
+//! `Stream` (`count` replies as flow control lets them go), and the client
+//! streams of crates/testkit/fixtures/grpc/streams.proto, which no
+//! reference app serves: `Collect` (one reply for all the requests) and
+//! `Echo` (a reply per request). Correct by
 //! default (apps/CONTRACT.md, "gRPC"); each other [`Mode`] is one way a
 //! server gets a call wrong, for `stampede load --grpc` (a share of calls
 //! failed in HTTP 200 trailers, Trailers-Only errors, a stall of every
 //! period, not gRPC at all) or for `stampede check --contract grpc` (a
-//! constant answer, an ignored deadline, the wrong status), and one that
-//! PINGs its clients. Its protobuf is
+//! constant answer, an ignored deadline, the wrong status), one that
+//! PINGs its clients and one that paces a stream's replies. Its protobuf is
 //! written by hand (three fields a message), so Stampede's encoding
 //! (prost-reflect) is tested against another one. It records the calls, the
 //! replies, the `grpc-timeout` and metadata it received.
@@ -50,6 +53,9 @@ pub enum Mode {
     OneReplyTooMany,
     /// `grpc-status` in the headers of every answer, none in the trailers.
     StatusInHeaders,
+    /// Answers as `Ok`, except that a stream waits this long before each
+    /// of its replies, the first too.
+    Paced(Duration),
     /// Answers as `Ok`, and PINGs every connection every 20 ms from its
     /// start (as grpc-go's keepalive and BDP estimator do), counting the
     /// acknowledgements per connection in [`Seen::pongs`].
@@ -63,6 +69,8 @@ pub struct Seen {
     pub connections: AtomicU64,
     /// Reply messages sent.
     pub replies: AtomicU64,
+    /// Request messages of client streams (`Collect`, `Echo`) received.
+    pub requests: AtomicU64,
     /// The last call's `grpc-timeout` and `x-tenant` metadata.
     pub grpc_timeout: Mutex<Option<String>>,
     pub metadata: Mutex<Option<String>>,
@@ -172,12 +180,16 @@ async fn answer(request: http::Request<h2::RecvStream>, mut call: Call) {
         _ => {}
     }
     let message = bytes.get(5..).unwrap_or_default();
-    let known = ["/stampede.bench.v1.Bench/Unary", "/stampede.bench.v1.Bench/Stream"].contains(&path.as_str());
+    let known =
+        ["/stampede.bench.v1.Bench/Unary", "/stampede.bench.v1.Bench/Stream", COLLECT, ECHO].contains(&path.as_str());
     if !known {
         return match mode {
             Mode::UnknownMethodOk => unary_reply(call, Vec::new()),
             _ => status_only(&mut call.respond, mode, 12, None),
         };
+    }
+    if path == COLLECT || path == ECHO {
+        return client_stream(call, &bytes, path == ECHO);
     }
     let Some(fields) = decode(message) else { return status_only(&mut call.respond, mode, 13, None) };
     if deadline.is_some_and(|d| started.elapsed() >= d) {
@@ -196,6 +208,38 @@ async fn answer(request: http::Request<h2::RecvStream>, mut call: Call) {
     }
     let sent = if mode == Mode::OneReplyTooMany { count + 1 } else { count };
     stream_replies(call, &fields.text, sent as i64, deadline.map(|d| started + d)).await;
+}
+
+const COLLECT: &str = "/stampede.test.v1.Streams/Collect";
+const ECHO: &str = "/stampede.test.v1.Streams/Echo";
+
+/// A client stream's requests, read whole: `Collect` answers once for all
+/// of them, `Echo` once for each. A message that is not a Request, or a
+/// body cut inside one, is INTERNAL.
+fn client_stream(mut call: Call, mut bytes: &[u8], echo: bool) {
+    let mut requests = Vec::new();
+    while !bytes.is_empty() {
+        let len = bytes.get(1..5).map(|b| u32::from_be_bytes(b.try_into().unwrap()) as usize);
+        let Some(fields) = len.and_then(|len| decode(bytes.get(5..5 + len)?)) else {
+            return status_only(&mut call.respond, call.mode, 13, None);
+        };
+        bytes = &bytes[5 + len.unwrap_or(0)..];
+        requests.push(fields);
+    }
+    call.seen.requests.fetch_add(requests.len() as u64, Ordering::Relaxed);
+    let sum = |f: &Fields| i64::from(f.f2) + i64::from(f.f3);
+    if !echo {
+        let text = requests.last().map_or("", |f| f.text.as_str());
+        return unary_reply(call, encode_reply(text, requests.iter().map(sum).sum(), requests.len() as i64));
+    }
+    let Ok(mut out) = call.respond.send_response(headers(call.mode, None, None), false) else { return };
+    for (i, f) in requests.iter().enumerate() {
+        if out.send_data(frame(&encode_reply(&f.text, sum(f), i as i64 + 1)).into(), false).is_err() {
+            return;
+        }
+        call.seen.replies.fetch_add(1, Ordering::Relaxed);
+    }
+    let _ = out.send_trailers(trailers(&call));
 }
 
 fn not_grpc(mut respond: Respond) {
@@ -253,6 +297,9 @@ fn unary_reply(mut call: Call, reply: Vec<u8>) {
 async fn stream_replies(mut call: Call, text: &str, count: i64, deadline: Option<Instant>) {
     let Ok(mut out) = call.respond.send_response(headers(call.mode, None, None), false) else { return };
     for seq in 1..=count {
+        if let Mode::Paced(pause) = call.mode {
+            tokio::time::sleep(pause).await;
+        }
         let data = frame(&encode_reply(text, 0, seq));
         out.reserve_capacity(data.len());
         while out.capacity() < data.len() {

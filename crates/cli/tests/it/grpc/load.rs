@@ -147,6 +147,47 @@ fn a_stream_of_n_messages_counts_n_per_call_and_times_the_first() {
     assert!(none["grpc"].get("first_message_us").is_none(), "no message, no time to it");
 }
 
+#[test]
+fn a_paced_stream_has_its_first_message_and_a_gap_no_sooner_than_the_pause_and_unary_has_neither() {
+    let pause = Duration::from_millis(30);
+    let srv = GrpcServer::start(Mode::Paced(pause));
+    let data = r#"{"text": "p", "count": 4}"#;
+    let r = grpc_load(STREAM, &["-n", "6", "-c", "1", "--streams", "2", "--data", data], &srv.target());
+    let g = &r["grpc"];
+    assert_eq!((g["calls_by_status"]["OK"].as_u64(), g["messages"].as_u64()), (Some(6), Some(24)), "{g}");
+    assert!(g["messages_per_s"].as_f64().unwrap() > 0.0, "{g}");
+    // The server waits the pause before every reply: each call's first
+    // message comes no sooner, and (4 replies a call sent a pause apart) at
+    // least one gap is as long.
+    let us = pause.as_micros() as f64;
+    assert!(g["first_message_us"]["min"].as_f64().unwrap() >= us, "{g}");
+    assert!(g["message_gap_us"]["max"].as_f64().unwrap() >= us, "{g}");
+    let unary = grpc_load(UNARY, &["-n", "20"], &srv.target());
+    assert_eq!(unary["grpc"]["messages"], 20);
+    for stream_only in ["first_message_us", "message_gap_us"] {
+        assert!(unary["grpc"].get(stream_only).is_none(), "{stream_only}: {}", unary["grpc"]);
+    }
+}
+
+#[test]
+fn the_summary_says_a_streams_messages_per_second_and_first_message_and_a_unary_calls_neither() {
+    let srv = GrpcServer::start(Mode::Ok);
+    let proto = proto();
+    let text = |call: &str, data: &str| {
+        let out =
+            stampede(&["load", "--proto", &proto, "--call", call, "-n", "40", "--data", data, &srv.target()], DEADLINE);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let stream = text(STREAM, r#"{"count": 3}"#);
+    assert!(stream.contains("Stream: 120 messages, "), "{stream}");
+    assert!(stream.contains(" messages/s; first message p50 "), "{stream}");
+    assert!(stream.contains("; gap between messages p50 "), "{stream}");
+    let unary = text(UNARY, r#"{"a": 1}"#);
+    assert!(unary.contains("Messages received: 40 ("), "{unary}");
+    assert!(!unary.contains("Stream:") && !unary.contains("first message"), "{unary}");
+}
+
 /// The open loop reads only the connections in use between its wake-ups
 /// and polls the idle ones at its housekeeping tick: a server's PINGs must
 /// be answered on every connection, the idle ones too, never starved.

@@ -2,4 +2,5 @@
 //! the gRPC test servers.
 
 mod check;
+mod client_streams;
 mod load;

@@ -105,6 +105,9 @@ impl<T: Transport> Http2Loop<'_, T> {
             self.conns[i].watch = true;
             self.conns[i].session.rx_at = self.clocks.place(rx, self.share.start);
             let received = self.conns[i].session.receive(&buf[..n], &self.bodies, &mut self.ended);
+            let session = &mut self.conns[i].session;
+            self.rec.gaps(&session.gaps);
+            session.gaps.clear();
             self.settle(i, now, rx);
             if received.is_err() {
                 self.protocol_error(i, now);

@@ -143,3 +143,29 @@ fn a_server_allowing_no_streams_is_said_and_one_allowing_some_is_not() {
     let none = frame_bytes(frame::SETTINGS, 0, 0, &[0, 3, 0, 0, 0, 0]);
     assert_eq!(feed(&mut s, &bodies, &none, none.len()).unwrap_err().0, NO_STREAMS);
 }
+
+#[test]
+fn a_grpc_streams_messages_are_timed_first_then_by_gap_and_those_of_one_read_are_0_apart() {
+    let mut s = Session::carrying(true);
+    let bodies = vec![Vec::new()];
+    let t0 = Instant::now();
+    s.open(b"\x82\x86\x84", &bodies, 0, Slot::new(t0, t0, None));
+    let message = [0u8, 0, 0, 0, 0];
+    let mut ended = Vec::new();
+    let two = frame_bytes(frame::DATA, 0, 1, &[message, message].concat());
+    s.rx_at = t0 + std::time::Duration::from_millis(5);
+    s.receive(&two, &bodies, &mut ended).unwrap();
+    assert_eq!(s.slots[0].call.first_message, Some(s.rx_at));
+    assert_eq!(s.gaps.iter().map(|g| (g.ns, g.n)).collect::<Vec<_>>(), [(0, 1)], "two in one read: one gap of 0");
+    s.gaps.clear();
+    let one = frame_bytes(frame::DATA, 0, 1, &message);
+    s.rx_at = t0 + std::time::Duration::from_millis(12);
+    s.receive(&one, &bodies, &mut ended).unwrap();
+    assert_eq!(s.gaps.iter().map(|g| (g.ns, g.n)).collect::<Vec<_>>(), [(7_000_000, 1)]);
+    assert_eq!(s.slots[0].call.messages, 3);
+    assert_eq!(s.slots[0].call.first_message, Some(t0 + std::time::Duration::from_millis(5)), "the first stays");
+    let mut unary = Session::new();
+    unary.open(b"\x82\x86\x84", &bodies, 0, Slot::new(t0, t0, None));
+    unary.receive(&two, &bodies, &mut ended).unwrap();
+    assert!(unary.gaps.is_empty(), "HTTP bodies are not messages");
+}
