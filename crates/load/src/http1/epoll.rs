@@ -26,12 +26,13 @@
 //! for unless the URL is `https://`.
 
 use crate::config::LoadConfig;
+use crate::core::housekeeping::Parts;
 use crate::core::pacer::Timer;
 use crate::core::recorder::{ErrorKind, Recorder};
 use crate::core::rx_time::{self, Clocks};
 use crate::core::share::{Output, Share};
 use crate::core::transport::{ReadSide, Transport};
-use crate::http1::conn::State;
+use crate::http1::conn::ConnState;
 use crate::http1::cycle::{peer_gone, Core, Cycle};
 use mio::{Events, Poll, Token};
 use std::io;
@@ -65,10 +66,7 @@ impl<'a, T: Transport> Worker<'a, T> {
         rec: Recorder,
     ) -> io::Result<Worker<'a, T>> {
         let poll = Poll::new()?;
-        let timer = match share.rate {
-            Some(_) => Some(Timer::new(poll.registry(), TIMER)?),
-            None => None,
-        };
+        let timer = Timer::for_rate(share.rate, poll.registry(), TIMER)?;
         Ok(Worker {
             core: Core::new(cfg, share, rec, batch.len() / cfg.protocol.pipeline().max(1)),
             batch,
@@ -92,7 +90,7 @@ impl<'a, T: Transport> Worker<'a, T> {
                     break;
                 }
             }
-            let now = if self.core.pacer.is_some() {
+            let now = if self.core.sched.open_loop() {
                 self.clocks = Clocks::read();
                 self.clocks.now()
             } else {
@@ -120,7 +118,8 @@ impl<'a, T: Transport> Worker<'a, T> {
         let now = Instant::now();
         let wake = self.core.scheduled_wake(now);
         if self.opening {
-            self.opening = self.core.conns.iter().any(|c| matches!(c.state, State::Connecting | State::Handshaking));
+            self.opening =
+                self.core.conns.iter().any(|c| matches!(c.state, ConnState::Connecting | ConnState::Handshaking));
         }
         match (wake, self.timer.as_mut()) {
             (Some(at), _) if !self.opening => {
@@ -141,9 +140,9 @@ impl<'a, T: Transport> Worker<'a, T> {
     /// no read: the last readable edge already drained it.
     fn on_event(&mut self, i: usize, side: ReadSide, now: Instant) {
         match self.core.conns[i].state {
-            State::Connecting => match self.core.conns[i].finish_connect() {
+            ConnState::Connecting => match self.core.conns[i].finish_connect() {
                 Ok(true) if T::HANDSHAKE => {
-                    self.core.conns[i].state = State::Handshaking;
+                    self.core.conns[i].state = ConnState::Handshaking;
                     self.core.conns[i].start = now;
                     self.handshake(i, now);
                 }
@@ -154,20 +153,20 @@ impl<'a, T: Transport> Worker<'a, T> {
                     self.core.conns[i].close();
                 }
             },
-            State::Handshaking => self.handshake(i, now),
-            State::Writing(off) => {
+            ConnState::Handshaking => self.handshake(i, now),
+            ConnState::Writing(off) => {
                 self.write(i, off);
                 // Pipelined responses may already be waiting: an edge-triggered
                 // socket will not announce them again. And a batch larger
                 // than the socket buffers is only written while its first
                 // responses are read: the server stops reading while its
                 // answers have nowhere to go.
-                if side.readable() || self.core.conns[i].state == State::Reading {
+                if side.readable() || self.core.conns[i].state == ConnState::Reading {
                     self.read(i, side, now);
                 }
             }
-            State::Reading | State::Idle if side.readable() => self.read(i, side, now),
-            State::Reading | State::Idle | State::Backoff => {}
+            ConnState::Reading | ConnState::Idle if side.readable() => self.read(i, side, now),
+            ConnState::Reading | ConnState::Idle | ConnState::Backoff => {}
         }
     }
 
@@ -204,8 +203,8 @@ impl<'a, T: Transport> Worker<'a, T> {
         loop {
             if off == len {
                 match stream.flush() {
-                    Ok(true) => self.core.conns[i].state = State::Reading,
-                    Ok(false) => self.core.conns[i].state = State::Writing(off),
+                    Ok(true) => self.core.conns[i].state = ConnState::Reading,
+                    Ok(false) => self.core.conns[i].state = ConnState::Writing(off),
                     Err(_) => self.fail(i, ErrorKind::Write, Instant::now()),
                 }
                 return;
@@ -213,7 +212,7 @@ impl<'a, T: Transport> Worker<'a, T> {
             match stream.write(&bytes[off..len]) {
                 Ok(n) => off += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.core.conns[i].state = State::Writing(off);
+                    self.core.conns[i].state = ConnState::Writing(off);
                     return;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -236,7 +235,7 @@ impl<'a, T: Transport> Worker<'a, T> {
     }
 
     fn read_into(&mut self, i: usize, buf: &mut [u8], side: ReadSide, now: Instant) {
-        let stamped = self.core.pacer.is_some();
+        let stamped = self.core.sched.open_loop();
         loop {
             let Some(stream) = self.core.conns[i].stream.as_mut() else { return };
             // Open loop, a response may have waited for the wake-up: it ends
@@ -268,6 +267,14 @@ impl<'a, T: Transport> Cycle<'a> for Worker<'a, T> {
         &mut self.core
     }
 
+    fn core_ref(&self) -> &Core<'a, T> {
+        &self.core
+    }
+
+    fn tick_parts(&mut self) -> Parts<'_> {
+        self.core.parts()
+    }
+
     fn open(&mut self, i: usize, now: Instant) {
         if self.core.stopping {
             self.core.conns[i].close();
@@ -278,7 +285,7 @@ impl<'a, T: Transport> Cycle<'a> for Worker<'a, T> {
             self.core.rec.error(ErrorKind::Connect, now, None);
             return;
         }
-        if self.core.pacer.is_some() {
+        if self.core.sched.open_loop() {
             self.opening = true;
             if let Some(stream) = self.core.conns[i].stream.as_ref() {
                 // Without receive times (an old kernel) responses end when read.

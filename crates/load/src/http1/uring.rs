@@ -26,10 +26,11 @@
 //! cycle's (`http1/cycle.rs`), exactly as under epoll; only the way bytes move differs.
 
 use crate::config::LoadConfig;
+use crate::core::housekeeping::Parts;
 use crate::core::recorder::{ErrorKind, Recorder};
 use crate::core::rx_time::{self, Clocks, GATHER_US};
 use crate::core::share::{Output, Share};
-use crate::http1::conn::State;
+use crate::http1::conn::ConnState;
 use crate::http1::cycle::{peer_gone, Core, Cycle};
 use crate::http1::uring_bufs::{self, BufRing, GROUP};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
@@ -202,7 +203,7 @@ impl<'a> UringWorker<'a> {
             return;
         }
         let t = Instant::now();
-        let closed = self.core.pacer.is_none();
+        let closed = !self.core.sched.open_loop();
         for &i in &self.queued {
             let c = &mut self.core.conns[i as usize];
             c.start = t;
@@ -219,7 +220,7 @@ impl<'a> UringWorker<'a> {
     /// the schedule is over: then any completion does.
     fn plan(&self, now: Instant) -> (Instant, Wanted) {
         let deadline = self.core.deadline();
-        if self.core.pacer.is_none() {
+        if !self.core.sched.open_loop() {
             return (deadline, Wanted::Gather);
         }
         match self.core.scheduled_wake(now) {
@@ -245,7 +246,7 @@ impl<'a> UringWorker<'a> {
             // More than the queue can hold: only the timeout ends the wait.
             (Wanted::Timeout, _) => (self.ring.params().cq_entries() as usize + 1, args),
             // The sends' completions, already there, would end it at once.
-            (Wanted::One, _) if self.core.pacer.is_some() && !self.core.stopping => (self.sends_in_flight + 1, args),
+            (Wanted::One, _) if self.core.sched.open_loop() && !self.core.stopping => (self.sends_in_flight + 1, args),
             _ => (1, args),
         };
         match self.ring.submitter().submit_with_args(want, &args) {
@@ -335,7 +336,7 @@ impl<'a> UringWorker<'a> {
     }
 
     fn on_sent(&mut self, i: usize, res: i32, now: Instant) {
-        let State::Writing(off) = self.core.conns[i].state else { return };
+        let ConnState::Writing(off) = self.core.conns[i].state else { return };
         if res < 0 && peer_gone(-res) {
             return self.peer_closed(i, ErrorKind::Write, now);
         }
@@ -346,7 +347,7 @@ impl<'a> UringWorker<'a> {
         if off < self.core.batch_bytes(i) {
             self.send_from(i, off);
         } else {
-            self.core.conns[i].state = State::Reading;
+            self.core.conns[i].state = ConnState::Reading;
         }
     }
 
@@ -378,7 +379,7 @@ impl<'a> UringWorker<'a> {
             None => &self.batch[off..len],
         };
         let (ptr, n) = (bytes.as_ptr(), bytes.len());
-        self.core.conns[i].state = State::Writing(off);
+        self.core.conns[i].state = ConnState::Writing(off);
         self.sends_in_flight += 1;
         let sqe = opcode::Send::new(fd, ptr, n as u32).flags(libc::MSG_NOSIGNAL).build().user_data(tag(
             SEND,
@@ -437,6 +438,14 @@ impl<'a> Cycle<'a> for UringWorker<'a> {
         &mut self.core
     }
 
+    fn core_ref(&self) -> &Core<'a, TcpStream> {
+        &self.core
+    }
+
+    fn tick_parts(&mut self) -> Parts<'_> {
+        self.core.parts()
+    }
+
     fn open(&mut self, i: usize, now: Instant) {
         self.close(i);
         if self.core.stopping {
@@ -452,7 +461,7 @@ impl<'a> Cycle<'a> for UringWorker<'a> {
                     return;
                 }
                 self.core.conns[i].stream = Some(stream);
-                self.core.conns[i].state = State::Connecting;
+                self.core.conns[i].state = ConnState::Connecting;
                 self.poll_connect(i);
             }
             Err(_) => {
