@@ -5,7 +5,7 @@
 //! Two event loops move the bytes of HTTP/1.1: edge-triggered epoll
 //! (`http1/epoll.rs`, also under TLS) and io_uring (`http1/uring.rs`). They differ
 //! in how a write starts and how a socket is opened and closed, never in what
-//! is counted, so the counting lives here once: a loop keeps a `Core` and
+//! is counted, so the counting lives here once: a loop keeps a `CycleState` and
 //! implements the few `Cycle` hooks, and the provided methods do the rest.
 //! When a request is due, and what the run owes at its end, is every
 //! loop's `Schedule` (`core/schedule.rs`), and the housekeeping tick
@@ -25,7 +25,7 @@ use crate::stages::{Ramp, Stages};
 use std::time::{Duration, Instant};
 
 /// What every loop keeps: its connections, its record and its schedule.
-pub struct Core<'a, T> {
+pub struct CycleState<'a, T> {
     pub cfg: &'a LoadConfig,
     pub conns: Vec<Conn<T>>,
     /// Open loop: connections free to send, most recently freed last.
@@ -51,11 +51,11 @@ pub struct Core<'a, T> {
     ramp: Option<&'a Stages>,
 }
 
-impl<'a, T: Transport> Core<'a, T> {
-    pub fn new(cfg: &'a LoadConfig, share: Share, rec: Recorder, request_len: usize) -> Core<'a, T> {
+impl<'a, T: Transport> CycleState<'a, T> {
+    pub fn new(cfg: &'a LoadConfig, share: Share, rec: Recorder, request_len: usize) -> CycleState<'a, T> {
         let share_start = share.start;
         let share_index = share.index;
-        Core {
+        CycleState {
             cfg,
             conns: (0..share.connections).map(|i| Conn::new(i as u32, cfg, share.start)).collect(),
             idle: Vec::with_capacity(share.max_connections),
@@ -222,9 +222,9 @@ pub fn peer_gone(errno: i32) -> bool {
 pub trait Cycle<'a> {
     type Stream: Transport;
 
-    fn core(&mut self) -> &mut Core<'a, Self::Stream>;
-    fn core_ref(&self) -> &Core<'a, Self::Stream>;
-    /// `Core::parts`, for the housekeeping tick. (A loop's own method: only
+    fn cycle(&mut self) -> &mut CycleState<'a, Self::Stream>;
+    fn cycle_ref(&self) -> &CycleState<'a, Self::Stream>;
+    /// `CycleState::parts`, for the housekeeping tick. (A loop's own method: only
     /// there is `'a` known to outlive the borrow.)
     fn tick_parts(&mut self) -> Parts<'_>;
 
@@ -240,11 +240,11 @@ pub trait Cycle<'a> {
 
     /// Opens every connection; the first housekeeping tick follows.
     fn begin(&mut self, start: Instant) {
-        for i in 0..self.core().conns.len() {
+        for i in 0..self.cycle().conns.len() {
             self.open(i, start);
         }
-        let core = self.core();
-        core.next_tick = start + core.tick();
+        let cycle = self.cycle();
+        cycle.next_tick = start + cycle.tick();
     }
 
     /// After a batch of events: sends what is due (open loop), does the
@@ -253,12 +253,12 @@ pub trait Cycle<'a> {
     where
         Self: Housekeeping,
     {
-        let core = self.core();
-        if core.sched.open_loop() {
-            core.draining = core.share.end.is_some_and(|end| now >= end);
+        let cycle = self.cycle();
+        if cycle.sched.open_loop() {
+            cycle.draining = cycle.share.end.is_some_and(|end| now >= end);
             self.dispatch(now);
         }
-        if now >= self.core().next_tick {
+        if now >= self.cycle().next_tick {
             self.housekeeping(now);
         }
         self.done(now)
@@ -267,23 +267,23 @@ pub trait Cycle<'a> {
     /// The connection can take a request: closed loop sends at once, open
     /// loop waits for the schedule.
     fn ready(&mut self, i: usize, now: Instant) {
-        let core = self.core();
-        let conn = &mut core.conns[i];
+        let cycle = self.cycle();
+        let conn = &mut cycle.conns[i];
         conn.state = ConnState::Idle;
         conn.idle_since = now;
         if conn.retry > 0 {
             // Sent again, already counted as sent and taken off `-n`.
             let n = std::mem::take(&mut conn.retry);
-            let open_loop = core.sched.open_loop();
+            let open_loop = cycle.sched.open_loop();
             let intended = conn.intended;
             let start = self.send_time(now);
             return self.transmit(i, n, if open_loop { intended } else { start }, start, false);
         }
-        if core.sched.open_loop() {
-            core.idle.push(i as u32);
-        } else if !core.parked(i, now) {
+        if cycle.sched.open_loop() {
+            cycle.idle.push(i as u32);
+        } else if !cycle.parked(i, now) {
             // The request, or a batch of `--pipeline` of them, within `-n`.
-            let n = core.sched.take_quota(core.cfg.protocol.pipeline() as u64);
+            let n = cycle.sched.take_quota(cycle.cfg.protocol.pipeline() as u64);
             if n > 0 {
                 let t = self.send_time(now);
                 self.send(i, n, t, t);
@@ -293,18 +293,18 @@ pub trait Cycle<'a> {
 
     /// Sends a batch of `n` new requests, intended at `intended`.
     fn send(&mut self, i: usize, n: u64, intended: Instant, start: Instant) {
-        self.core().rec.sent(n, intended);
+        self.cycle().rec.sent(n, intended);
         self.transmit(i, n as u32, intended, start, true);
     }
 
     /// Writes a batch of `n` requests on connection `i`: new ones (`fresh`),
     /// or the ones a server dropped, sent again.
     fn transmit(&mut self, i: usize, n: u32, intended: Instant, start: Instant, fresh: bool) {
-        let core = self.core();
+        let cycle = self.cycle();
         if fresh {
-            core.fill(i, n);
+            cycle.fill(i, n);
         }
-        let conn = &mut core.conns[i];
+        let conn = &mut cycle.conns[i];
         conn.intended = intended;
         conn.start = start;
         // Until the connection was free (or open), the request waited for
@@ -316,8 +316,8 @@ pub trait Cycle<'a> {
         // for connection setup: with them up it would have had one.
         let opening =
             |c: &Conn<_>| matches!(c.state, ConnState::Connecting | ConnState::Handshaking | ConnState::Backoff);
-        let connecting = ready > intended && (first || core.conns.iter().any(opening));
-        let conn = &mut core.conns[i];
+        let connecting = ready > intended && (first || cycle.conns.iter().any(opening));
+        let conn = &mut cycle.conns[i];
         conn.origin = Origin { connection: conn.id, ready, connecting };
         conn.batch = n;
         conn.batch_len = n;
@@ -326,22 +326,22 @@ pub trait Cycle<'a> {
 
     /// Records a response; false when the connection was reopened.
     fn complete(&mut self, i: usize, done: Done, now: Instant) -> bool {
-        let core = self.core();
-        let early = core.answer(i, done, now);
+        let cycle = self.cycle();
+        let early = cycle.answer(i, done, now);
         if done.close || early {
             // An answer before its request was all written: the rest would
             // reach the server as a new request, so the socket goes. The
             // requests behind it (pipelined) were not processed: a server
             // that closes says so, and one that answered early stopped
             // reading. They are sent again on the new socket.
-            core.resend_rest(i);
-            core.rec.reconnects += 1;
+            cycle.resend_rest(i);
+            cycle.rec.reconnects += 1;
             self.open(i, now);
             return false;
         }
-        if core.conns[i].batch == 0 {
-            let churn = core.cfg.requests_per_connection.is_some_and(|n| core.conns[i].served >= n);
-            if churn && !core.sched.used_up() {
+        if cycle.conns[i].batch == 0 {
+            let churn = cycle.cfg.requests_per_connection.is_some_and(|n| cycle.conns[i].served >= n);
+            if churn && !cycle.sched.used_up() {
                 // Connection churn: the client's own choice, so neither a
                 // reconnect nor an error; the new socket sends the next one
                 // (none is opened once `-n` has nothing left to send).
@@ -361,15 +361,15 @@ pub trait Cycle<'a> {
     /// a client send an idempotent request again, and that is a reconnect,
     /// not an error.
     fn peer_closed(&mut self, i: usize, kind: ErrorKind, now: Instant) {
-        let core = self.core();
-        let c = &mut core.conns[i];
+        let cycle = self.cycle();
+        let c = &mut cycle.conns[i];
         if !c.in_flight() {
-            core.rec.reconnects += 1;
+            cycle.rec.reconnects += 1;
             return self.open(i, now);
         }
-        if c.served > 0 && c.parser.is_idle() && core.idempotent {
-            core.resend_rest(i);
-            core.rec.reconnects += 1;
+        if c.served > 0 && c.parser.is_idle() && cycle.idempotent {
+            cycle.resend_rest(i);
+            cycle.rec.reconnects += 1;
             return self.open(i, now);
         }
         self.fail(i, kind, now)
@@ -377,8 +377,8 @@ pub trait Cycle<'a> {
 
     /// The server ended the stream.
     fn eof(&mut self, i: usize, now: Instant) {
-        let core = self.core();
-        let conn = &mut core.conns[i];
+        let cycle = self.cycle();
+        let conn = &mut cycle.conns[i];
         if conn.state == ConnState::Reading {
             if let Some(done) = conn.parser.eof() {
                 self.complete(i, done, now);
@@ -390,10 +390,10 @@ pub trait Cycle<'a> {
 
     /// Counts the failure against each request in flight and reconnects.
     fn fail(&mut self, i: usize, kind: ErrorKind, now: Instant) {
-        let core = self.core();
-        let c = &core.conns[i];
+        let cycle = self.cycle();
+        let c = &cycle.conns[i];
         let lost = if c.in_flight() { c.batch as usize } else { 0 };
-        core.count_lost(i, lost, kind, now);
+        cycle.count_lost(i, lost, kind, now);
         self.open(i, now);
     }
 
@@ -401,28 +401,28 @@ pub trait Cycle<'a> {
     /// every response they end. False when the connection was reopened (the
     /// rest belonged to the old socket).
     fn received(&mut self, i: usize, bytes: &[u8], now: Instant) -> bool {
-        let core = self.core();
-        if core.rec.measuring(now) {
-            core.rec.bytes_read += bytes.len() as u64;
+        let cycle = self.cycle();
+        if cycle.rec.measuring(now) {
+            cycle.rec.bytes_read += bytes.len() as u64;
         }
-        if !core.conns[i].in_flight() {
+        if !cycle.conns[i].in_flight() {
             // Bytes nobody asked for: the server is not speaking HTTP/1.1.
             self.fail(i, ErrorKind::Parse, now);
             return false;
         }
         let mut off = 0;
         while off < bytes.len() {
-            match self.core().conns[i].parser.feed(&bytes[off..]) {
+            match self.cycle().conns[i].parser.feed(&bytes[off..]) {
                 Ok((used, None)) => off += used,
                 Ok((used, Some(done))) => {
                     off += used;
-                    let core = self.core();
-                    if off < bytes.len() && core.conns[i].batch == 1 {
+                    let cycle = self.cycle();
+                    if off < bytes.len() && cycle.conns[i].batch == 1 {
                         // Bytes after the last response asked for (a second
                         // answer to one request): the answer counts, the
                         // extra bytes are the error, and the socket goes.
-                        core.answer(i, done, now);
-                        core.rec.error(ErrorKind::Parse, now, None);
+                        cycle.answer(i, done, now);
+                        cycle.rec.error(ErrorKind::Parse, now, None);
                         self.open(i, now);
                         return false;
                     }
@@ -442,31 +442,31 @@ pub trait Cycle<'a> {
     /// Open loop, a wake-up at `now`: sends every request due by then on an
     /// idle connection.
     fn dispatch(&mut self, now: Instant) {
-        self.core().sched.take_due(now);
+        self.cycle().sched.take_due(now);
         loop {
-            let core = self.core();
-            if !core.sched.waiting() {
+            let cycle = self.cycle();
+            if !cycle.sched.waiting() {
                 break;
             }
-            let Some(i) = core.idle.pop().map(|i| i as usize) else {
+            let Some(i) = cycle.idle.pop().map(|i| i as usize) else {
                 // Every connection is busy: due requests wait, and their wait
                 // counts in their latency because it runs from the intended time.
-                core.sched.all_busy(now);
-                if core.conns.len() < core.share.max_connections {
-                    let id = core.conns.len();
-                    core.conns.push(Conn::new(id as u32, core.cfg, now));
+                cycle.sched.all_busy(now);
+                if cycle.conns.len() < cycle.share.max_connections {
+                    let id = cycle.conns.len();
+                    cycle.conns.push(Conn::new(id as u32, cycle.cfg, now));
                     self.open(id, now);
                 }
                 return;
             };
-            if core.conns[i].state != ConnState::Idle {
+            if cycle.conns[i].state != ConnState::Idle {
                 continue; // a stale entry: the connection was reopened since
             }
-            let intended = core.sched.next_request().expect("a request is due");
+            let intended = cycle.sched.next_request().expect("a request is due");
             let start = Instant::now();
             // The delay the generator itself caused: from when the request
             // could have gone (due, and a connection free) to when it went.
-            core.sched.lag(&mut core.rec, intended, core.conns[i].idle_since, start);
+            cycle.sched.lag(&mut cycle.rec, intended, cycle.conns[i].idle_since, start);
             self.send(i, 1, intended, start);
         }
     }
@@ -481,7 +481,7 @@ impl<'a, C: Cycle<'a>> Housekeeping for C {
 
     /// A connection that failed rests until the next tick, with no pause.
     fn state(&self, i: usize) -> (State, Instant) {
-        let c = &self.core_ref().conns[i];
+        let c = &self.cycle_ref().conns[i];
         let state = match c.state {
             ConnState::Connecting => State::Connecting,
             ConnState::Handshaking => State::Handshaking,
@@ -495,13 +495,13 @@ impl<'a, C: Cycle<'a>> Housekeeping for C {
     /// reopened; with connection stages, an idle connection a ramp parked
     /// sends once it is due.
     fn expire(&mut self, i: usize, now: Instant, timeout: Duration) {
-        let core = self.core();
-        let c = &core.conns[i];
+        let cycle = self.cycle();
+        let c = &cycle.conns[i];
         match c.state {
             ConnState::Writing(_) | ConnState::Reading if now.saturating_duration_since(c.start) > timeout => {
                 self.fail(i, ErrorKind::Timeout, now)
             }
-            ConnState::Idle if core.ramp.is_some() && c.retry == 0 => self.ready(i, now),
+            ConnState::Idle if cycle.ramp.is_some() && c.retry == 0 => self.ready(i, now),
             _ => {}
         }
     }
@@ -513,7 +513,7 @@ impl<'a, C: Cycle<'a>> Housekeeping for C {
     /// A connection being reopened (after a timeout, a close, a failed
     /// connect) is about to send again: it keeps the silence going.
     fn outstanding(&self, now: Instant) -> Option<Instant> {
-        let conns = &self.core_ref().conns;
+        let conns = &self.cycle_ref().conns;
         let reopening =
             |c: &Conn<_>| matches!(c.state, ConnState::Connecting | ConnState::Handshaking | ConnState::Backoff);
         let oldest = conns.iter().filter(|c| c.in_flight()).map(|c| c.start).min();
@@ -524,20 +524,20 @@ impl<'a, C: Cycle<'a>> Housekeeping for C {
     /// be sent again: a timeout after an open loop's drain, otherwise
     /// unanswered (`Schedule::drained`).
     fn owe_at_end(&mut self, i: usize, now: Instant, stopping: bool) {
-        let core = self.core();
-        let owed = core.conns[i].owed() as usize;
-        if owed > 0 && core.sched.drained(now, stopping) {
-            core.count_lost(i, owed, ErrorKind::Timeout, now);
+        let cycle = self.cycle();
+        let owed = cycle.conns[i].owed() as usize;
+        if owed > 0 && cycle.sched.drained(now, stopping) {
+            cycle.count_lost(i, owed, ErrorKind::Timeout, now);
         } else if owed > 0 {
-            let c = &core.conns[i];
+            let c = &cycle.conns[i];
             let (intended, start, id) = (c.intended, c.start, c.id);
-            (0..owed).for_each(|_| core.rec.unanswered(intended, start, now, id));
+            (0..owed).for_each(|_| cycle.rec.unanswered(intended, start, now, id));
         }
-        core.conns[i].batch = 0;
-        core.conns[i].retry = 0;
+        cycle.conns[i].batch = 0;
+        cycle.conns[i].retry = 0;
     }
 
     fn owes(&mut self) -> bool {
-        self.core_ref().conns.iter().any(|c| c.owed() > 0)
+        self.cycle_ref().conns.iter().any(|c| c.owed() > 0)
     }
 }

@@ -297,7 +297,7 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
     }
 
     /// Open loop: when to wake next if no event needs to wake the thread
-    /// sooner (`Core::scheduled_wake` is HTTP/1.1's): none while due requests
+    /// sooner (`CycleState::scheduled_wake` is HTTP/1.1's): none while due requests
     /// wait for a stream (`Schedule::wake`), while a connection is being opened (a handshake's
     /// time is measured) or waits for room to write, and once the schedule
     /// is over (the drain).

@@ -43,7 +43,7 @@ use crate::core::rx_time::Clocks;
 use crate::core::schedule::Schedule;
 use crate::core::share::{Output, Share};
 use crate::http2::session::Slot;
-use crate::http3::client::Shared;
+use crate::http3::client::QuicShared;
 use crate::http3::frame::{Response, ServerStream};
 use crate::http3::udp::{Datagram, Udp};
 use crate::mix::Picker;
@@ -91,7 +91,7 @@ struct Conn {
 
 pub struct Http3Loop<'a> {
     cfg: &'a LoadConfig,
-    shared: &'a Shared,
+    shared: &'a QuicShared,
     poll: Poll,
     udp: Udp,
     endpoint: Endpoint,
@@ -122,7 +122,7 @@ pub struct Http3Loop<'a> {
 }
 
 impl<'a> Http3Loop<'a> {
-    pub fn new(cfg: &'a LoadConfig, shared: &'a Shared, share: Share, rec: Recorder) -> io::Result<Http3Loop<'a>> {
+    pub fn new(cfg: &'a LoadConfig, shared: &'a QuicShared, share: Share, rec: Recorder) -> io::Result<Http3Loop<'a>> {
         let poll = Poll::new()?;
         let mut udp = Udp::new(cfg.target.addr)?;
         poll.registry().register(&mut udp.socket, SOCKET, Interest::READABLE | Interest::WRITABLE)?;
