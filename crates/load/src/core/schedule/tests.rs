@@ -132,3 +132,14 @@ fn a_closed_loop_takes_its_quota_in_batches_and_ends_when_it_is_answered() {
     assert!(!s.done(rec, t0, Duration::from_secs(1), false));
     assert!(s.done(rec, end, Duration::from_secs(1), true));
 }
+
+#[test]
+fn requests_due_together_at_a_wake_up_are_not_a_wait_for_a_connection() {
+    // 80,000 req/s: each wake-up finds several due, and sends them all.
+    let t0 = Instant::now();
+    let end = t0 + 100 * MS;
+    let (mut s, mut rec) = paced(t0, 80_000.0, None, Some(end));
+    assert_eq!(drive(&mut s, &mut rec, end + MS, |_| true), 8000);
+    assert_eq!(s.figures().1, 0, "each went at the wake-up it fell due by: no lag");
+    assert_eq!(s.figures().0.total(), Duration::ZERO);
+}
