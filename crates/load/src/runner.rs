@@ -9,8 +9,8 @@ use crate::core::rusage;
 use crate::core::share::{Output, Share};
 use crate::core::timeline::Timeline;
 use crate::error::LoadError;
-use crate::http1::epoll::Worker;
-use crate::http1::uring::UringWorker;
+use crate::http1::epoll::EpollLoop;
+use crate::http1::uring::UringLoop;
 use crate::http2::event_loop::Http2Loop;
 use crate::progress::{self, Watcher};
 use crate::protocol::{IoBackend, Protocol};
@@ -44,14 +44,14 @@ pub fn run_watched(cfg: &LoadConfig, watcher: Option<Watcher>) -> Result<LoadRes
             let batch = cfg.encode_batch();
             match &link.tls {
                 Some(tls) => run_threads(cfg, spoken, watcher, |share, rec| {
-                    Ok(Worker::<TlsStream>::new(cfg, &batch, tls, share, rec)?.run())
+                    Ok(EpollLoop::<TlsStream>::new(cfg, &batch, tls, share, rec)?.run())
                 }),
                 None if use_uring(io)? => {
                     spoken.engine = "io_uring";
-                    run_threads(cfg, spoken, watcher, |share, rec| Ok(UringWorker::new(cfg, &batch, share, rec)?.run()))
+                    run_threads(cfg, spoken, watcher, |share, rec| Ok(UringLoop::new(cfg, &batch, share, rec)?.run()))
                 }
                 None => run_threads(cfg, spoken, watcher, |share, rec| {
-                    Ok(Worker::<mio::net::TcpStream>::new(cfg, &batch, &(), share, rec)?.run())
+                    Ok(EpollLoop::<mio::net::TcpStream>::new(cfg, &batch, &(), share, rec)?.run())
                 }),
             }
         }
@@ -107,7 +107,7 @@ impl Link {
 
 /// `--http3`: one handshake before the run, then the QUIC loops.
 fn run_http3(cfg: &LoadConfig, watcher: Option<Watcher>, timeout: Duration) -> Result<LoadResult, LoadError> {
-    let shared = crate::http3::client::Shared::new(cfg)?;
+    let shared = crate::http3::client::QuicShared::new(cfg)?;
     shared.preflight(cfg.target.addr, &cfg.target.url, timeout)?;
     let spoken = Spoken { protocol: cfg.protocol, alpn: Some("h3".into()), tls: true, engine: "epoll" };
     run_threads(cfg, spoken, watcher, |share, rec| {

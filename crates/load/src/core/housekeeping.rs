@@ -1,12 +1,13 @@
-//! The periodic tick of the stream loops (HTTP/2 and HTTP/3), and when they
-//! end. At each tick Ctrl-C stops
+//! The periodic tick of every event loop (HTTP/1.1's epoll and io_uring
+//! loops, HTTP/2's, HTTP/3's), and when they end. At each tick Ctrl-C stops
 //! the run, an open connection's requests older than `--timeout` are
 //! timeouts, a connection still opening after `--timeout` is a connect
-//! error and is opened again, and one resting after a failure is reopened
-//! once its pause is over, unless the run is stopping or its `-n` is used
-//! up. The loops differ in what a connection is (a TCP or TLS stream with
-//! an HTTP/2 session, a QUIC connection) and in how a request is cancelled,
-//! not in these rules, so they are kept here once.
+//! error (a TLS handshake's, a TLS error) and is opened again, and one
+//! resting after a failure is reopened once its pause is over, unless the
+//! run is stopping or its `-n` is used up and answered. The loops differ in
+//! what a connection is (a TCP or TLS stream, with an HTTP/2 session, a
+//! QUIC connection) and in how a request is cancelled, not in these rules,
+//! so they are kept here once.
 
 use crate::config::LoadConfig;
 use crate::core::recorder::{ErrorKind, Recorder};
@@ -14,11 +15,17 @@ use crate::core::schedule::Schedule;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-/// Where a stream loop's connection is.
+/// The time between two ticks of every loop's housekeeping: a quarter of
+/// `--timeout` (5 to 100 ms), often enough to time requests out promptly.
+pub fn period(timeout: Duration) -> Duration {
+    (timeout / 4).clamp(Duration::from_millis(5), Duration::from_millis(100))
+}
+
+/// Where a loop's connection is, as its tick sees it.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum State {
     Connecting,
-    /// TLS over TCP (HTTP/2); QUIC's handshake is part of `Connecting`.
+    /// TLS over TCP; QUIC's handshake is part of `Connecting`.
     Handshaking,
     Open,
     /// Closed; reopened at the next tick from this instant on.
@@ -43,14 +50,9 @@ impl<'a> Parts<'a> {
     ) -> Parts<'a> {
         Parts { cfg, sched, rec, next_tick, stopping, connections }
     }
-
-    /// Whether a closed connection may open again: the run goes on.
-    fn may_open(&self) -> bool {
-        !*self.stopping && !self.sched.finished()
-    }
 }
 
-/// A stream loop, as its tick sees it.
+/// An event loop, as its tick sees it.
 pub trait Housekeeping {
     fn parts(&mut self) -> Parts<'_>;
     /// Connection `i`'s state, and since when it has been in it.
@@ -67,12 +69,26 @@ pub trait Housekeeping {
     /// (`Schedule::owed_at_end`).
     fn owe_at_end(&mut self, i: usize, now: Instant, stopping: bool);
 
+    /// Whether requests sent are still unanswered (or to be sent again).
+    fn owes(&mut self) -> bool {
+        self.parts().sched.in_flight > 0
+    }
+
+    /// Whether a closed connection may open again: the run goes on.
+    fn may_open(&mut self) -> bool {
+        let p = self.parts();
+        if *p.stopping {
+            return false;
+        }
+        !p.sched.used_up() || self.owes()
+    }
+
     /// The tick: timeouts, reopening after a pause, and Ctrl-C. The next one
-    /// is a quarter of `--timeout` later (5 to 100 ms).
+    /// is a [`period`] later.
     fn housekeeping(&mut self, now: Instant) {
         let p = self.parts();
         let (timeout, connections) = (p.cfg.timeout, p.connections);
-        *p.next_tick = now + (timeout / 4).clamp(Duration::from_millis(5), Duration::from_millis(100));
+        *p.next_tick = now + period(timeout);
         if p.cfg.interrupt.load(Ordering::Relaxed) {
             *p.stopping = true;
             return;
@@ -80,11 +96,14 @@ pub trait Housekeeping {
         for i in 0..connections {
             match self.state(i) {
                 (State::Open, _) => self.expire(i, now, timeout),
-                (State::Connecting | State::Handshaking, since) if now.saturating_duration_since(since) > timeout => {
-                    self.parts().rec.error(ErrorKind::Connect, now, None);
+                (state @ (State::Connecting | State::Handshaking), since)
+                    if now.saturating_duration_since(since) > timeout =>
+                {
+                    let kind = if state == State::Handshaking { ErrorKind::Tls } else { ErrorKind::Connect };
+                    self.parts().rec.error(kind, now, None);
                     self.reconnect(i, now);
                 }
-                (State::Backoff(at), _) if now >= at && self.parts().may_open() => self.reconnect(i, now),
+                (State::Backoff(at), _) if now >= at && self.may_open() => self.reconnect(i, now),
                 _ => {}
             }
         }
@@ -103,8 +122,17 @@ pub trait Housekeeping {
     fn done(&mut self, now: Instant) -> bool {
         let p = self.parts();
         let (stopping, connections) = (*p.stopping, p.connections);
-        if !(stopping || p.sched.done(p.rec, now, p.cfg.timeout)) {
-            return false;
+        if !stopping {
+            // Asked only when the schedule may end: `owes` can cost a pass
+            // over the connections.
+            if !p.sched.may_end(now) {
+                return false;
+            }
+            let owed = self.owes();
+            let p = self.parts();
+            if !p.sched.done(p.rec, now, p.cfg.timeout, owed) {
+                return false;
+            }
         }
         self.note_outstanding(now);
         for i in 0..connections {

@@ -221,6 +221,12 @@ pub struct Timer {
 }
 
 impl Timer {
+    /// The open loop's timer of a thread sending `rate` requests a second;
+    /// none in closed loop (no rate).
+    pub fn for_rate(rate: Option<f64>, registry: &Registry, token: Token) -> io::Result<Option<Timer>> {
+        rate.map(|_| Timer::new(registry, token)).transpose()
+    }
+
     pub fn new(registry: &Registry, token: Token) -> io::Result<Timer> {
         let timer = Timer::unregistered()?;
         registry.register(&mut SourceFd(&timer.fd.as_raw_fd()), token, Interest::READABLE)?;

@@ -1,153 +1,209 @@
-//! When the stream engines (HTTP/2's `http2::event_loop`, HTTP/3's `http3::event_loop`) send:
-//! the `-n` quota of the closed loop, and the open loop's pacer, due queue
-//! and timer, with what a request costs the record when it goes, when the
-//! server never processed it, and when the run ends with requests owed.
+//! When every event loop sends (HTTP/1.1's epoll and io_uring loops,
+//! HTTP/2's and HTTP/3's): the `-n` quota of the closed loop, the open
+//! loop's pacer and the requests due on it, how long due requests waited
+//! because every connection (or stream) was busy, the schedule lag, and
+//! what the run owes at its end: the requests due and never sent.
 //!
-//! Both engines put due requests on free streams in the same way; only how
-//! bytes move differs, so this is kept once, as `cycle::Core` is for the
-//! HTTP/1.1 loops. A loop wakes for the schedule at `Pacer::wake`: the
-//! earliest due send, at most once per granularity (`pacer::granularity`),
-//! and takes every request due by then in one go ([`Schedule::take_due`]).
+//! The loops differ in how bytes move and in what a connection is, not in
+//! when a request is due, so that is kept here once, with no I/O: a loop
+//! arms its own timer (a `timerfd` under epoll, the ring's wait timeout
+//! under io_uring) for [`Schedule::wake`]: the earliest due send, at most
+//! once per granularity (`pacer::granularity`). At each wake-up it calls
+//! [`Schedule::take_due`] with the wake-up's time, then takes every request
+//! due by then ([`Schedule::next_request`]) for as long as it has a free
+//! connection or stream, and says when it has none ([`Schedule::all_busy`]).
+//!
+//! Due requests are not queued: the queue is the pacer's schedule not yet
+//! taken, up to the last wake-up's time, so requests waiting for a
+//! connection cost no memory however long they wait. Only requests sent
+//! again (a server that said it never processed them) are kept, with their
+//! intended times, and go first.
 
 use crate::config::LoadConfig;
-use crate::core::pacer::{Pacer, Timer};
+use crate::core::pacer::Pacer;
 use crate::core::recorder::{ErrorKind, Recorder};
 use crate::core::share::{Share, Starved};
 use crate::http2::session::Slot;
-use mio::{Registry, Token};
 use std::collections::VecDeque;
-use std::io;
 use std::time::{Duration, Instant};
 
 pub struct Schedule {
     /// Open loop: intended send times; none in closed loop.
-    pub pacer: Option<Pacer>,
-    timer: Option<Timer>,
-    /// Requests left to send (`-n`), or unlimited.
-    pub quota: Option<u64>,
-    /// Requests sent and not yet answered, reset or lost.
+    pacer: Option<Pacer>,
+    /// Requests left to send (`-n`), or unlimited. Open loop: taken off as
+    /// each is sent.
+    quota: Option<u64>,
+    /// Open loop: the requests due up to this instant (the last wake-up's
+    /// time) may be taken; none before the first wake-up.
+    horizon: Option<Instant>,
+    /// Open loop: intended times of requests to send again, before any new one.
+    again: VecDeque<Instant>,
+    /// The stream loops' requests sent and not yet answered, reset or lost
+    /// (HTTP/1.1's connections each know what they owe: `Conn::owed`).
     pub in_flight: u64,
-    /// Open loop: intended times of requests due and not yet sent.
-    pub due: VecDeque<Instant>,
-    /// Open loop: nothing more will fall due (the end, or `-n` reached).
-    pub over: bool,
-    pub starved: Starved,
-    pub max_lag_ns: u64,
+    starved: Starved,
+    max_lag_ns: u64,
     start: Instant,
     measure_from: Instant,
     end: Option<Instant>,
 }
 
 impl Schedule {
-    /// The schedule of a thread's share; in open loop its timer is
-    /// registered in `registry` under `token`.
-    pub fn new(cfg: &LoadConfig, share: &Share, registry: &Registry, token: Token) -> io::Result<Schedule> {
-        let timer = match share.rate {
-            Some(_) => Some(Timer::new(registry, token)?),
-            None => None,
-        };
-        Ok(Schedule {
-            pacer: Pacer::for_share(cfg, share),
-            timer,
+    /// The schedule of a thread's share.
+    pub fn new(cfg: &LoadConfig, share: &Share) -> Schedule {
+        Schedule::paced(Pacer::for_share(cfg, share), share)
+    }
+
+    /// The schedule of `share` with its send times from `pacer` (none: closed loop).
+    fn paced(pacer: Option<Pacer>, share: &Share) -> Schedule {
+        Schedule {
+            pacer,
             quota: share.quota,
+            horizon: None,
+            again: VecDeque::new(),
             in_flight: 0,
-            due: VecDeque::new(),
-            over: false,
             starved: Starved::until(share.end),
             max_lag_ns: 0,
             start: share.start,
             measure_from: share.measure_from,
             end: share.end,
-        })
+        }
     }
 
+    #[inline]
     pub fn open_loop(&self) -> bool {
         self.pacer.is_some()
     }
 
-    /// Whether a request could go now (closed loop: the quota; open loop: one is due).
-    pub fn ready(&self) -> bool {
-        match self.pacer {
-            None => self.quota != Some(0),
-            Some(_) => !self.due.is_empty(),
+    /// `-n` is used up: nothing new will be sent.
+    #[inline]
+    pub fn used_up(&self) -> bool {
+        self.quota == Some(0)
+    }
+
+    /// Open loop: nothing new will fall due (`-n` is used up, or the next
+    /// send would be at or past the end of the run).
+    #[inline]
+    fn over(&self, pacer: &Pacer) -> bool {
+        self.used_up() || self.end.is_some_and(|end| pacer.next() >= end)
+    }
+
+    /// Open loop: a request of the pacer is due by the last wake-up.
+    #[inline]
+    fn pacer_due(&self) -> bool {
+        match (self.pacer.as_ref(), self.horizon) {
+            (Some(p), Some(horizon)) => p.next() <= horizon && !self.over(p),
+            _ => false,
         }
     }
 
-    /// The next request's intended time (closed loop: any), if one is due.
+    /// Open loop: requests are due and not yet sent.
+    #[inline]
+    pub fn waiting(&self) -> bool {
+        !self.again.is_empty() || self.pacer_due()
+    }
+
+    /// Open loop: a request falls due by `now` (since the last wake-up too).
+    pub fn due_by(&self, now: Instant) -> bool {
+        !self.again.is_empty() || self.pacer.as_ref().is_some_and(|p| p.next() <= now && !self.over(p))
+    }
+
+    /// Whether a request could go now (closed loop: the quota; open loop: one is due).
+    #[inline]
+    pub fn ready(&self) -> bool {
+        match self.pacer {
+            None => !self.used_up(),
+            Some(_) => self.waiting(),
+        }
+    }
+
+    /// Open loop: a wake-up at `now`; every request due by then may be taken.
+    #[inline]
+    pub fn take_due(&mut self, now: Instant) {
+        self.horizon = self.horizon.max(Some(now));
+    }
+
+    /// Open loop: when the loop must wake to send (at most once per
+    /// granularity after the last wake-up that sent), until nothing more
+    /// will fall due; none in closed loop, and none while due requests wait
+    /// for a connection (a response frees one, and that wait is the lag
+    /// being measured, so a response must wake the loop).
+    #[inline]
+    pub fn wake(&self) -> Option<Instant> {
+        if self.waiting() {
+            return None; // a connection freed wakes the loop, not the schedule
+        }
+        let pacer = self.pacer.as_ref().filter(|p| !self.over(p))?;
+        Some(self.end.map_or(pacer.wake(), |end| end.min(pacer.wake())))
+    }
+
+    /// Closed loop: takes up to `most` requests off the `-n` quota (`most`
+    /// without one); 0 once it is used up.
+    #[inline]
+    pub fn take_quota(&mut self, most: u64) -> u64 {
+        match self.quota.as_mut() {
+            Some(left) => {
+                let n = most.min(*left);
+                *left -= n;
+                n
+            }
+            None => most,
+        }
+    }
+
+    /// The next request's intended time, if one may go: closed loop, one
+    /// off the quota (any time: the loop sends it now); open loop, the
+    /// oldest due. Due requests stop waiting once none is left.
+    #[inline]
     pub fn next_request(&mut self) -> Option<Instant> {
         if self.pacer.is_none() {
-            return match self.quota {
-                Some(0) => None,
-                Some(n) => {
-                    self.quota = Some(n - 1);
-                    Some(self.start)
-                }
-                None => Some(self.start),
-            };
+            return (self.take_quota(1) == 1).then_some(self.start);
         }
-        let intended = self.due.pop_front()?;
-        if self.due.is_empty() && self.starved.waiting() {
-            self.starved.end(Instant::now(), self.measure_from);
+        let intended = match (self.again.pop_front(), self.horizon) {
+            (Some(t), _) => t,
+            (None, Some(horizon)) if self.pacer_due() => {
+                self.take_quota(1);
+                self.pacer.as_mut()?.take(horizon)
+            }
+            _ => return None,
+        };
+        if let Some(horizon) = self.horizon.filter(|_| self.starved.waiting() && !self.waiting()) {
+            self.starved.end(horizon, self.measure_from);
         }
         Some(intended)
     }
 
-    /// A request goes at `now`, intended at `intended`, on a stream free
-    /// since `could`: counted sent and in flight, and in open loop its lag
-    /// (from when it could have gone) recorded. Returns its intended time
-    /// (closed loop: `now`) and when it could have gone (`Slot::ready`).
-    pub fn send(&mut self, rec: &mut Recorder, intended: Instant, could: Instant, now: Instant) -> (Instant, Instant) {
-        let open_loop = self.pacer.is_some();
-        if open_loop && rec.measuring(now) {
+    /// Open loop, after a pass that gave due requests to every free
+    /// connection (or stream): those still due wait for one from `now`.
+    #[inline]
+    pub fn all_busy(&mut self, now: Instant) {
+        if self.waiting() {
+            self.starved.begin(now);
+        }
+    }
+
+    /// Open loop: a request intended at `intended` goes at `now` on a
+    /// connection (or stream) free since `could`: the delay the generator
+    /// itself caused, from when it could have gone, is the schedule lag.
+    #[inline]
+    pub fn lag(&mut self, rec: &mut Recorder, intended: Instant, could: Instant, now: Instant) {
+        if self.pacer.is_some() && rec.measuring(now) {
             let lag = now.saturating_duration_since(intended.max(could)).as_nanos() as u64;
             rec.lag.saturating_record(lag.max(1));
             self.max_lag_ns = self.max_lag_ns.max(lag);
         }
-        let intended = if open_loop { intended } else { now };
+    }
+
+    /// A stream loop's request goes at `now`, intended at `intended`, on a
+    /// stream free since `could`: counted sent and in flight, and its lag
+    /// recorded. Returns its intended time (closed loop: `now`) and when it
+    /// could have gone (`Slot::ready`).
+    pub fn send(&mut self, rec: &mut Recorder, intended: Instant, could: Instant, now: Instant) -> (Instant, Instant) {
+        self.lag(rec, intended, could, now);
+        let intended = if self.open_loop() { intended } else { now };
         rec.sent(1, intended);
         self.in_flight += 1;
         (intended, intended.max(could).min(now))
-    }
-
-    /// Open loop: moves the requests whose time has come onto the due
-    /// queue, taking them off the schedule at this wake-up's `now`.
-    pub fn take_due(&mut self, now: Instant) {
-        let Some(pacer) = self.pacer.as_mut() else { return };
-        while !self.over && pacer.next() <= now {
-            if self.end.is_some_and(|end| pacer.next() >= end) || self.quota == Some(0) {
-                self.over = true;
-                break;
-            }
-            if let Some(n) = self.quota.as_mut() {
-                *n -= 1;
-            }
-            if !self.due.is_empty() {
-                self.starved.begin(now); // due requests pile up: every stream is busy
-            }
-            self.due.push_back(pacer.take(now));
-        }
-    }
-
-    /// Open loop: when the loop must wake for the schedule (at most once per
-    /// granularity after the last wake-up that sent), until it is over.
-    pub fn wake(&self) -> Option<Instant> {
-        let pacer = self.pacer.as_ref().filter(|_| !self.over)?;
-        Some(self.end.map_or(pacer.wake(), |end| end.min(pacer.wake())))
-    }
-
-    /// Open loop, before a wait on epoll: the schedule's timer (a `timerfd`:
-    /// epoll's timeout has millisecond resolution) armed for the next wake-up.
-    pub fn arm_timer(&mut self) {
-        if let (Some(at), Some(timer)) = (self.wake(), self.timer.as_mut()) {
-            timer.arm(at);
-        }
-    }
-
-    /// The timer's event arrived.
-    pub fn timer_fired(&mut self) {
-        if let Some(timer) = self.timer.as_mut() {
-            timer.fired();
-        }
     }
 
     /// A request the server never processed: sent again, keeping its
@@ -155,7 +211,7 @@ impl Schedule {
     pub fn requeue(&mut self, rec: &mut Recorder, slot: &Slot) {
         rec.unsent(slot.intended);
         if self.pacer.is_some() {
-            self.due.push_front(slot.intended);
+            self.again.push_front(slot.intended);
         } else if let Some(n) = self.quota.as_mut() {
             *n += 1;
         }
@@ -178,50 +234,75 @@ impl Schedule {
         }
     }
 
-    /// `-n` is used up: nothing left to send, queued or in flight.
+    /// A stream loop's `-n` is used up: nothing left to send, due or in flight.
     pub fn finished(&self) -> bool {
-        self.quota == Some(0) && self.in_flight == 0 && self.due.is_empty()
+        self.used_up() && self.in_flight == 0 && self.again.is_empty()
     }
 
-    /// Whether the loop ends at `now`: at the end of a timed run (open loop:
-    /// once the requests in flight are answered, up to `timeout` later), or
-    /// once `-n` is used up. The due requests never sent are counted then,
-    /// in the latency from their intended time to the schedule's end.
-    pub fn done(&mut self, rec: &mut Recorder, now: Instant, timeout: Duration) -> bool {
-        let Some(end) = self.end.filter(|end| now >= *end) else { return self.finished() };
+    /// Whether the loop may end at `now` (`done` is false otherwise): the
+    /// end of a timed run has come, or `-n` is used up.
+    #[inline]
+    pub fn may_end(&self, now: Instant) -> bool {
+        self.used_up() || self.end.is_some_and(|end| now >= end)
+    }
+
+    /// Whether the loop ends at `now`, `owed` saying whether requests sent
+    /// are still unanswered: at the end of a timed run (open loop: once the
+    /// requests in flight and due are answered, up to `timeout` later), or
+    /// once `-n` is used up and answered. The due requests never sent are
+    /// counted then, in the latency from their intended time to the end.
+    pub fn done(&mut self, rec: &mut Recorder, now: Instant, timeout: Duration, owed: bool) -> bool {
+        let Some(end) = self.end.filter(|end| now >= *end) else {
+            return self.used_up() && self.again.is_empty() && !owed;
+        };
         if self.pacer.is_none() {
             return true;
         }
         // Open loop: the requests in flight at the end are the slowest of
         // the run; they are waited for, up to `--timeout`.
-        let owed = self.in_flight > 0 || !self.due.is_empty();
-        if owed && now < end + timeout {
+        if (self.waiting() || owed) && now < end + timeout {
             return false;
         }
         self.never_sent(rec, end);
         true
     }
 
-    /// Open loop: every request that fell due before `until` and was not
-    /// sent (every stream stayed busy) is counted never sent.
+    /// Open loop: every request that fell due by `until` (and before
+    /// the end) and was not sent (every connection stayed busy) is counted
+    /// never sent.
     pub fn never_sent(&mut self, rec: &mut Recorder, until: Instant) {
-        self.take_due(until);
-        for intended in std::mem::take(&mut self.due) {
+        if self.pacer.is_none() {
+            return;
+        }
+        self.horizon = Some(until);
+        while let Some(intended) = self.next_request() {
             rec.never_sent(intended, until);
         }
     }
 
-    /// The loop has ended at `now` with `slot` (on connection `i`) owed: at
-    /// the end of an open-loop drain it timed out, otherwise (a closed
-    /// loop's end, Ctrl-C) it is unanswered; its age is in the latency.
+    /// Whether a request still owed when the loop ends at `now` timed out:
+    /// at the end of an open loop's drain (it waited `--timeout` past the
+    /// end). Otherwise (a closed loop's end, Ctrl-C: `stopping`) it is
+    /// unanswered, its age so far in its latency.
+    pub fn drained(&self, now: Instant, stopping: bool) -> bool {
+        self.pacer.is_some() && !stopping && self.end.is_some_and(|end| now >= end)
+    }
+
+    /// The loop has ended at `now` with `slot` (on connection `i`) owed:
+    /// a timeout after an open loop's drain, otherwise unanswered (`drained`).
     pub fn owed_at_end(&mut self, rec: &mut Recorder, slot: &Slot, i: usize, now: Instant, stopping: bool) {
         self.in_flight = self.in_flight.saturating_sub(1);
-        let drained = self.pacer.is_some() && !stopping && self.end.is_some_and(|end| now >= end);
-        if drained {
+        if self.drained(now, stopping) {
             error_of(rec, slot, ErrorKind::Timeout, now, i);
         } else {
             rec.unanswered(slot.intended, slot.start, now, i as u32);
         }
+    }
+
+    /// What the thread reports of its schedule: how long due requests
+    /// waited for a connection, and the longest lag.
+    pub fn figures(&self) -> (Starved, u64) {
+        (self.starved, self.max_lag_ns)
     }
 }
 
@@ -254,3 +335,6 @@ pub fn error_of(rec: &mut Recorder, slot: &Slot, kind: ErrorKind, now: Instant, 
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

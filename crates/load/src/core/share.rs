@@ -5,6 +5,7 @@
 //! two types, so they live apart from any one loop.
 
 use crate::core::recorder::{Recorder, Slow};
+use crate::core::schedule::Schedule;
 use std::time::{Duration, Instant};
 
 /// This thread's share of the run.
@@ -49,6 +50,11 @@ impl Starved {
         self.since.is_some()
     }
 
+    /// The time they waited so far (a wait still going not counted).
+    pub fn total(&self) -> Duration {
+        self.total
+    }
+
     /// They no longer wait, as of `now`.
     pub fn end(&mut self, now: Instant, measure_from: Instant) {
         if let Some(since) = self.since.take() {
@@ -70,22 +76,16 @@ pub struct Output {
 }
 
 impl Output {
-    /// A loop's result once it has ended: a wait still going counts up to
-    /// now, and the thread's CPU since `busy_from_ns` over its life since
+    /// A loop's result once it has ended: its schedule's figures (a wait
+    /// for a connection still going counts up to now), and the thread's CPU since `busy_from_ns` over its life since
     /// `started` is how busy it was.
-    pub fn at_end(
-        mut rec: Recorder,
-        mut starved: Starved,
-        share: &Share,
-        max_lag_ns: u64,
-        started: Instant,
-        busy_from_ns: u64,
-    ) -> Output {
+    pub fn at_end(mut rec: Recorder, sched: &Schedule, share: &Share, started: Instant, busy_from_ns: u64) -> Output {
+        let (mut starved, max_lag_ns) = sched.figures();
         let finished = Instant::now();
         starved.end(finished, share.measure_from);
         let slow = rec.finish();
         let busy_ns = crate::core::rusage::thread_busy_ns().saturating_sub(busy_from_ns);
         let busy = busy_ns as f64 / finished.saturating_duration_since(started).as_nanos().max(1) as f64;
-        Output { recorder: rec, slow, finished, max_lag_ns, starved: starved.total, busy }
+        Output { recorder: rec, slow, finished, max_lag_ns, starved: starved.total(), busy }
     }
 }

@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
+pub enum ConnState {
     /// Waiting for the TCP handshake to finish.
     Connecting,
     /// TCP is up; the TLS handshake is under way.
@@ -32,7 +32,7 @@ pub enum State {
 pub struct Conn<T> {
     pub id: u32,
     pub stream: Option<T>,
-    pub state: State,
+    pub state: ConnState,
     pub parser: ResponseParser,
     /// When the request in flight should have been sent (open loop) or was (closed loop).
     pub intended: Instant,
@@ -69,7 +69,7 @@ impl<T: Transport> Conn<T> {
         Conn {
             id,
             stream: None,
-            state: State::Backoff,
+            state: ConnState::Backoff,
             parser: ResponseParser::new(cfg.is_head()).decoding(cfg.asks_compression()),
             intended: now,
             start: now,
@@ -91,7 +91,7 @@ impl<T: Transport> Conn<T> {
         let mut stream = self.connect(addr, now)?;
         registry.register(&mut stream, Token(self.id as usize), Interest::READABLE | Interest::WRITABLE)?;
         self.stream = Some(T::wrap(stream, shared)?);
-        self.state = State::Connecting;
+        self.state = ConnState::Connecting;
         Ok(())
     }
 
@@ -103,7 +103,7 @@ impl<T: Transport> Conn<T> {
         self.start = now;
         self.batch = 0;
         self.served = 0;
-        self.state = State::Backoff;
+        self.state = ConnState::Backoff;
         TcpStream::connect(addr)
     }
 
@@ -113,7 +113,7 @@ impl<T: Transport> Conn<T> {
         self.parser.reset();
         self.batch = 0;
         self.served = 0;
-        self.state = State::Backoff;
+        self.state = ConnState::Backoff;
     }
 
     /// After an event on a connecting socket: `Ok(true)` once established.
@@ -133,7 +133,7 @@ impl<T: Transport> Conn<T> {
     }
 
     pub fn in_flight(&self) -> bool {
-        matches!(self.state, State::Writing(_) | State::Reading)
+        matches!(self.state, ConnState::Writing(_) | ConnState::Reading)
     }
 
     /// Requests sent (or to be sent again) that have no answer yet.

@@ -5,34 +5,36 @@
 //! Two event loops move the bytes of HTTP/1.1: edge-triggered epoll
 //! (`http1/epoll.rs`, also under TLS) and io_uring (`http1/uring.rs`). They differ
 //! in how a write starts and how a socket is opened and closed, never in what
-//! is counted, so the counting lives here once: a loop keeps a `Core` and
+//! is counted, so the counting lives here once: a loop keeps a `CycleState` and
 //! implements the few `Cycle` hooks, and the provided methods do the rest.
+//! When a request is due, and what the run owes at its end, is every
+//! loop's `Schedule` (`core/schedule.rs`), and the housekeeping tick
+//! (timeouts, reconnects, Ctrl-C) and the end of the run every loop's
+//! `Housekeeping` (`core/housekeeping.rs`); this file gives them connections.
 
 use crate::config::LoadConfig;
-use crate::core::pacer::Pacer;
+use crate::core::housekeeping::{period, Housekeeping, Parts, State};
 use crate::core::recorder::{ErrorKind, Origin, Recorder};
-use crate::core::share::{Output, Share, Starved};
+use crate::core::schedule::Schedule;
+use crate::core::share::{Output, Share};
 use crate::core::transport::Transport;
-use crate::http1::conn::{Conn, State};
+use crate::http1::conn::{Conn, ConnState};
 use crate::http1::response::Done;
 use crate::mix::Picker;
 use crate::stages::{Ramp, Stages};
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// What every loop keeps: its connections, its record and its schedule.
-pub struct Core<'a, T> {
+pub struct CycleState<'a, T> {
     pub cfg: &'a LoadConfig,
     pub conns: Vec<Conn<T>>,
     /// Open loop: connections free to send, most recently freed last.
     pub idle: Vec<u32>,
     pub rec: Recorder,
-    pub pacer: Option<Pacer>,
+    /// When requests are due: the `-n` quota, or the open loop's pacer.
+    pub sched: Schedule,
     pub share: Share,
     pub stopping: bool,
-    pub max_lag_ns: u64,
-    /// Time during which every connection was busy and due requests waited.
-    pub starved: Starved,
     /// When housekeeping (timeouts, reconnects, Ctrl-C) is due next.
     pub next_tick: Instant,
     /// The length of one request on the wire.
@@ -49,22 +51,18 @@ pub struct Core<'a, T> {
     ramp: Option<&'a Stages>,
 }
 
-impl<'a, T: Transport> Core<'a, T> {
-    pub fn new(cfg: &'a LoadConfig, share: Share, rec: Recorder, request_len: usize) -> Core<'a, T> {
-        let pacer = Pacer::for_share(cfg, &share);
+impl<'a, T: Transport> CycleState<'a, T> {
+    pub fn new(cfg: &'a LoadConfig, share: Share, rec: Recorder, request_len: usize) -> CycleState<'a, T> {
         let share_start = share.start;
         let share_index = share.index;
-        let share_end = share.end;
-        Core {
+        CycleState {
             cfg,
             conns: (0..share.connections).map(|i| Conn::new(i as u32, cfg, share.start)).collect(),
             idle: Vec::with_capacity(share.max_connections),
             rec,
-            pacer,
+            sched: Schedule::new(cfg, &share),
             share,
             stopping: false,
-            max_lag_ns: 0,
-            starved: Starved::until(share_end),
             next_tick: share_start,
             request_len,
             draining: false,
@@ -85,9 +83,9 @@ impl<'a, T: Transport> Core<'a, T> {
         i >= mine
     }
 
-    /// The housekeeping period: often enough to time requests out promptly.
+    /// The housekeeping period (`housekeeping::period`).
     fn tick(&self) -> Duration {
-        (self.cfg.timeout / 4).clamp(Duration::from_millis(5), Duration::from_millis(100))
+        period(self.cfg.timeout)
     }
 
     /// When the loop must wake at the latest for its own sake: the next
@@ -101,74 +99,18 @@ impl<'a, T: Transport> Core<'a, T> {
 
     /// Open loop: when the loop must wake next to send what is due, if no
     /// response needs to wake it sooner. That is the schedule's next wake-up
-    /// (`Pacer::wake`: the earliest due send, at most one per granularity), or the
+    /// (`Schedule::wake`: the earliest due send, at most one per granularity), or the
     /// loop's own deadline if sooner. None in closed loop, when due requests
-    /// wait for a connection (a response frees one, and that wait is the
-    /// lag being measured, so a response must wake the loop), and when the
+    /// wait for a connection (also those due since the last wake-up: every
+    /// connection is busy, and a response frees one), and when the
     /// schedule is over (the drain waits for the last responses). Responses
     /// handled at the wake-up lose nothing: they end at the kernel's receive
     /// time (`rx_time`), and the connection they free is free from then on
     /// (`idle_since`), so the lag of its next request counts from it.
     pub fn scheduled_wake(&self, now: Instant) -> Option<Instant> {
-        let pacer = self.pacer.as_ref()?;
-        let over = self.share.quota == Some(0) || self.share.end.is_some_and(|end| pacer.next() >= end);
-        let starved = self.idle.is_empty() && pacer.next() <= now;
-        (!over && !starved).then(|| pacer.wake().min(self.deadline()))
-    }
-
-    pub fn done(&self, now: Instant) -> bool {
-        if self.stopping {
-            return true;
-        }
-        let owed = || self.conns.iter().any(|c| c.owed() > 0);
-        match self.share.end {
-            Some(end) if self.pacer.is_some() => {
-                // The requests in flight at the end are the slowest of the
-                // run: dropping them would cut off the tail.
-                now >= end && (!owed() || now >= end + self.cfg.timeout)
-            }
-            Some(end) => now >= end,
-            None => self.share.quota == Some(0) && !owed(),
-        }
-    }
-
-    /// The loop ends at `now`: every request is accounted for. At the end
-    /// of an open-loop drain what is still owed timed out (it waited
-    /// `--timeout` past the end); otherwise (a closed loop's end, Ctrl-C) it
-    /// is unanswered, its age so far in the latency. In open loop, the
-    /// requests that fell due and were never sent are counted too.
-    fn settle(&mut self, now: Instant) {
-        let oldest = self.conns.iter().filter(|c| c.owed() > 0).map(|c| c.start).min();
-        self.rec.outstanding(oldest, now);
-        let drained = self.draining && !self.stopping;
-        for i in 0..self.conns.len() {
-            let owed = self.conns[i].owed() as usize;
-            if owed > 0 && drained {
-                self.count_lost(i, owed, ErrorKind::Timeout, now);
-            } else if owed > 0 {
-                let c = &self.conns[i];
-                let (intended, start, id) = (c.intended, c.start, c.id);
-                (0..owed).for_each(|_| self.rec.unanswered(intended, start, now, id));
-            }
-            self.conns[i].batch = 0;
-            self.conns[i].retry = 0;
-        }
-        let Some(pacer) = self.pacer.as_mut() else { return };
-        let until = self.share.end.map_or(now, |end| end.min(now));
-        while pacer.next() < until && self.share.quota != Some(0) {
-            let intended = pacer.take(now);
-            self.rec.never_sent(intended, until);
-        }
-    }
-
-    /// Housekeeping's note of the oldest request outstanding at `now`. A
-    /// connection being reopened (after a timeout, a close, a failed
-    /// connect) is about to send again: it keeps the silence going.
-    fn note_outstanding(&mut self, now: Instant) {
-        let reopening = |c: &Conn<T>| matches!(c.state, State::Connecting | State::Handshaking | State::Backoff);
-        let oldest = self.conns.iter().filter(|c| c.in_flight()).map(|c| c.start).min();
-        let oldest = oldest.or_else(|| self.conns.iter().any(reopening).then_some(now));
-        self.rec.outstanding(oldest, now);
+        let wake = self.sched.wake()?;
+        let starved = self.idle.is_empty() && self.sched.due_by(now);
+        (!starved).then(|| wake.min(self.deadline()))
     }
 
     /// Counts `kind` against the last `owed` requests of connection `i`'s
@@ -255,12 +197,18 @@ impl<'a, T: Transport> Core<'a, T> {
         conn.batch = conn.batch.saturating_sub(1);
         conn.served += 1;
         let state = conn.state;
-        matches!(state, State::Writing(off) if off < self.request_end(i, answered))
+        matches!(state, ConnState::Writing(off) if off < self.request_end(i, answered))
+    }
+
+    /// What the housekeeping tick reads and updates (`Housekeeping::parts`).
+    pub fn parts(&mut self) -> Parts<'_> {
+        let connections = self.conns.len();
+        Parts::new((self.cfg, &mut self.sched, &mut self.rec), (&mut self.next_tick, &mut self.stopping), connections)
     }
 
     /// The thread's result, once its loop has ended.
     pub fn finish(self, started: Instant, busy_from_ns: u64) -> Output {
-        Output::at_end(self.rec, self.starved, &self.share, self.max_lag_ns, started, busy_from_ns)
+        Output::at_end(self.rec, &self.sched, &self.share, started, busy_from_ns)
     }
 }
 
@@ -274,7 +222,11 @@ pub fn peer_gone(errno: i32) -> bool {
 pub trait Cycle<'a> {
     type Stream: Transport;
 
-    fn core(&mut self) -> &mut Core<'a, Self::Stream>;
+    fn cycle(&mut self) -> &mut CycleState<'a, Self::Stream>;
+    fn cycle_ref(&self) -> &CycleState<'a, Self::Stream>;
+    /// `CycleState::parts`, for the housekeeping tick. (A loop's own method: only
+    /// there is `'a` known to outlive the borrow.)
+    fn tick_parts(&mut self) -> Parts<'_>;
 
     /// (Re)opens connection `i`; a failure to even start is a connect error.
     fn open(&mut self, i: usize, now: Instant);
@@ -288,80 +240,71 @@ pub trait Cycle<'a> {
 
     /// Opens every connection; the first housekeeping tick follows.
     fn begin(&mut self, start: Instant) {
-        for i in 0..self.core().conns.len() {
+        for i in 0..self.cycle().conns.len() {
             self.open(i, start);
         }
-        let core = self.core();
-        core.next_tick = start + core.tick();
+        let cycle = self.cycle();
+        cycle.next_tick = start + cycle.tick();
     }
 
     /// After a batch of events: sends what is due (open loop), does the
     /// housekeeping when its tick has come; true when the run is over.
-    fn end_batch(&mut self, now: Instant) -> bool {
-        let core = self.core();
-        if core.pacer.is_some() {
-            core.draining = core.share.end.is_some_and(|end| now >= end);
+    fn end_batch(&mut self, now: Instant) -> bool
+    where
+        Self: Housekeeping,
+    {
+        let cycle = self.cycle();
+        if cycle.sched.open_loop() {
+            cycle.draining = cycle.share.end.is_some_and(|end| now >= end);
             self.dispatch(now);
         }
-        if now >= self.core().next_tick {
+        if now >= self.cycle().next_tick {
             self.housekeeping(now);
-            let core = self.core();
-            core.next_tick = now + core.tick();
         }
-        let core = self.core();
-        let done = core.done(now);
-        if done {
-            core.settle(now);
-        }
-        done
+        self.done(now)
     }
 
     /// The connection can take a request: closed loop sends at once, open
     /// loop waits for the schedule.
     fn ready(&mut self, i: usize, now: Instant) {
-        let core = self.core();
-        let conn = &mut core.conns[i];
-        conn.state = State::Idle;
+        let cycle = self.cycle();
+        let conn = &mut cycle.conns[i];
+        conn.state = ConnState::Idle;
         conn.idle_since = now;
         if conn.retry > 0 {
             // Sent again, already counted as sent and taken off `-n`.
             let n = std::mem::take(&mut conn.retry);
-            let open_loop = core.pacer.is_some();
+            let open_loop = cycle.sched.open_loop();
             let intended = conn.intended;
             let start = self.send_time(now);
             return self.transmit(i, n, if open_loop { intended } else { start }, start, false);
         }
-        if core.pacer.is_some() {
-            core.idle.push(i as u32);
-        } else if !core.parked(i, now) {
-            let t = self.send_time(now);
-            self.send(i, t, t);
+        if cycle.sched.open_loop() {
+            cycle.idle.push(i as u32);
+        } else if !cycle.parked(i, now) {
+            // The request, or a batch of `--pipeline` of them, within `-n`.
+            let n = cycle.sched.take_quota(cycle.cfg.protocol.pipeline() as u64);
+            if n > 0 {
+                let t = self.send_time(now);
+                self.send(i, n, t, t);
+            }
         }
     }
 
-    /// Sends the request (or a batch of `--pipeline` of them), within `-n`.
-    fn send(&mut self, i: usize, intended: Instant, start: Instant) {
-        let core = self.core();
-        let mut batch = core.cfg.protocol.pipeline() as u64;
-        if let Some(q) = core.share.quota.as_mut() {
-            if *q == 0 {
-                return;
-            }
-            batch = batch.min(*q);
-            *q -= batch;
-        }
-        core.rec.sent(batch, intended);
-        self.transmit(i, batch as u32, intended, start, true);
+    /// Sends a batch of `n` new requests, intended at `intended`.
+    fn send(&mut self, i: usize, n: u64, intended: Instant, start: Instant) {
+        self.cycle().rec.sent(n, intended);
+        self.transmit(i, n as u32, intended, start, true);
     }
 
     /// Writes a batch of `n` requests on connection `i`: new ones (`fresh`),
     /// or the ones a server dropped, sent again.
     fn transmit(&mut self, i: usize, n: u32, intended: Instant, start: Instant, fresh: bool) {
-        let core = self.core();
+        let cycle = self.cycle();
         if fresh {
-            core.fill(i, n);
+            cycle.fill(i, n);
         }
-        let conn = &mut core.conns[i];
+        let conn = &mut cycle.conns[i];
         conn.intended = intended;
         conn.start = start;
         // Until the connection was free (or open), the request waited for
@@ -371,9 +314,10 @@ pub trait Cycle<'a> {
         // A request that waited while some connections were still opening
         // (a connect or handshake pending, or a failed one to retry) waited
         // for connection setup: with them up it would have had one.
-        let opening = |c: &Conn<_>| matches!(c.state, State::Connecting | State::Handshaking | State::Backoff);
-        let connecting = ready > intended && (first || core.conns.iter().any(opening));
-        let conn = &mut core.conns[i];
+        let opening =
+            |c: &Conn<_>| matches!(c.state, ConnState::Connecting | ConnState::Handshaking | ConnState::Backoff);
+        let connecting = ready > intended && (first || cycle.conns.iter().any(opening));
+        let conn = &mut cycle.conns[i];
         conn.origin = Origin { connection: conn.id, ready, connecting };
         conn.batch = n;
         conn.batch_len = n;
@@ -382,22 +326,22 @@ pub trait Cycle<'a> {
 
     /// Records a response; false when the connection was reopened.
     fn complete(&mut self, i: usize, done: Done, now: Instant) -> bool {
-        let core = self.core();
-        let early = core.answer(i, done, now);
+        let cycle = self.cycle();
+        let early = cycle.answer(i, done, now);
         if done.close || early {
             // An answer before its request was all written: the rest would
             // reach the server as a new request, so the socket goes. The
             // requests behind it (pipelined) were not processed: a server
             // that closes says so, and one that answered early stopped
             // reading. They are sent again on the new socket.
-            core.resend_rest(i);
-            core.rec.reconnects += 1;
+            cycle.resend_rest(i);
+            cycle.rec.reconnects += 1;
             self.open(i, now);
             return false;
         }
-        if core.conns[i].batch == 0 {
-            let churn = core.cfg.requests_per_connection.is_some_and(|n| core.conns[i].served >= n);
-            if churn && core.share.quota != Some(0) {
+        if cycle.conns[i].batch == 0 {
+            let churn = cycle.cfg.requests_per_connection.is_some_and(|n| cycle.conns[i].served >= n);
+            if churn && !cycle.sched.used_up() {
                 // Connection churn: the client's own choice, so neither a
                 // reconnect nor an error; the new socket sends the next one
                 // (none is opened once `-n` has nothing left to send).
@@ -417,15 +361,15 @@ pub trait Cycle<'a> {
     /// a client send an idempotent request again, and that is a reconnect,
     /// not an error.
     fn peer_closed(&mut self, i: usize, kind: ErrorKind, now: Instant) {
-        let core = self.core();
-        let c = &mut core.conns[i];
+        let cycle = self.cycle();
+        let c = &mut cycle.conns[i];
         if !c.in_flight() {
-            core.rec.reconnects += 1;
+            cycle.rec.reconnects += 1;
             return self.open(i, now);
         }
-        if c.served > 0 && c.parser.is_idle() && core.idempotent {
-            core.resend_rest(i);
-            core.rec.reconnects += 1;
+        if c.served > 0 && c.parser.is_idle() && cycle.idempotent {
+            cycle.resend_rest(i);
+            cycle.rec.reconnects += 1;
             return self.open(i, now);
         }
         self.fail(i, kind, now)
@@ -433,9 +377,9 @@ pub trait Cycle<'a> {
 
     /// The server ended the stream.
     fn eof(&mut self, i: usize, now: Instant) {
-        let core = self.core();
-        let conn = &mut core.conns[i];
-        if conn.state == State::Reading {
+        let cycle = self.cycle();
+        let conn = &mut cycle.conns[i];
+        if conn.state == ConnState::Reading {
             if let Some(done) = conn.parser.eof() {
                 self.complete(i, done, now);
                 return;
@@ -446,10 +390,10 @@ pub trait Cycle<'a> {
 
     /// Counts the failure against each request in flight and reconnects.
     fn fail(&mut self, i: usize, kind: ErrorKind, now: Instant) {
-        let core = self.core();
-        let c = &core.conns[i];
+        let cycle = self.cycle();
+        let c = &cycle.conns[i];
         let lost = if c.in_flight() { c.batch as usize } else { 0 };
-        core.count_lost(i, lost, kind, now);
+        cycle.count_lost(i, lost, kind, now);
         self.open(i, now);
     }
 
@@ -457,28 +401,28 @@ pub trait Cycle<'a> {
     /// every response they end. False when the connection was reopened (the
     /// rest belonged to the old socket).
     fn received(&mut self, i: usize, bytes: &[u8], now: Instant) -> bool {
-        let core = self.core();
-        if core.rec.measuring(now) {
-            core.rec.bytes_read += bytes.len() as u64;
+        let cycle = self.cycle();
+        if cycle.rec.measuring(now) {
+            cycle.rec.bytes_read += bytes.len() as u64;
         }
-        if !core.conns[i].in_flight() {
+        if !cycle.conns[i].in_flight() {
             // Bytes nobody asked for: the server is not speaking HTTP/1.1.
             self.fail(i, ErrorKind::Parse, now);
             return false;
         }
         let mut off = 0;
         while off < bytes.len() {
-            match self.core().conns[i].parser.feed(&bytes[off..]) {
+            match self.cycle().conns[i].parser.feed(&bytes[off..]) {
                 Ok((used, None)) => off += used,
                 Ok((used, Some(done))) => {
                     off += used;
-                    let core = self.core();
-                    if off < bytes.len() && core.conns[i].batch == 1 {
+                    let cycle = self.cycle();
+                    if off < bytes.len() && cycle.conns[i].batch == 1 {
                         // Bytes after the last response asked for (a second
                         // answer to one request): the answer counts, the
                         // extra bytes are the error, and the socket goes.
-                        core.answer(i, done, now);
-                        core.rec.error(ErrorKind::Parse, now, None);
+                        cycle.answer(i, done, now);
+                        cycle.rec.error(ErrorKind::Parse, now, None);
                         self.open(i, now);
                         return false;
                     }
@@ -495,65 +439,105 @@ pub trait Cycle<'a> {
         true
     }
 
-    /// Open loop: sends every request that is due on an idle connection.
+    /// Open loop, a wake-up at `now`: sends every request due by then on an
+    /// idle connection.
     fn dispatch(&mut self, now: Instant) {
+        self.cycle().sched.take_due(now);
         loop {
-            let core = self.core();
-            let Some(next) = core.pacer.as_ref().map(Pacer::next) else { return };
-            if next > now || core.share.quota == Some(0) || core.share.end.is_some_and(|end| next >= end) {
+            let cycle = self.cycle();
+            if !cycle.sched.waiting() {
                 break;
             }
-            let Some(i) = core.idle.pop().map(|i| i as usize) else {
+            let Some(i) = cycle.idle.pop().map(|i| i as usize) else {
                 // Every connection is busy: due requests wait, and their wait
                 // counts in their latency because it runs from the intended time.
-                core.starved.begin(now);
-                if core.conns.len() < core.share.max_connections {
-                    let id = core.conns.len();
-                    core.conns.push(Conn::new(id as u32, core.cfg, now));
+                cycle.sched.all_busy(now);
+                if cycle.conns.len() < cycle.share.max_connections {
+                    let id = cycle.conns.len();
+                    cycle.conns.push(Conn::new(id as u32, cycle.cfg, now));
                     self.open(id, now);
                 }
                 return;
             };
-            if core.conns[i].state != State::Idle {
+            if cycle.conns[i].state != ConnState::Idle {
                 continue; // a stale entry: the connection was reopened since
             }
-            core.starved.end(now, core.share.measure_from);
-            let intended = core.pacer.as_mut().expect("open loop").take(now);
+            let intended = cycle.sched.next_request().expect("a request is due");
             let start = Instant::now();
             // The delay the generator itself caused: from when the request
             // could have gone (due, and a connection free) to when it went.
-            let could = intended.max(core.conns[i].idle_since);
-            let lag = start.saturating_duration_since(could).as_nanos() as u64;
-            if core.rec.measuring(start) {
-                core.rec.lag.saturating_record(lag.max(1));
-                core.max_lag_ns = core.max_lag_ns.max(lag);
+            cycle.sched.lag(&mut cycle.rec, intended, cycle.conns[i].idle_since, start);
+            self.send(i, 1, intended, start);
+        }
+    }
+}
+
+/// Every HTTP/1.1 loop's tick and end of run are the shared ones
+/// (`core/housekeeping.rs`), over its connections.
+impl<'a, C: Cycle<'a>> Housekeeping for C {
+    fn parts(&mut self) -> Parts<'_> {
+        self.tick_parts()
+    }
+
+    /// A connection that failed rests until the next tick, with no pause.
+    fn state(&self, i: usize) -> (State, Instant) {
+        let c = &self.cycle_ref().conns[i];
+        let state = match c.state {
+            ConnState::Connecting => State::Connecting,
+            ConnState::Handshaking => State::Handshaking,
+            ConnState::Backoff => State::Backoff(c.start),
+            ConnState::Idle | ConnState::Writing(_) | ConnState::Reading => State::Open,
+        };
+        (state, c.start)
+    }
+
+    /// A batch unanswered after `timeout` is a timeout and its connection is
+    /// reopened; with connection stages, an idle connection a ramp parked
+    /// sends once it is due.
+    fn expire(&mut self, i: usize, now: Instant, timeout: Duration) {
+        let cycle = self.cycle();
+        let c = &cycle.conns[i];
+        match c.state {
+            ConnState::Writing(_) | ConnState::Reading if now.saturating_duration_since(c.start) > timeout => {
+                self.fail(i, ErrorKind::Timeout, now)
             }
-            self.send(i, intended, start);
+            ConnState::Idle if cycle.ramp.is_some() && c.retry == 0 => self.ready(i, now),
+            _ => {}
         }
     }
 
-    /// Ctrl-C, timeouts, and connects to retry.
-    fn housekeeping(&mut self, now: Instant) {
-        let core = self.core();
-        if core.cfg.interrupt.load(Ordering::Relaxed) {
-            core.stopping = true;
-            return;
+    fn reconnect(&mut self, i: usize, now: Instant) {
+        self.open(i, now);
+    }
+
+    /// A connection being reopened (after a timeout, a close, a failed
+    /// connect) is about to send again: it keeps the silence going.
+    fn outstanding(&self, now: Instant) -> Option<Instant> {
+        let conns = &self.cycle_ref().conns;
+        let reopening =
+            |c: &Conn<_>| matches!(c.state, ConnState::Connecting | ConnState::Handshaking | ConnState::Backoff);
+        let oldest = conns.iter().filter(|c| c.in_flight()).map(|c| c.start).min();
+        oldest.or_else(|| conns.iter().any(reopening).then_some(now))
+    }
+
+    /// Every request of connection `i`'s batch unanswered, and every one to
+    /// be sent again: a timeout after an open loop's drain, otherwise
+    /// unanswered (`Schedule::drained`).
+    fn owe_at_end(&mut self, i: usize, now: Instant, stopping: bool) {
+        let cycle = self.cycle();
+        let owed = cycle.conns[i].owed() as usize;
+        if owed > 0 && cycle.sched.drained(now, stopping) {
+            cycle.count_lost(i, owed, ErrorKind::Timeout, now);
+        } else if owed > 0 {
+            let c = &cycle.conns[i];
+            let (intended, start, id) = (c.intended, c.start, c.id);
+            (0..owed).for_each(|_| cycle.rec.unanswered(intended, start, now, id));
         }
-        let timeout = core.cfg.timeout;
-        let ramped = core.ramp.is_some();
-        for i in 0..core.conns.len() {
-            let c = &self.core().conns[i];
-            let overdue = now.saturating_duration_since(c.start) > timeout;
-            match c.state {
-                State::Writing(_) | State::Reading if overdue => self.fail(i, ErrorKind::Timeout, now),
-                State::Connecting if overdue => self.fail(i, ErrorKind::Connect, now),
-                State::Handshaking if overdue => self.fail(i, ErrorKind::Tls, now),
-                State::Backoff => self.open(i, now),
-                // A connection a ramp parked, now due.
-                State::Idle if ramped && c.retry == 0 => self.ready(i, now),
-                _ => {}
-            }
-        }
-        self.core().note_outstanding(now);
+        cycle.conns[i].batch = 0;
+        cycle.conns[i].retry = 0;
+    }
+
+    fn owes(&mut self) -> bool {
+        self.cycle_ref().conns.iter().any(|c| c.owed() > 0)
     }
 }

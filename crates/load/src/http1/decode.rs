@@ -1,6 +1,6 @@
 //! Decoding compressed response bodies as they stream past, for the runs
 //! that ask for compression (`Accept-Encoding`): the parser hands each body
-//! slice to a [`Decoder`], which counts the bytes it decodes to and drops
+//! slice to a [`BodyDecoder`], which counts the bytes it decodes to and drops
 //! them, so the body is never held in memory. Plain runs never build one
 //! and pay nothing. `flate2` (gzip, deflate) and `brotli-decompressor` (br)
 //! do the decoding; only the counting sink is ours.
@@ -24,7 +24,7 @@ impl Write for Count {
 }
 
 /// One body being decoded.
-pub enum Decoder {
+pub enum BodyDecoder {
     Gzip(flate2::write::GzDecoder<Count>),
     /// HTTP's `deflate` is the zlib format (RFC 9110 §8.4.1.2).
     Deflate(flate2::write::ZlibDecoder<Count>),
@@ -35,39 +35,39 @@ pub enum Decoder {
     Failed,
 }
 
-impl std::fmt::Debug for Decoder {
+impl std::fmt::Debug for BodyDecoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Decoder::Gzip(_) => "Decoder::Gzip",
-            Decoder::Deflate(_) => "Decoder::Deflate",
-            Decoder::Br(_) => "Decoder::Br",
-            Decoder::Passthrough(_) => "Decoder::Passthrough",
-            Decoder::Failed => "Decoder::Failed",
+            BodyDecoder::Gzip(_) => "BodyDecoder::Gzip",
+            BodyDecoder::Deflate(_) => "BodyDecoder::Deflate",
+            BodyDecoder::Br(_) => "BodyDecoder::Br",
+            BodyDecoder::Passthrough(_) => "BodyDecoder::Passthrough",
+            BodyDecoder::Failed => "BodyDecoder::Failed",
         })
     }
 }
 
-impl Decoder {
-    pub fn new(coding: Coding) -> Decoder {
+impl BodyDecoder {
+    pub fn new(coding: Coding) -> BodyDecoder {
         match coding {
-            Coding::Gzip => Decoder::Gzip(flate2::write::GzDecoder::new(Count(0))),
-            Coding::Deflate => Decoder::Deflate(flate2::write::ZlibDecoder::new(Count(0))),
-            Coding::Br => Decoder::Br(Box::new(brotli_decompressor::DecompressorWriter::new(Count(0), 4096))),
-            Coding::Identity | Coding::Other => Decoder::Passthrough(Count(0)),
+            Coding::Gzip => BodyDecoder::Gzip(flate2::write::GzDecoder::new(Count(0))),
+            Coding::Deflate => BodyDecoder::Deflate(flate2::write::ZlibDecoder::new(Count(0))),
+            Coding::Br => BodyDecoder::Br(Box::new(brotli_decompressor::DecompressorWriter::new(Count(0), 4096))),
+            Coding::Identity | Coding::Other => BodyDecoder::Passthrough(Count(0)),
         }
     }
 
     /// Feeds one slice of the body (framing already removed).
     pub fn feed(&mut self, bytes: &[u8]) {
         let ok = match self {
-            Decoder::Gzip(d) => d.write_all(bytes).is_ok(),
-            Decoder::Deflate(d) => d.write_all(bytes).is_ok(),
-            Decoder::Br(d) => d.write_all(bytes).is_ok(),
-            Decoder::Passthrough(c) => c.write_all(bytes).is_ok(),
-            Decoder::Failed => true,
+            BodyDecoder::Gzip(d) => d.write_all(bytes).is_ok(),
+            BodyDecoder::Deflate(d) => d.write_all(bytes).is_ok(),
+            BodyDecoder::Br(d) => d.write_all(bytes).is_ok(),
+            BodyDecoder::Passthrough(c) => c.write_all(bytes).is_ok(),
+            BodyDecoder::Failed => true,
         };
         if !ok {
-            *self = Decoder::Failed;
+            *self = BodyDecoder::Failed;
         }
     }
 
@@ -75,11 +75,11 @@ impl Decoder {
     /// (corrupt, or cut short before the coding's own end).
     pub fn finish(self) -> Option<u64> {
         match self {
-            Decoder::Gzip(d) => d.finish().ok().map(|c| c.0),
-            Decoder::Deflate(d) => d.finish().ok().map(|c| c.0),
-            Decoder::Br(d) => d.into_inner().ok().map(|c| c.0),
-            Decoder::Passthrough(c) => Some(c.0),
-            Decoder::Failed => None,
+            BodyDecoder::Gzip(d) => d.finish().ok().map(|c| c.0),
+            BodyDecoder::Deflate(d) => d.finish().ok().map(|c| c.0),
+            BodyDecoder::Br(d) => d.into_inner().ok().map(|c| c.0),
+            BodyDecoder::Passthrough(c) => Some(c.0),
+            BodyDecoder::Failed => None,
         }
     }
 }
@@ -96,7 +96,7 @@ mod tests {
     }
 
     fn decoded(coding: Coding, body: &[u8], step: usize) -> Option<u64> {
-        let mut d = Decoder::new(coding);
+        let mut d = BodyDecoder::new(coding);
         body.chunks(step.max(1)).for_each(|c| d.feed(c));
         d.finish()
     }

@@ -15,7 +15,7 @@
 //!
 //! In open loop (`--rate`) the loop wakes at the schedule's times, not at
 //! every response: between wake-ups it sleeps without polling
-//! (`Core::scheduled_wake`), then takes every event at once, and responses
+//! (`CycleState::scheduled_wake`), then takes every event at once, and responses
 //! end at the kernel's receive time (`rx_time`), so the sleep costs their
 //! latency nothing. It waits on epoll (and the schedule's `timerfd`) only
 //! while due requests wait for a connection, while connections are being
@@ -26,13 +26,14 @@
 //! for unless the URL is `https://`.
 
 use crate::config::LoadConfig;
+use crate::core::housekeeping::Parts;
 use crate::core::pacer::Timer;
 use crate::core::recorder::{ErrorKind, Recorder};
 use crate::core::rx_time::{self, Clocks};
 use crate::core::share::{Output, Share};
 use crate::core::transport::{ReadSide, Transport};
-use crate::http1::conn::State;
-use crate::http1::cycle::{peer_gone, Core, Cycle};
+use crate::http1::conn::ConnState;
+use crate::http1::cycle::{peer_gone, Cycle, CycleState};
 use mio::{Events, Poll, Token};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -41,8 +42,8 @@ use std::time::{Duration, Instant};
 const TIMER: Token = Token(usize::MAX);
 const READ_BUF: usize = 64 * 1024;
 
-pub struct Worker<'a, T: Transport> {
-    core: Core<'a, T>,
+pub struct EpollLoop<'a, T: Transport> {
+    cycle: CycleState<'a, T>,
     /// The request repeated `--pipeline` times (once without pipelining).
     batch: &'a [u8],
     shared: &'a T::Shared,
@@ -56,21 +57,18 @@ pub struct Worker<'a, T: Transport> {
     clocks: Clocks,
 }
 
-impl<'a, T: Transport> Worker<'a, T> {
+impl<'a, T: Transport> EpollLoop<'a, T> {
     pub fn new(
         cfg: &'a LoadConfig,
         batch: &'a [u8],
         shared: &'a T::Shared,
         share: Share,
         rec: Recorder,
-    ) -> io::Result<Worker<'a, T>> {
+    ) -> io::Result<EpollLoop<'a, T>> {
         let poll = Poll::new()?;
-        let timer = match share.rate {
-            Some(_) => Some(Timer::new(poll.registry(), TIMER)?),
-            None => None,
-        };
-        Ok(Worker {
-            core: Core::new(cfg, share, rec, batch.len() / cfg.protocol.pipeline().max(1)),
+        let timer = Timer::for_rate(share.rate, poll.registry(), TIMER)?;
+        Ok(EpollLoop {
+            cycle: CycleState::new(cfg, share, rec, batch.len() / cfg.protocol.pipeline().max(1)),
             batch,
             shared,
             poll,
@@ -92,7 +90,7 @@ impl<'a, T: Transport> Worker<'a, T> {
                     break;
                 }
             }
-            let now = if self.core.pacer.is_some() {
+            let now = if self.cycle.sched.open_loop() {
                 self.clocks = Clocks::read();
                 self.clocks.now()
             } else {
@@ -108,7 +106,7 @@ impl<'a, T: Transport> Worker<'a, T> {
                 break;
             }
         }
-        self.core.finish(start, busy_from)
+        self.cycle.finish(start, busy_from)
     }
 
     /// Waits for the next batch of events. Open loop, between the
@@ -118,9 +116,10 @@ impl<'a, T: Transport> Worker<'a, T> {
     /// wake-up.
     fn wait(&mut self, events: &mut Events) -> io::Result<()> {
         let now = Instant::now();
-        let wake = self.core.scheduled_wake(now);
+        let wake = self.cycle.scheduled_wake(now);
         if self.opening {
-            self.opening = self.core.conns.iter().any(|c| matches!(c.state, State::Connecting | State::Handshaking));
+            self.opening =
+                self.cycle.conns.iter().any(|c| matches!(c.state, ConnState::Connecting | ConnState::Handshaking));
         }
         match (wake, self.timer.as_mut()) {
             (Some(at), _) if !self.opening => {
@@ -131,7 +130,7 @@ impl<'a, T: Transport> Worker<'a, T> {
                 if let (Some(at), Some(timer)) = (wake, timer) {
                     timer.arm(at);
                 }
-                self.poll.poll(events, Some(self.core.deadline().saturating_duration_since(now)))
+                self.poll.poll(events, Some(self.cycle.deadline().saturating_duration_since(now)))
             }
         }
     }
@@ -140,72 +139,72 @@ impl<'a, T: Transport> Worker<'a, T> {
     /// that only says it is writable again (an ACK freed send space) costs
     /// no read: the last readable edge already drained it.
     fn on_event(&mut self, i: usize, side: ReadSide, now: Instant) {
-        match self.core.conns[i].state {
-            State::Connecting => match self.core.conns[i].finish_connect() {
+        match self.cycle.conns[i].state {
+            ConnState::Connecting => match self.cycle.conns[i].finish_connect() {
                 Ok(true) if T::HANDSHAKE => {
-                    self.core.conns[i].state = State::Handshaking;
-                    self.core.conns[i].start = now;
+                    self.cycle.conns[i].state = ConnState::Handshaking;
+                    self.cycle.conns[i].start = now;
                     self.handshake(i, now);
                 }
                 Ok(true) => self.ready(i, now),
                 Ok(false) => {}
                 Err(_) => {
-                    self.core.rec.error(ErrorKind::Connect, now, None);
-                    self.core.conns[i].close();
+                    self.cycle.rec.error(ErrorKind::Connect, now, None);
+                    self.cycle.conns[i].close();
                 }
             },
-            State::Handshaking => self.handshake(i, now),
-            State::Writing(off) => {
+            ConnState::Handshaking => self.handshake(i, now),
+            ConnState::Writing(off) => {
                 self.write(i, off);
                 // Pipelined responses may already be waiting: an edge-triggered
                 // socket will not announce them again. And a batch larger
                 // than the socket buffers is only written while its first
                 // responses are read: the server stops reading while its
                 // answers have nowhere to go.
-                if side.readable() || self.core.conns[i].state == State::Reading {
+                if side.readable() || self.cycle.conns[i].state == ConnState::Reading {
                     self.read(i, side, now);
                 }
             }
-            State::Reading | State::Idle if side.readable() => self.read(i, side, now),
-            State::Reading | State::Idle | State::Backoff => {}
+            ConnState::Reading | ConnState::Idle if side.readable() => self.read(i, side, now),
+            ConnState::Reading | ConnState::Idle | ConnState::Backoff => {}
         }
     }
 
     /// Drives a TLS handshake; its time is recorded apart from request latency.
     fn handshake(&mut self, i: usize, now: Instant) {
-        let Some(stream) = self.core.conns[i].stream.as_mut() else { return };
+        let Some(stream) = self.cycle.conns[i].stream.as_mut() else { return };
         match stream.handshake() {
             Ok(true) => {
                 // A fresh clock: a fast server can finish the handshake within
                 // the very event that started it.
                 let done = Instant::now();
                 let resumed = stream.resumed();
-                let took = done.saturating_duration_since(self.core.conns[i].start);
-                self.core.rec.handshake(done, took, resumed);
+                let took = done.saturating_duration_since(self.cycle.conns[i].start);
+                self.cycle.rec.handshake(done, took, resumed);
                 self.ready(i, done);
             }
             Ok(false) => {}
             Err(_) => {
                 // Retried at the next housekeeping tick, not in a tight loop.
-                self.core.rec.error(ErrorKind::Tls, now, None);
-                self.core.conns[i].close();
+                self.cycle.rec.error(ErrorKind::Tls, now, None);
+                self.cycle.conns[i].close();
             }
         }
     }
 
     fn write(&mut self, i: usize, mut off: usize) {
-        let len = self.core.batch_bytes(i);
-        let mixed = self.core.picker.is_some();
+        let len = self.cycle.batch_bytes(i);
+        let mixed = self.cycle.picker.is_some();
         let batch = self.batch;
-        let conn = &mut self.core.conns[i];
+        let conn = &mut self.cycle.conns[i];
         // A mix gives each connection its own batch; else all share one.
         let bytes: &[u8] = if mixed { &conn.out } else { batch };
         let Some(stream) = conn.stream.as_mut() else { return };
         loop {
             if off == len {
                 match stream.flush() {
-                    Ok(true) => self.core.conns[i].state = State::Reading,
-                    Ok(false) => self.core.conns[i].state = State::Writing(off),
+                    Ok(true) => self.cycle.conns[i].state = ConnState::Reading,
+                    Ok(false) => self.cycle.conns[i].state = ConnState::Writing(off),
                     Err(_) => self.fail(i, ErrorKind::Write, Instant::now()),
                 }
                 return;
@@ -213,7 +212,7 @@ impl<'a, T: Transport> Worker<'a, T> {
             match stream.write(&bytes[off..len]) {
                 Ok(n) => off += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.core.conns[i].state = State::Writing(off);
+                    self.cycle.conns[i].state = ConnState::Writing(off);
                     return;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -236,15 +235,15 @@ impl<'a, T: Transport> Worker<'a, T> {
     }
 
     fn read_into(&mut self, i: usize, buf: &mut [u8], side: ReadSide, now: Instant) {
-        let stamped = self.core.pacer.is_some();
+        let stamped = self.cycle.sched.open_loop();
         loop {
-            let Some(stream) = self.core.conns[i].stream.as_mut() else { return };
+            let Some(stream) = self.cycle.conns[i].stream.as_mut() else { return };
             // Open loop, a response may have waited for the wake-up: it ends
             // when the kernel received it.
             let read = if stamped { stream.read_stamped(buf) } else { stream.read(buf).map(|n| (n, None)) };
             let (n, at) = match read {
                 Ok((0, _)) => return self.eof(i, now),
-                Ok((n, rx)) => (n, if stamped { self.clocks.place(rx, self.core.conns[i].start) } else { now }),
+                Ok((n, rx)) => (n, if stamped { self.clocks.place(rx, self.cycle.conns[i].start) } else { now }),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if e.raw_os_error().is_some_and(peer_gone) => return self.peer_closed(i, ErrorKind::Read, now),
@@ -261,26 +260,34 @@ impl<'a, T: Transport> Worker<'a, T> {
     }
 }
 
-impl<'a, T: Transport> Cycle<'a> for Worker<'a, T> {
+impl<'a, T: Transport> Cycle<'a> for EpollLoop<'a, T> {
     type Stream = T;
 
-    fn core(&mut self) -> &mut Core<'a, T> {
-        &mut self.core
+    fn cycle(&mut self) -> &mut CycleState<'a, T> {
+        &mut self.cycle
+    }
+
+    fn cycle_ref(&self) -> &CycleState<'a, T> {
+        &self.cycle
+    }
+
+    fn tick_parts(&mut self) -> Parts<'_> {
+        self.cycle.parts()
     }
 
     fn open(&mut self, i: usize, now: Instant) {
-        if self.core.stopping {
-            self.core.conns[i].close();
+        if self.cycle.stopping {
+            self.cycle.conns[i].close();
             return;
         }
         let registry = self.poll.registry();
-        if self.core.conns[i].open(self.core.cfg.target.addr, self.shared, registry, now).is_err() {
-            self.core.rec.error(ErrorKind::Connect, now, None);
+        if self.cycle.conns[i].open(self.cycle.cfg.target.addr, self.shared, registry, now).is_err() {
+            self.cycle.rec.error(ErrorKind::Connect, now, None);
             return;
         }
-        if self.core.pacer.is_some() {
+        if self.cycle.sched.open_loop() {
             self.opening = true;
-            if let Some(stream) = self.core.conns[i].stream.as_ref() {
+            if let Some(stream) = self.cycle.conns[i].stream.as_ref() {
                 // Without receive times (an old kernel) responses end when read.
                 let _ = rx_time::enable(stream.tcp().as_raw_fd());
             }

@@ -11,7 +11,7 @@
 
 use thiserror::Error;
 
-use super::decode::Decoder;
+use super::decode::BodyDecoder;
 use crate::core::encodings::{Body, Coding};
 
 pub use stampede_spec::limits::MAX_HEAD_BYTES;
@@ -72,7 +72,7 @@ pub struct ResponseParser {
     /// While a body is read with decoding on: its coding, wire bytes, decoder.
     coding: Coding,
     wire: u64,
-    decoder: Option<Decoder>,
+    decoder: Option<BodyDecoder>,
 }
 
 impl ResponseParser {
@@ -352,7 +352,7 @@ impl ResponseParser {
             State::UntilClose
         };
         if self.decode && !matches!(self.state, State::Head | State::Fixed(0)) {
-            (self.coding, self.wire, self.decoder) = (coding, 0, Some(Decoder::new(coding)));
+            (self.coding, self.wire, self.decoder) = (coding, 0, Some(BodyDecoder::new(coding)));
         }
         Ok(Some(len))
     }

@@ -26,11 +26,12 @@
 //! cycle's (`http1/cycle.rs`), exactly as under epoll; only the way bytes move differs.
 
 use crate::config::LoadConfig;
+use crate::core::housekeeping::Parts;
 use crate::core::recorder::{ErrorKind, Recorder};
 use crate::core::rx_time::{self, Clocks, GATHER_US};
 use crate::core::share::{Output, Share};
-use crate::http1::conn::State;
-use crate::http1::cycle::{peer_gone, Core, Cycle};
+use crate::http1::conn::ConnState;
+use crate::http1::cycle::{peer_gone, Cycle, CycleState};
 use crate::http1::uring_bufs::{self, BufRing, GROUP};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use mio::net::TcpStream;
@@ -53,8 +54,8 @@ fn untag(data: u64) -> (u64, u32, usize) {
     ((data >> 32) & 3, (data >> 34) as u32, (data & 0xffff_ffff) as usize)
 }
 
-pub struct UringWorker<'a> {
-    core: Core<'a, TcpStream>,
+pub struct UringLoop<'a> {
+    cycle: CycleState<'a, TcpStream>,
     batch: &'a [u8],
     // Declared before `bufs`: the ring goes first when the worker is dropped.
     ring: IoUring,
@@ -115,8 +116,8 @@ enum Wanted {
 /// them, tried by hand at `-c 1000`, did no better and possibly worse.
 const MOST_AWAITED: usize = 64;
 
-impl<'a> UringWorker<'a> {
-    pub fn new(cfg: &'a LoadConfig, batch: &'a [u8], share: Share, rec: Recorder) -> io::Result<UringWorker<'a>> {
+impl<'a> UringLoop<'a> {
+    pub fn new(cfg: &'a LoadConfig, batch: &'a [u8], share: Share, rec: Recorder) -> io::Result<UringLoop<'a>> {
         let most = share.max_connections.max(share.connections);
         let entries = (most * 2).next_power_of_two().clamp(64, 4096) as u32;
         let ring = uring_bufs::new_ring(entries)?;
@@ -136,8 +137,8 @@ impl<'a> UringWorker<'a> {
         msghdr.msg_controllen = rx_time::CONTROL_LEN as _;
         let gather =
             (share.rate.is_none() && ring.params().is_feature_min_timeout()).then_some(gather_for(share.connections));
-        Ok(UringWorker {
-            core: Core::new(cfg, share, rec, batch.len() / cfg.protocol.pipeline().max(1)),
+        Ok(UringLoop {
+            cycle: CycleState::new(cfg, share, rec, batch.len() / cfg.protocol.pipeline().max(1)),
             batch,
             ring,
             bufs,
@@ -170,10 +171,10 @@ impl<'a> UringWorker<'a> {
             }
         }
         self.shut_down();
-        let UringWorker { core, ring, bufs, .. } = self;
+        let UringLoop { cycle, ring, bufs, .. } = self;
         drop(ring); // before the buffers it may still name
         drop(bufs);
-        core.finish(start, busy_from)
+        cycle.finish(start, busy_from)
     }
 
     /// Handles every completion the ring holds, gives their buffers back in
@@ -202,9 +203,9 @@ impl<'a> UringWorker<'a> {
             return;
         }
         let t = Instant::now();
-        let closed = self.core.pacer.is_none();
+        let closed = !self.cycle.sched.open_loop();
         for &i in &self.queued {
-            let c = &mut self.core.conns[i as usize];
+            let c = &mut self.cycle.conns[i as usize];
             c.start = t;
             if closed {
                 c.intended = t;
@@ -215,14 +216,14 @@ impl<'a> UringWorker<'a> {
 
     /// Until when the next wait may last, and what ends it sooner. Open
     /// loop, nothing does until the schedule's next wake-up
-    /// (`Core::scheduled_wake`) unless due requests wait for a connection or
+    /// (`CycleState::scheduled_wake`) unless due requests wait for a connection or
     /// the schedule is over: then any completion does.
     fn plan(&self, now: Instant) -> (Instant, Wanted) {
-        let deadline = self.core.deadline();
-        if self.core.pacer.is_none() {
+        let deadline = self.cycle.deadline();
+        if !self.cycle.sched.open_loop() {
             return (deadline, Wanted::Gather);
         }
-        match self.core.scheduled_wake(now) {
+        match self.cycle.scheduled_wake(now) {
             Some(wake) => (wake, Wanted::Timeout),
             None => (deadline, Wanted::One),
         }
@@ -245,7 +246,9 @@ impl<'a> UringWorker<'a> {
             // More than the queue can hold: only the timeout ends the wait.
             (Wanted::Timeout, _) => (self.ring.params().cq_entries() as usize + 1, args),
             // The sends' completions, already there, would end it at once.
-            (Wanted::One, _) if self.core.pacer.is_some() && !self.core.stopping => (self.sends_in_flight + 1, args),
+            (Wanted::One, _) if self.cycle.sched.open_loop() && !self.cycle.stopping => {
+                (self.sends_in_flight + 1, args)
+            }
             _ => (1, args),
         };
         match self.ring.submitter().submit_with_args(want, &args) {
@@ -278,7 +281,7 @@ impl<'a> UringWorker<'a> {
             self.sends_in_flight -= 1;
         }
         let buffer = cqueue::buffer_select(flags);
-        let current = gen == self.gens[i] && self.core.conns[i].stream.is_some();
+        let current = gen == self.gens[i] && self.cycle.conns[i].stream.is_some();
         match kind {
             RECV if current => {
                 if res > 0 {
@@ -290,7 +293,7 @@ impl<'a> UringWorker<'a> {
                         .map(|out| (out.payload_data() as *const [u8], rx_time::of_control(out.control_data())));
                     match parsed {
                         Ok((payload, rx)) if !unsafe { &*payload }.is_empty() => {
-                            let at = clocks.place(rx, self.core.conns[i].start);
+                            let at = clocks.place(rx, self.cycle.conns[i].start);
                             // SAFETY: as above; the payload is inside the buffer.
                             self.received(i, unsafe { &*payload }, at);
                         }
@@ -307,7 +310,7 @@ impl<'a> UringWorker<'a> {
                 }
                 // The receive ended with the socket still ours (no buffer free,
                 // or the kernel's own limit): arm it again after this batch.
-                if !more && gen == self.gens[i] && self.core.conns[i].stream.is_some() {
+                if !more && gen == self.gens[i] && self.cycle.conns[i].stream.is_some() {
                     self.rearm.push((i as u32, gen));
                 }
             }
@@ -321,21 +324,21 @@ impl<'a> UringWorker<'a> {
     }
 
     fn on_connected(&mut self, i: usize, now: Instant) {
-        match self.core.conns[i].finish_connect() {
+        match self.cycle.conns[i].finish_connect() {
             Ok(true) => {
                 self.arm_recv(i);
                 self.ready(i, now);
             }
             Ok(false) => self.poll_connect(i),
             Err(_) => {
-                self.core.rec.error(ErrorKind::Connect, now, None);
+                self.cycle.rec.error(ErrorKind::Connect, now, None);
                 self.close(i);
             }
         }
     }
 
     fn on_sent(&mut self, i: usize, res: i32, now: Instant) {
-        let State::Writing(off) = self.core.conns[i].state else { return };
+        let ConnState::Writing(off) = self.cycle.conns[i].state else { return };
         if res < 0 && peer_gone(-res) {
             return self.peer_closed(i, ErrorKind::Write, now);
         }
@@ -343,16 +346,16 @@ impl<'a> UringWorker<'a> {
             return self.fail(i, ErrorKind::Write, now);
         }
         let off = off + res as usize;
-        if off < self.core.batch_bytes(i) {
+        if off < self.cycle.batch_bytes(i) {
             self.send_from(i, off);
         } else {
-            self.core.conns[i].state = State::Reading;
+            self.cycle.conns[i].state = ConnState::Reading;
         }
     }
 
     /// The connection's slot in the ring's file table, while it has a socket.
     fn fixed(&self, i: usize) -> Option<types::Fixed> {
-        self.core.conns[i].stream.as_ref().map(|_| types::Fixed(i as u32))
+        self.cycle.conns[i].stream.as_ref().map(|_| types::Fixed(i as u32))
     }
 
     fn arm_recv(&mut self, i: usize) {
@@ -369,16 +372,16 @@ impl<'a> UringWorker<'a> {
     /// Queues the rest of the request batch from byte `off`; the connection
     /// stays `Writing` until the kernel says all of it went.
     fn send_from(&mut self, i: usize, off: usize) {
-        let len = self.core.batch_bytes(i);
+        let len = self.cycle.batch_bytes(i);
         let Some(fd) = self.fixed(i) else { return };
         // A mix gives each connection its own batch; it is not touched
         // again until the connection is idle, so it outlives the send.
-        let bytes = match self.core.picker {
-            Some(_) => &self.core.conns[i].out[off..len],
+        let bytes = match self.cycle.picker {
+            Some(_) => &self.cycle.conns[i].out[off..len],
             None => &self.batch[off..len],
         };
         let (ptr, n) = (bytes.as_ptr(), bytes.len());
-        self.core.conns[i].state = State::Writing(off);
+        self.cycle.conns[i].state = ConnState::Writing(off);
         self.sends_in_flight += 1;
         let sqe = opcode::Send::new(fd, ptr, n as u32).flags(libc::MSG_NOSIGNAL).build().user_data(tag(
             SEND,
@@ -391,7 +394,7 @@ impl<'a> UringWorker<'a> {
     /// Ends the connection's socket: a shutdown first, so that the receive
     /// still armed on it completes and the kernel lets the socket go.
     fn close(&mut self, i: usize) {
-        if let Some(s) = self.core.conns[i].stream.as_ref() {
+        if let Some(s) = self.cycle.conns[i].stream.as_ref() {
             // An entry still queued names the socket by its slot, and the
             // slot is resolved when the entry is submitted: submitted after
             // the slot is given to a new socket, the rest of the old
@@ -406,15 +409,15 @@ impl<'a> UringWorker<'a> {
             let _ = self.ring.submitter().register_files_update(i as u32, &[-1]);
         }
         self.gens[i] = self.gens[i].wrapping_add(1) & 0x3fff_ffff;
-        self.core.conns[i].close();
+        self.cycle.conns[i].close();
     }
 
     /// Shuts every socket and waits (briefly) until the kernel has finished
     /// with every operation, so no receive can write into a buffer after the
     /// ring's memory is freed.
     fn shut_down(&mut self) {
-        self.core.stopping = true;
-        for i in 0..self.core.conns.len() {
+        self.cycle.stopping = true;
+        for i in 0..self.cycle.conns.len() {
             self.close(i);
         }
         let deadline = Instant::now() + Duration::from_secs(1);
@@ -430,33 +433,41 @@ impl<'a> UringWorker<'a> {
     }
 }
 
-impl<'a> Cycle<'a> for UringWorker<'a> {
+impl<'a> Cycle<'a> for UringLoop<'a> {
     type Stream = TcpStream;
 
-    fn core(&mut self) -> &mut Core<'a, TcpStream> {
-        &mut self.core
+    fn cycle(&mut self) -> &mut CycleState<'a, TcpStream> {
+        &mut self.cycle
+    }
+
+    fn cycle_ref(&self) -> &CycleState<'a, TcpStream> {
+        &self.cycle
+    }
+
+    fn tick_parts(&mut self) -> Parts<'_> {
+        self.cycle.parts()
     }
 
     fn open(&mut self, i: usize, now: Instant) {
         self.close(i);
-        if self.core.stopping {
+        if self.cycle.stopping {
             return;
         }
-        match self.core.conns[i].connect(self.core.cfg.target.addr, now) {
+        match self.cycle.conns[i].connect(self.cycle.cfg.target.addr, now) {
             Ok(stream) => {
                 // Without receive times (an old kernel) responses are
                 // stamped when handled, as before.
                 let _ = rx_time::enable(stream.as_raw_fd());
                 if self.ring.submitter().register_files_update(i as u32, &[stream.as_raw_fd()]).is_err() {
-                    self.core.rec.error(ErrorKind::Connect, now, None);
+                    self.cycle.rec.error(ErrorKind::Connect, now, None);
                     return;
                 }
-                self.core.conns[i].stream = Some(stream);
-                self.core.conns[i].state = State::Connecting;
+                self.cycle.conns[i].stream = Some(stream);
+                self.cycle.conns[i].state = ConnState::Connecting;
                 self.poll_connect(i);
             }
             Err(_) => {
-                self.core.rec.error(ErrorKind::Connect, now, None);
+                self.cycle.rec.error(ErrorKind::Connect, now, None);
             }
         }
     }

@@ -45,6 +45,7 @@
 
 use crate::config::LoadConfig;
 use crate::core::housekeeping::{Housekeeping, State};
+use crate::core::pacer::Timer;
 use crate::core::recorder::{ErrorKind, Recorder};
 use crate::core::rx_time::{self, Clocks, GATHER_US};
 use crate::core::schedule::Schedule;
@@ -100,6 +101,8 @@ pub struct Http2Loop<'a, T: Transport> {
     tls: &'a T::Shared,
     poll: Poll,
     sched: Schedule,
+    /// Open loop: wakes the thread for the schedule while it waits on epoll.
+    timer: Option<Timer>,
     conns: Vec<Conn<T>>,
     rec: Recorder,
     share: Share,
@@ -129,7 +132,8 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
         rec: Recorder,
     ) -> io::Result<Http2Loop<'a, T>> {
         let poll = Poll::new()?;
-        let sched = Schedule::new(cfg, &share, poll.registry(), TIMER)?;
+        let sched = Schedule::new(cfg, &share);
+        let timer = Timer::for_rate(share.rate, poll.registry(), TIMER)?;
         let mut bodies = vec![shared.request.body.clone()];
         if let Some(mix) = &cfg.mix {
             bodies.extend(mix.templates.iter().map(|t| t.spec.body.clone()));
@@ -154,6 +158,7 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
             tls,
             poll,
             sched,
+            timer,
             conns,
             rec,
             next_tick: share.start,
@@ -202,7 +207,9 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
                     self.poll.poll(&mut events, Some(Duration::ZERO))
                 }
                 None => {
-                    self.sched.arm_timer();
+                    if let (Some(at), Some(timer)) = (self.sched.wake(), self.timer.as_mut()) {
+                        timer.arm(at);
+                    }
                     self.poll.poll(&mut events, Some(deadline.saturating_duration_since(now)))
                 }
             };
@@ -216,7 +223,7 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
             let answered = self.answered;
             for ev in events.iter() {
                 match ev.token() {
-                    TIMER => self.sched.timer_fired(),
+                    TIMER => self.timer.as_mut().map_or((), Timer::fired),
                     Token(i) => self.on_event(i, ReadSide::of(ev), now),
                 }
             }
@@ -229,6 +236,7 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
                     self.fill(i);
                     self.flush(i, now);
                 }
+                self.sched.all_busy(now);
             }
             if now >= self.next_tick {
                 self.housekeeping(now);
@@ -241,7 +249,7 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
                 std::thread::sleep(Duration::from_micros(GATHER_US.into()));
             }
         }
-        Output::at_end(self.rec, self.sched.starved, &self.share, self.sched.max_lag_ns, start, busy_from)
+        Output::at_end(self.rec, &self.sched, &self.share, start, busy_from)
     }
 
     fn on_event(&mut self, i: usize, side: ReadSide, now: Instant) {
@@ -289,8 +297,8 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
     }
 
     /// Open loop: when to wake next if no event needs to wake the thread
-    /// sooner (`Core::scheduled_wake` is HTTP/1.1's): none while due requests
-    /// wait for a stream, while a connection is being opened (a handshake's
+    /// sooner (`CycleState::scheduled_wake` is HTTP/1.1's): none while due requests
+    /// wait for a stream (`Schedule::wake`), while a connection is being opened (a handshake's
     /// time is measured) or waits for room to write, and once the schedule
     /// is over (the drain).
     fn scheduled_wake(&self) -> Option<Instant> {
@@ -300,7 +308,7 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
                 matches!(c.state, State::Connecting | State::Handshaking) || c.session.written < c.session.out.len()
             })
         };
-        (self.sched.due.is_empty() && !unsettled()).then_some(wake)
+        (!unsettled()).then_some(wake)
     }
 
     /// Opens (or reopens) connection `i`.

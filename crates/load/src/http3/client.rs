@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 /// (no_application_protocol, 120), as a QUIC CRYPTO_ERROR (0x100 + alert).
 const NO_APPLICATION_PROTOCOL: u64 = 0x100 + 120;
 
-pub struct Shared {
+/// What every HTTP/3 connection of a run shares (as `TlsShared` does every
+/// TLS connection's).
+pub struct QuicShared {
     pub client: ClientConfig,
     /// The SNI and certificate name.
     pub server_name: String,
@@ -32,8 +34,8 @@ pub struct Shared {
     pub authority: String,
 }
 
-impl Shared {
-    pub fn new(cfg: &LoadConfig) -> Result<Shared, LoadError> {
+impl QuicShared {
+    pub fn new(cfg: &LoadConfig) -> Result<QuicShared, LoadError> {
         let t = &cfg.target;
         let opts = TlsOptions { alpn: vec!["h3".into()], ..cfg.tls.clone() };
         let tls = TlsShared::new(&opts, &t.host, &t.url)?;
@@ -53,7 +55,7 @@ impl Shared {
         let mut request = Vec::new();
         h3_frame::request(&mut request, &block, &cfg.body);
         let server_name = t.host.trim_start_matches('[').trim_end_matches(']').to_string();
-        Ok(Shared { client, server_name, request, https: true, authority: t.host_header.clone() })
+        Ok(QuicShared { client, server_name, request, https: true, authority: t.host_header.clone() })
     }
 
     /// One blocking handshake with `addr`, before the run.

@@ -10,7 +10,7 @@
 //! HTTP/3 framing and QPACK are this crate's (`http3::frame`, `http3::qpack`): the
 //! request's frames are prepared once and written to each new stream.
 //!
-//! When requests go is the HTTP/2 engine's `Schedule`: in open loop the
+//! When requests go is every loop's `Schedule` (`core/schedule.rs`): in open loop the
 //! timer wakes the thread at most once per granularity (`Pacer::wake`) and
 //! every request due by then is sent in that wake-up. Responses end at the
 //! kernel's receive time of their last datagram (`http3::udp`), so between two
@@ -37,12 +37,13 @@
 
 use crate::config::LoadConfig;
 use crate::core::housekeeping::{Housekeeping, State};
+use crate::core::pacer::Timer;
 use crate::core::recorder::Recorder;
 use crate::core::rx_time::Clocks;
 use crate::core::schedule::Schedule;
 use crate::core::share::{Output, Share};
 use crate::http2::session::Slot;
-use crate::http3::client::Shared;
+use crate::http3::client::QuicShared;
 use crate::http3::frame::{Response, ServerStream};
 use crate::http3::udp::{Datagram, Udp};
 use crate::mix::Picker;
@@ -90,7 +91,7 @@ struct Conn {
 
 pub struct Http3Loop<'a> {
     cfg: &'a LoadConfig,
-    shared: &'a Shared,
+    shared: &'a QuicShared,
     poll: Poll,
     udp: Udp,
     endpoint: Endpoint,
@@ -99,6 +100,8 @@ pub struct Http3Loop<'a> {
     /// Closed connections still sending their close, driven until drained.
     closing: Vec<(ConnectionHandle, Connection)>,
     sched: Schedule,
+    /// Open loop: wakes the thread for the schedule while it waits on the socket.
+    timer: Option<Timer>,
     conns: Vec<Conn>,
     rec: Recorder,
     share: Share,
@@ -119,11 +122,12 @@ pub struct Http3Loop<'a> {
 }
 
 impl<'a> Http3Loop<'a> {
-    pub fn new(cfg: &'a LoadConfig, shared: &'a Shared, share: Share, rec: Recorder) -> io::Result<Http3Loop<'a>> {
+    pub fn new(cfg: &'a LoadConfig, shared: &'a QuicShared, share: Share, rec: Recorder) -> io::Result<Http3Loop<'a>> {
         let poll = Poll::new()?;
         let mut udp = Udp::new(cfg.target.addr)?;
         poll.registry().register(&mut udp.socket, SOCKET, Interest::READABLE | Interest::WRITABLE)?;
-        let sched = Schedule::new(cfg, &share, poll.registry(), TIMER)?;
+        let sched = Schedule::new(cfg, &share);
+        let timer = Timer::for_rate(share.rate, poll.registry(), TIMER)?;
         let mut bodies = vec![cfg.body.clone()];
         if let Some(mix) = &cfg.mix {
             bodies.extend(mix.templates.iter().map(|t| t.spec.body.clone()));
@@ -148,6 +152,7 @@ impl<'a> Http3Loop<'a> {
             by_handle: HashMap::new(),
             closing: Vec::new(),
             sched,
+            timer,
             conns,
             rec,
             next_tick: share.start,
@@ -187,7 +192,9 @@ impl<'a> Http3Loop<'a> {
             match self.sleep_until(deadline, now) {
                 Some(wake) => std::thread::sleep(wake.saturating_duration_since(now)),
                 None => {
-                    self.sched.arm_timer();
+                    if let (Some(at), Some(timer)) = (self.sched.wake(), self.timer.as_mut()) {
+                        timer.arm(at);
+                    }
                     if let Err(e) = self.poll.poll(&mut events, Some(deadline.saturating_duration_since(now))) {
                         if e.kind() != io::ErrorKind::Interrupted {
                             break;
@@ -196,7 +203,7 @@ impl<'a> Http3Loop<'a> {
                     read = false;
                     for ev in events.iter() {
                         match ev.token() {
-                            TIMER => self.sched.timer_fired(),
+                            TIMER => self.timer.as_mut().map_or((), Timer::fired),
                             _ => {
                                 if ev.is_writable() {
                                     self.udp.unblock();
@@ -217,6 +224,7 @@ impl<'a> Http3Loop<'a> {
                 self.sched.take_due(now);
             }
             self.drive_all(now);
+            self.sched.all_busy(now);
             if now >= self.next_tick {
                 self.housekeeping(now);
             }
@@ -226,16 +234,14 @@ impl<'a> Http3Loop<'a> {
         }
         self.count_lost_packets();
         self.close_all();
-        Output::at_end(self.rec, self.sched.starved, &self.share, self.sched.max_lag_ns, start, busy_from)
+        Output::at_end(self.rec, &self.sched, &self.share, start, busy_from)
     }
 
     /// Open loop: when to wake if the thread may sleep through responses
     /// (see the module's note), or `None` to wait on the socket.
     fn sleep_until(&self, deadline: Instant, now: Instant) -> Option<Instant> {
         let wake = self.sched.wake()?.min(deadline);
-        let calm = self.sched.due.is_empty()
-            && !self.udp.is_blocked()
-            && self.conns.iter().all(|c| c.state != State::Connecting);
+        let calm = !self.udp.is_blocked() && self.conns.iter().all(|c| c.state != State::Connecting);
         (calm && wake.saturating_duration_since(now) <= SLEEP_THROUGH).then_some(wake)
     }
 
