@@ -58,12 +58,12 @@ async fn converse(
         request = request.header(name, value);
     }
     let request = request.body(()).map_err(|e| ReflectionError::Transport(e.to_string()))?;
-    let mut sender = sender.ready().await.map_err(broke)?;
-    let (answer, mut out) = sender.send_request(request, false).map_err(broke)?;
+    let mut sender = sender.ready().await.map_err(before_answer)?;
+    let (answer, mut out) = sender.send_request(request, false).map_err(before_answer)?;
     let mut resolver = Resolver::new(service);
     let first = resolver.question().expect("the first question is the service's");
-    out.send_data(Bytes::from(frame(&first.encode_to_vec())), false).map_err(broke)?;
-    let response = answer.await.map_err(broke)?;
+    out.send_data(Bytes::from(frame(&first.encode_to_vec())), false).map_err(before_answer)?;
+    let response = answer.await.map_err(before_answer)?;
     let call = &path[1..];
     let status = response.status().as_u16();
     // A Trailers-Only answer: the status alone (UNIMPLEMENTED, for a
@@ -94,6 +94,16 @@ async fn converse(
                 return resolver.finish();
             }
         }
+    }
+}
+
+/// A failure before the answer's headers: one of this side's reading (the
+/// bytes were not HTTP/2 frames: an HTTP/1.1 server's `400`) means the port
+/// does not speak HTTP/2, as the run's preflight says it.
+fn before_answer(e: h2::Error) -> ReflectionError {
+    match e.is_remote() || e.is_io() {
+        true => ReflectionError::Transport(e.to_string()),
+        false => Refusal::NotHttp2 { why: "no HTTP/2 handshake".into() }.into(),
     }
 }
 

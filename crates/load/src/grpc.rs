@@ -13,7 +13,12 @@ pub use stampede_spec::grpc::GrpcCall;
 
 /// The `grpc` section of `stampede.load/1` from the merged tally.
 pub fn stats(call: &GrpcCall, tally: Option<&GrpcTally>, wall_s: f64) -> GrpcStats {
-    let mut out = GrpcStats { call: call.name.clone(), server_streaming: call.server_streaming, ..Default::default() };
+    let mut out = GrpcStats {
+        call: call.name.clone(),
+        server_streaming: call.server_streaming,
+        schema: call.schema.to_string(),
+        ..Default::default()
+    };
     let Some(t) = tally else { return out };
     for (code, n) in Code::ALL.iter().zip(t.codes).filter(|(_, n)| *n > 0) {
         out.calls_by_status.insert(code.name().to_string(), n);

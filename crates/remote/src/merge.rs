@@ -111,6 +111,7 @@ pub fn merge(hosts: &[HostResult], failed: Vec<HostFailure>) -> Result<LoadResul
         let mut sum = stampede_schema::grpc::GrpcStats { call: g.call.clone(), ..Default::default() };
         each().for_each(|h| sum.add(h));
         sum.server_streaming = g.server_streaming;
+        sum.schema = g.schema.clone();
         sum.messages_per_s = each().map(|h| h.messages_per_s).sum();
         sum.first_message_us = worst(each().filter_map(|h| h.first_message_us));
         *g = sum;
