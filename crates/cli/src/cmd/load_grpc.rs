@@ -21,7 +21,7 @@ pub struct GrpcArgs {
     #[arg(group = "spec_flags", long, help_heading = "gRPC")]
     pub grpc: bool,
 
-    /// A .proto file declaring the service (repeatable); compiled in process, no protoc needed
+    /// A .proto file declaring the service (repeatable); compiled in process, no protoc needed. Without --proto or --protoset the server is asked by reflection
     #[arg(group = "spec_flags", long, value_name = "FILE", help_heading = "gRPC", conflicts_with = "protoset")]
     pub proto: Vec<PathBuf>,
 
