@@ -31,7 +31,10 @@ pub fn reflect(
     let late = || ReflectionError::Transport(format!("no answer within {}", crate::short_duration(limit)));
     runtime.block_on(async {
         let sender = tokio::time::timeout(limit, connect(endpoint)).await.map_err(|_| late())?;
-        let sender = sender.map_err(|why| Refusal::NotHttp2 { why })?;
+        let sender = sender.map_err(|why| match why.contains("HTTP/2") {
+            true => ReflectionError::from(Refusal::NotHttp2 { why }),
+            false => ReflectionError::Transport(why),
+        })?;
         for reflection in SERVICES {
             let path = format!("/{reflection}/{METHOD}");
             let asked = converse(sender.clone(), &endpoint.authority, &path, service, metadata);

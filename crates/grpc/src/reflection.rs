@@ -87,7 +87,7 @@ pub enum ReflectionError {
     #[error(transparent)]
     Refused(#[from] crate::Refusal),
     /// The stream failed otherwise: why.
-    #[error("broke off server reflection: {0}")]
+    #[error("server reflection failed: {0}")]
     Transport(String),
 }
 
