@@ -5,8 +5,9 @@
 //! came from, and a server without reflection or without the service said
 //! in one line, exit 2.
 
+use super::{proto, refused};
 use stampede_testkit::hostile::{Hostile, Trick};
-use stampede_testkit::load::{load_json, stampede};
+use stampede_testkit::load::load_json;
 use stampede_testkit::proto::grpc_server::{GrpcServer, Mode, Version};
 use stampede_testkit::proto::Certs;
 use std::sync::atomic::Ordering;
@@ -15,20 +16,6 @@ use std::time::Duration;
 const DEADLINE: Duration = Duration::from_secs(30);
 const UNARY: &str = "stampede.bench.v1.Bench/Unary";
 const DATA: &str = r#"{"text": "héllo", "a": -7, "b": 300000}"#;
-
-fn proto() -> String {
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../../contracts/grpc/bench.proto").to_string()
-}
-
-/// A load that must fail before it starts: exit 2 and its one line.
-fn refused(args: &[&str]) -> String {
-    let out = stampede(&[&["load"][..], args].concat(), DEADLINE);
-    let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.lines().count(), 1, "one line: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
 
 fn last_request(srv: &GrpcServer) -> Vec<u8> {
     srv.seen.request.lock().unwrap().clone().expect("a call was made")
