@@ -41,6 +41,7 @@ fn reflected(contract: &Contract, server: Server, timeout: Duration) -> Result<S
         .filter(|c| c.request.is_some())
         .filter_map(|c| stampede_grpc::split_call(&c.path).map(|(service, _)| service))
         .collect();
+    services.sort();
     services.dedup();
     let mut pool = DescriptorPool::new();
     for service in services {
