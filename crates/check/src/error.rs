@@ -26,7 +26,8 @@ pub enum CheckError {
     #[error("{reason}")]
     Http3Setup { reason: String },
 
-    /// A gRPC contract's `.proto` does not compile.
+    /// A gRPC contract's `.proto` does not compile, or the server's
+    /// reflection gave no schema for a contract without one.
     #[error("{reason}")]
     Grpc { reason: String },
 

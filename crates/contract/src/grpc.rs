@@ -123,13 +123,12 @@ impl Call {
     }
 }
 
-/// What serde cannot check in the gRPC part: `Err((field, reason))`.
-pub fn validate(calls: &[Call], has_proto: bool) -> Result<(), (String, String)> {
+/// What serde cannot check in the gRPC part: `Err((field, reason))`. A
+/// contract without `proto` is checked with the schema the server gives by
+/// reflection.
+pub fn validate(calls: &[Call]) -> Result<(), (String, String)> {
     if calls.is_empty() {
         return Err(("call".into(), "no [[call]]: a gRPC contract needs at least one call to make".into()));
-    }
-    if !has_proto {
-        return Err(("proto".into(), "is missing: give the .proto file the messages are written in".into()));
     }
     let mut ids = std::collections::BTreeSet::new();
     for (i, call) in calls.iter().enumerate() {

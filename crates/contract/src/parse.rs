@@ -72,7 +72,7 @@ impl Contract {
             if !self.rules.is_empty() || !self.probes.is_empty() || !self.every_response.is_empty() {
                 return top("rule", "a gRPC contract has [[call]]s, not [[rule]]s, [[probe]]s or every_response");
             }
-            return crate::grpc::validate(&self.calls, self.proto.is_some());
+            return crate::grpc::validate(&self.calls);
         }
         if !self.calls.is_empty() || self.proto.is_some() || !self.every_call.is_empty() {
             return top("protocol", "[[call]], proto and every_call need protocol = \"grpc\"");

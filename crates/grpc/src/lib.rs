@@ -12,13 +12,18 @@
 pub mod client;
 mod frame;
 mod headers;
+#[cfg(feature = "client")]
+pub mod reflect;
+pub mod reflection;
+mod refusal;
 mod schema;
 mod status;
 mod timeout;
 
 pub use frame::{frame, Deframer, FrameError, PREFIX_LEN};
 pub use headers::{is_grpc_content_type, request_headers, CONTENT_TYPE};
-pub use schema::{Method, Schema, SchemaError};
+pub use refusal::Refusal;
+pub use schema::{split_call, Method, Schema, SchemaError};
 pub use status::{parse_message, parse_status, Code};
 pub use timeout::{decode_timeout, encode_timeout, short_duration};
 

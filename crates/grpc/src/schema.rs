@@ -93,9 +93,7 @@ impl Schema {
     /// `package.Service.Method`, which ghz also accepts; a leading `/` is
     /// allowed).
     pub fn method(&self, call: &str) -> Result<Method, SchemaError> {
-        let trimmed = call.trim().trim_start_matches('/');
-        let split = trimmed.rsplit_once('/').or_else(|| trimmed.rsplit_once('.'));
-        let Some((service, method)) = split.filter(|(s, m)| !s.is_empty() && !m.is_empty() && !m.contains('/')) else {
+        let Some((service, method)) = split_call(call) else {
             return Err(SchemaError::CallFormat { call: call.to_string() });
         };
         let found = self.pool.get_service_by_name(service).and_then(|s| s.methods().find(|m| m.name() == method));
@@ -106,6 +104,15 @@ impl Schema {
         };
         Ok(Method { desc })
     }
+}
+
+/// The service and method a call names: `package.Service/Method` (or
+/// `package.Service.Method`, which ghz also accepts; a leading `/` is
+/// allowed).
+pub fn split_call(call: &str) -> Option<(&str, &str)> {
+    let trimmed = call.trim().trim_start_matches('/');
+    let split = trimmed.rsplit_once('/').or_else(|| trimmed.rsplit_once('.'));
+    split.filter(|(s, m)| !s.is_empty() && !m.is_empty() && !m.contains('/'))
 }
 
 fn call_name(m: &MethodDescriptor) -> String {

@@ -18,6 +18,7 @@ pub fn stats(call: &GrpcCall, tally: Option<&GrpcTally>, wall_s: f64) -> GrpcSta
         server_streaming: call.server_streaming,
         client_streaming: call.client_streaming,
         request_messages: call.client_streaming.then_some(call.request_messages),
+        schema: call.schema.to_string(),
         ..Default::default()
     };
     let Some(t) = tally else { return out };

@@ -187,6 +187,19 @@ fn request(s: &LoadSpec, origins: Vec<String>) -> Result<Request, String> {
 /// first rule it breaks. A spec without `seed` gets one from the clock
 /// (the result prints it).
 pub fn check(spec: &LoadSpec, dir: &Path) -> Result<Checked, String> {
+    check_with(spec, dir, false)
+}
+
+/// [`check`], except that a gRPC call whose schema is the server's (no
+/// `.proto`, no protoset: asked by reflection when the load starts) is
+/// checked as far as it can be without it: a scenario checked before any
+/// server runs. Its `Checked` sends nothing gRPC: run it through [`check`]
+/// once the schema is had.
+pub fn check_before_reflection(spec: &LoadSpec, dir: &Path) -> Result<Checked, String> {
+    check_with(spec, dir, true)
+}
+
+fn check_with(spec: &LoadSpec, dir: &Path, reflection_later: bool) -> Result<Checked, String> {
     let (mut s, origins) = inline_with_origins(spec, dir, None)?;
     if s.grpc.is_some() {
         crate::grpc::check_spec(&s)?;
@@ -231,13 +244,19 @@ pub fn check(spec: &LoadSpec, dir: &Path) -> Result<Checked, String> {
         grpc: None,
     };
     stages(&s, &mut c)?;
-    if let Some(g) = &s.grpc {
-        let call = crate::grpc::request(g, dir)?;
-        c.body = call.body;
-        c.headers = call.headers.into_iter().chain(std::mem::take(&mut c.headers)).collect();
-        c.method = "POST".into();
-        c.target.path = call.path;
-        c.grpc = Some(call.call);
+    match &s.grpc {
+        Some(g) if reflection_later && crate::grpc::awaits_reflection(g) => {
+            crate::grpc::check_before_reflection(g, dir)?;
+        }
+        Some(g) => {
+            let call = crate::grpc::request(g, dir)?;
+            c.body = call.body;
+            c.headers = call.headers.into_iter().chain(std::mem::take(&mut c.headers)).collect();
+            c.method = "POST".into();
+            c.target.path = call.path;
+            c.grpc = Some(call.call);
+        }
+        None => {}
     }
     crate::rules::check(&c.shape())?;
     Ok(c)

@@ -6,7 +6,7 @@
 //! the engine.
 
 use crate::headers::header_problem;
-use stampede_grpc::{request_headers, Schema};
+use stampede_grpc::{request_headers, Schema, SchemaError};
 use stampede_schema::grpc::GrpcSpec;
 use stampede_schema::spec::LoadSpec;
 use std::path::Path;
@@ -20,6 +20,8 @@ pub struct GrpcCall {
     pub client_streaming: bool,
     /// The messages each call sends (client streams: `--data`'s array).
     pub request_messages: u32,
+    /// Where the schema came from: `proto`, `protoset` or `reflection`.
+    pub schema: &'static str,
 }
 
 /// What a gRPC load sends on every stream.
@@ -74,23 +76,18 @@ pub fn read_data(data: &str, dir: &Path) -> Result<String, String> {
 
 /// The request the call `g` describes; files are relative to `dir`.
 pub fn request(g: &GrpcSpec, dir: &Path) -> Result<GrpcRequest, String> {
-    let schema = schema(g, dir)?;
+    let (schema, source) = schema(g, dir)?;
     let method = schema.method(&g.call).map_err(|e| format!("--call {e}"))?;
     let data = read_data(g.data.as_deref().unwrap_or("{}"), dir)?;
     let (body, request_messages) = method.encode_requests(&data).map_err(|e| format!("--data: {e}"))?;
-    let mut metadata = Vec::new();
-    for (name, value) in &g.metadata {
-        if let Some(why) = header_problem(name, value) {
-            return Err(format!("--metadata {name:?}: {why}"));
-        }
-        metadata.push((name.clone(), value.clone()));
-    }
+    let metadata = metadata(g)?;
     Ok(GrpcRequest {
         call: GrpcCall {
             name: method.name(),
             server_streaming: method.is_server_streaming(),
             client_streaming: method.is_client_streaming(),
             request_messages,
+            schema: source,
         },
         path: method.path(),
         headers: request_headers(g.deadline, &metadata),
@@ -98,19 +95,112 @@ pub fn request(g: &GrpcSpec, dir: &Path) -> Result<GrpcRequest, String> {
     })
 }
 
-fn schema(g: &GrpcSpec, dir: &Path) -> Result<Schema, String> {
-    match (&g.protoset, g.proto.is_empty()) {
-        (Some(_), false) => Err("--proto and --protoset both describe the service: give one".into()),
-        (Some(set), true) => Schema::from_protoset(&dir.join(set)).map_err(|e| format!("--protoset {e}")),
-        (None, false) => {
+/// `g`'s metadata as header fields, each checked.
+pub fn metadata(g: &GrpcSpec) -> Result<Vec<(String, String)>, String> {
+    let mut metadata = Vec::new();
+    for (name, value) in &g.metadata {
+        if let Some(why) = header_problem(name, value) {
+            return Err(format!("--metadata {name:?}: {why}"));
+        }
+        metadata.push((name.clone(), value.clone()));
+    }
+    Ok(metadata)
+}
+
+/// What can be checked of a call whose schema the server will give: the
+/// method's name, the request is JSON, the metadata.
+pub fn check_before_reflection(g: &GrpcSpec, dir: &Path) -> Result<(), String> {
+    if stampede_grpc::split_call(&g.call).is_none() {
+        return Err(format!("--call {}", SchemaError::CallFormat { call: g.call.clone() }));
+    }
+    let data = read_data(g.data.as_deref().unwrap_or("{}"), dir)?;
+    serde_json::from_str::<serde_json::Value>(&data).map_err(|e| format!("--data: not JSON ({e})"))?;
+    metadata(g).map(drop)
+}
+
+/// The schema `g` names and where it came from.
+fn schema(g: &GrpcSpec, dir: &Path) -> Result<(Schema, &'static str), String> {
+    match (&g.protoset, g.proto.is_empty(), &g.reflected) {
+        (Some(_), false, _) => Err("--proto and --protoset both describe the service: give one".into()),
+        (Some(set), true, _) => {
+            Schema::from_protoset(&dir.join(set)).map(|s| (s, "protoset")).map_err(|e| format!("--protoset {e}"))
+        }
+        (None, false, _) => {
             let files: Vec<_> = g.proto.iter().map(|p| dir.join(p)).collect();
             let imports: Vec<_> = g.import_paths.iter().map(|p| dir.join(p)).collect();
-            Schema::from_protos(&files, &imports).map_err(|e| format!("--proto {e}"))
+            Schema::from_protos(&files, &imports).map(|s| (s, "proto")).map_err(|e| format!("--proto {e}"))
         }
-        (None, true) => {
-            Err("--grpc needs the service's schema: --proto FILE (with --import-paths) or --protoset FILE \
-             (server reflection is not supported yet)"
-                .into())
-        }
+        (None, true, Some(set)) => reflected(set).map(|s| (s, "reflection")),
+        (None, true, None) => Err(format!("--grpc: {AWAITS_REFLECTION}")),
+    }
+}
+
+/// Why a spec without `proto`, `protoset` or `reflected` cannot be
+/// checked alone: its schema is the server's, asked for when it runs.
+pub const AWAITS_REFLECTION: &str =
+    "the schema comes from the server's reflection, asked for when the load starts; give --proto or --protoset to check it here";
+
+/// Whether `g`'s schema is to be asked of the server (no `.proto`, no
+/// protoset, not asked yet).
+pub fn awaits_reflection(g: &GrpcSpec) -> bool {
+    g.proto.is_empty() && g.protoset.is_none() && g.reflected.is_none()
+}
+
+/// The schema a spec carries from reflection (base64 FileDescriptorSet).
+fn reflected(set: &str) -> Result<Schema, String> {
+    use base64::Engine;
+    let bad =
+        |e: String| format!("grpc.reflected: not a base64 FileDescriptorSet ({e}); leave it out to ask the server");
+    let bytes = base64::engine::general_purpose::STANDARD.decode(set.trim()).map_err(|e| bad(e.to_string()))?;
+    let pool =
+        stampede_grpc::prost_reflect::DescriptorPool::decode(bytes.as_slice()).map_err(|e| bad(e.to_string()))?;
+    Ok(Schema::from_pool(pool))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::Engine;
+    use stampede_schema::spec::LoadSpec;
+
+    fn bench() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../contracts/grpc/bench.proto")
+    }
+
+    fn spec(g: GrpcSpec) -> LoadSpec {
+        LoadSpec { urls: vec!["127.0.0.1:9".into()], requests: Some(1), grpc: Some(g), ..LoadSpec::default() }
+    }
+
+    const UNARY: &str = "stampede.bench.v1.Bench/Unary";
+
+    #[test]
+    fn a_reflected_schema_carried_in_the_spec_sends_what_the_proto_sends_and_says_so() {
+        let data = Some(r#"{"text": "x", "a": 1}"#.to_string());
+        let proto = GrpcSpec { proto: vec![bench()], call: UNARY.into(), data: data.clone(), ..Default::default() };
+        let from_proto = crate::check(&spec(proto), Path::new("")).unwrap();
+        let set = Schema::from_protos(&[bench()], &[]).unwrap().pool().encode_to_vec();
+        let reflected = Some(base64::engine::general_purpose::STANDARD.encode(set));
+        let carried = GrpcSpec { reflected, call: UNARY.into(), data, ..Default::default() };
+        // What a load host gets: the spec inlined, the schema in it.
+        let sent = crate::inline::inline(&spec(carried), Path::new(""), None).unwrap();
+        let from_reflection = crate::check(&sent, Path::new("")).unwrap();
+        assert_eq!(from_reflection.body, from_proto.body);
+        assert_eq!(from_proto.grpc.unwrap().schema, "proto");
+        assert_eq!(from_reflection.grpc.unwrap().schema, "reflection");
+    }
+
+    #[test]
+    fn a_call_awaiting_reflection_is_checked_but_for_its_schema_before_a_server_runs() {
+        let g = GrpcSpec { call: UNARY.into(), data: Some("{\"a\": 1}".into()), ..Default::default() };
+        assert!(awaits_reflection(&g));
+        let err = crate::check(&spec(g.clone()), Path::new("")).unwrap_err();
+        assert!(err.contains("server's reflection"), "{err}");
+        assert!(crate::check::check_before_reflection(&spec(g.clone()), Path::new("")).is_ok());
+        let bad_call = GrpcSpec { call: "Unary".into(), ..g.clone() };
+        let err = crate::check::check_before_reflection(&spec(bad_call), Path::new("")).unwrap_err();
+        assert!(err.starts_with("--call Unary: not a method name"), "{err}");
+        let bad_data = GrpcSpec { data: Some("{a".into()), ..g };
+        let err = crate::check::check_before_reflection(&spec(bad_data), Path::new("")).unwrap_err();
+        assert!(err.starts_with("--data: not JSON"), "{err}");
     }
 }

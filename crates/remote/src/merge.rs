@@ -112,6 +112,7 @@ pub fn merge(hosts: &[HostResult], failed: Vec<HostFailure>) -> Result<LoadResul
         each().for_each(|h| sum.add(h));
         (sum.server_streaming, sum.client_streaming) = (g.server_streaming, g.client_streaming);
         sum.request_messages = g.request_messages;
+        sum.schema = g.schema.clone();
         sum.messages_per_s = each().map(|h| h.messages_per_s).sum();
         sum.first_message_us = worst(each().filter_map(|h| h.first_message_us));
         sum.message_gap_us = worst(each().filter_map(|h| h.message_gap_us));

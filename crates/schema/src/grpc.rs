@@ -28,6 +28,11 @@ pub struct GrpcSpec {
     /// A protoset (a serialized FileDescriptorSet) instead of `.proto` files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protoset: Option<PathBuf>,
+    /// The schema server reflection gave (a serialized FileDescriptorSet,
+    /// base64): asked for at start-up when neither `proto` nor `protoset`
+    /// is given, and carried here so load hosts need neither.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reflected: Option<String>,
     /// `package.Service/Method`.
     pub call: String,
     /// The request message as JSON, or `@FILE`; `{}` (every field at its
@@ -58,6 +63,10 @@ pub struct GrpcStats {
     pub client_streaming: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_messages: Option<u32>,
+    /// Where the schema came from: `proto`, `protoset` or `reflection`
+    /// (the server's, asked at start-up).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub schema: String,
     /// Calls that ended with a `grpc-status`, by its name (`OK`,
     /// `INTERNAL`, ...). Every call not `OK` is a failed call.
     pub calls_by_status: BTreeMap<String, u64>,

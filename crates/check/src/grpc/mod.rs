@@ -29,7 +29,8 @@ use stampede_grpc::client::{self, Endpoint, Exchange, Outgoing};
 /// against every call of `contract`.
 pub fn check(base: &str, contract: &Contract, options: &Options) -> Result<Report, CheckError> {
     let (endpoint, display) = endpoint(base, options)?;
-    let schema = schema::schema_of(contract).map_err(|reason| CheckError::Grpc { reason })?;
+    let schema = schema::schema_of(contract, (&endpoint, display.as_str()), options.timeout)
+        .map_err(|reason| CheckError::Grpc { reason })?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime");
     let seed = RandomState::new();
     let mut log: Vec<Exchange> = Vec::new();

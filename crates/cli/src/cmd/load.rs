@@ -62,6 +62,9 @@ Examples:
       --data '{\"count\":100}' --rate 2k --deadline 500ms 127.0.0.1:50051
       Server streaming in open loop: calls/s, messages/s, time to the first
       message; grpc-timeout 500m sent with every call.
+  stampede load --call stampede.bench.v1.Bench/Unary -n 10k 127.0.0.1:50051
+      No .proto: the schema is asked of the server by reflection (v1, then
+      v1alpha) before the run, and carried in the spec.
   stampede load --json URL > result.json
       One stampede.load/1 JSON object on stdout (see docs/results.md).
   stampede load --hosts me@load1,me@load2 -c 64 -d 30s http://10.0.0.9:8080/json

@@ -1,10 +1,15 @@
 //! `stampede load --grpc`'s flags, named as ghz names them (`--proto`,
 //! `--import-paths`, `--protoset`, `--call`, `--data`, `--metadata`), made
-//! into the load spec's `grpc` field. Glue only: the schema, the encoding
-//! and the loop are the `stampede-grpc` and `stampede-load` crates'.
+//! into the load spec's `grpc` field, and, when they name no schema, the
+//! server's asked for by reflection before the run and carried in the spec.
+//! Glue only: the schema, reflection, the encoding and the loop are the
+//! `stampede-grpc` and `stampede-load` crates'.
 
+use stampede_grpc::client::Endpoint;
 use stampede_load::units::parse_duration;
 use stampede_schema::grpc::GrpcSpec;
+use stampede_schema::LoadSpec;
+use stampede_spec::tls::{TlsOptions, TlsShared};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,7 +21,7 @@ pub struct GrpcArgs {
     #[arg(group = "spec_flags", long, help_heading = "gRPC")]
     pub grpc: bool,
 
-    /// A .proto file declaring the service (repeatable); compiled in process, no protoc needed
+    /// A .proto file declaring the service (repeatable); compiled in process, no protoc needed. Without --proto or --protoset the server is asked by reflection
     #[arg(group = "spec_flags", long, value_name = "FILE", help_heading = "gRPC", conflicts_with = "protoset")]
     pub proto: Vec<PathBuf>,
 
@@ -78,10 +83,58 @@ impl GrpcArgs {
             proto: self.proto.iter().map(|p| absolute(p)).collect(),
             import_paths: self.import_paths.iter().map(|p| absolute(p)).collect(),
             protoset: self.protoset.as_deref().map(&absolute),
+            reflected: None,
             call,
             data,
             metadata: self.metadata.as_deref().map(parse_metadata).transpose()?.unwrap_or_default(),
             deadline: self.deadline,
         }))
     }
+}
+
+/// A gRPC spec that names no schema (no `--proto`, no `--protoset`) gets
+/// the server's by reflection, asked once here before the run; the spec
+/// then carries it (`grpc.reflected`), so load hosts and the run's result
+/// need neither the server's reflection nor a file. Any other spec is left
+/// as it is.
+pub fn reflect(spec: &mut LoadSpec, dir: &Path) -> anyhow::Result<()> {
+    let Some(g) = spec.grpc.as_ref().filter(|g| stampede_spec::grpc::awaits_reflection(g)) else { return Ok(()) };
+    stampede_spec::grpc::check_spec(spec).map_err(anyhow::Error::msg)?;
+    let Some((service, _)) = stampede_grpc::split_call(&g.call) else {
+        anyhow::bail!("--call {}", stampede_grpc::SchemaError::CallFormat { call: g.call.clone() });
+    };
+    let url = stampede_spec::grpc::url(&spec.urls[0]);
+    // The run's own preflight limit, so an unreachable server is as quick to say.
+    let timeout = spec.timeout.min(Duration::from_secs(5));
+    let endpoint = endpoint(spec, &url, dir, timeout)?;
+    let metadata = stampede_spec::grpc::metadata(g).map_err(anyhow::Error::msg)?;
+    let reflected = stampede_grpc::reflect::reflect(&endpoint, service, &metadata, timeout)
+        .map_err(|e| anyhow::anyhow!("--grpc: {url} {e}"))?;
+    use base64::Engine;
+    let set = base64::engine::general_purpose::STANDARD.encode(reflected.descriptor_set);
+    spec.grpc.as_mut().expect("a gRPC spec").reflected = Some(set);
+    Ok(())
+}
+
+/// Where `url` is and how to trust it, tried once (a refused port, an
+/// untrusted certificate said as the run says them).
+fn endpoint(spec: &LoadSpec, url: &str, dir: &Path, timeout: Duration) -> anyhow::Result<Endpoint> {
+    let target = stampede_load::Target::parse(url)?;
+    let tls = match target.tls {
+        true => {
+            let opts = TlsOptions {
+                insecure: spec.insecure,
+                ca: spec.ca.as_ref().map(|c| dir.join(c)),
+                alpn: vec!["h2".into()],
+            };
+            let shared = TlsShared::new(&opts, &target.host, url)?;
+            shared.preflight(target.addr, url, timeout)?;
+            Some((shared.config.clone(), shared.name.clone()))
+        }
+        false => {
+            target.preflight(timeout)?;
+            None
+        }
+    };
+    Ok(Endpoint { addrs: vec![target.addr], authority: target.host_header.clone(), tls })
 }

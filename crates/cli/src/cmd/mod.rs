@@ -63,6 +63,7 @@ fn load_here_or_from_hosts(args: load::Args) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&spec)?);
         return Ok(0);
     }
+    load_grpc::reflect(&mut spec, &dir)?;
     match spec.from_hosts.take() {
         Some(hosts) => hosts::run(&args, &hosts, &spec, &dir),
         None => load::run(args, &spec, &dir),

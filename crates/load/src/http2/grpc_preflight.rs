@@ -11,7 +11,7 @@ use crate::http2::block;
 use crate::http2::preflight::{read_before, Wire};
 use crate::http2::session::{Ended, Session, Slot};
 use crate::tls::TlsShared;
-use stampede_grpc::Code;
+use stampede_grpc::{Code, Refusal};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -31,20 +31,10 @@ pub fn preflight(cfg: &LoadConfig, tls: Option<&TlsShared>, timeout: Duration) -
             .and_then(|mut tcp| call(&mut tcp, cfg, timeout)),
     };
     let call = cfg.grpc.as_ref().map_or("", |g| g.name.as_str());
-    let (status, end) = answer.map_err(|why| {
-        LoadError::Config(format!(
-            "--grpc: {url} does not speak HTTP/2 ({why}); gRPC runs over HTTP/2: is this a gRPC server's port?"
-        ))
-    })?;
+    let (status, end) =
+        answer.map_err(|why| LoadError::Config(format!("--grpc: {url} {}", Refusal::NotHttp2 { why })))?;
     if !end.is_grpc(status) {
-        let what = if status == 200 {
-            "an answer without content-type application/grpc".to_string()
-        } else {
-            format!("HTTP {status}")
-        };
-        return Err(LoadError::Config(format!(
-            "--grpc: {url} is not a gRPC server: it answered {call} with {what}; check the URL's port"
-        )));
+        return Err(LoadError::Config(format!("--grpc: {url} {}", Refusal::not_grpc(call, status))));
     }
     if end.code == Some(Code::Unimplemented) {
         return Err(LoadError::Config(format!(

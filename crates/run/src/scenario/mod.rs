@@ -472,4 +472,16 @@ mod tests {
         let err = parse(&format!("{text}duration = \"9s\"\n"), &[]).unwrap_err().to_string();
         assert!(err.contains("profiles[0].stages") && err.contains("drop duration"), "{err}");
     }
+
+    #[test]
+    fn a_grpc_profile_without_a_proto_is_checked_and_left_to_reflection_and_a_bad_call_is_named() {
+        let text = "apps = [\"go\"]\n[[profiles]]\nhttp2 = true\n\
+                    grpc = { call = \"stampede.bench.v1.Bench/Unary\", data = '{\"a\": 1}' }\n";
+        let s = parse(text, &[]).unwrap();
+        let spec = s.profiles[0].phase_spec(Path::new("."), "http://127.0.0.1:1", Duration::from_secs(1)).unwrap();
+        let g = spec.grpc.unwrap();
+        assert!(g.proto.is_empty() && g.reflected.is_none(), "the generator asks the server: {g:?}");
+        let err = parse(&text.replace("stampede.bench.v1.Bench/Unary", "Unary"), &[]).unwrap_err().to_string();
+        assert!(err.contains("profiles[0].call") && err.contains("not a method name"), "{err}");
+    }
 }

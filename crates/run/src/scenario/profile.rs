@@ -155,7 +155,10 @@ impl Profile {
             return Err(("hdr_log".into(), "not in a scenario: every phase would write the same file".into()));
         }
         let spec = self.phase_spec(dir, "http://127.0.0.1:1", self.duration()).map_err(as_field)?;
-        stampede_spec::check(&LoadSpec { warmup: self.spec.warmup, ..spec }, dir).map_err(as_field)?;
+        // A gRPC call without a .proto is checked but for its schema, which
+        // the generator asks the running server for (reflection).
+        let spec = LoadSpec { warmup: self.spec.warmup, ..spec };
+        stampede_spec::check::check_before_reflection(&spec, dir).map_err(as_field)?;
         Ok(())
     }
 }

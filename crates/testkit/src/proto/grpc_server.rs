@@ -10,10 +10,11 @@
 //! failed in HTTP 200 trailers, Trailers-Only errors, a stall of every
 //! period, not gRPC at all) or for `stampede check --contract grpc` (a
 //! constant answer, an ignored deadline, the wrong status), one that
-//! PINGs its clients and one that paces a stream's replies. Its protobuf is
+//! PINGs its clients, one that paces a stream's replies, and two that offer
+//! server reflection (v1 or v1alpha, grpc_reflection.rs). Its protobuf is
 //! written by hand (three fields a message), so Stampede's encoding
 //! (prost-reflect) is tested against another one. It records the calls, the
-//! replies, the `grpc-timeout` and metadata it received.
+//! replies, the `grpc-timeout`, metadata and request message it received.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,6 +23,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use super::grpc_reflection;
+pub use super::grpc_reflection::Version;
 use super::h2_listener::{Conn, Listener};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +63,10 @@ pub enum Mode {
     /// start (as grpc-go's keepalive and BDP estimator do), counting the
     /// acknowledgements per connection in [`Seen::pongs`].
     Pings,
+    /// Answers as `Ok` and offers server reflection of this version only
+    /// (grpc_reflection.rs); every other mode answers reflection
+    /// UNIMPLEMENTED.
+    Reflection(Version),
 }
 
 /// What the server received and sent.
@@ -78,6 +85,11 @@ pub struct Seen {
     /// [`Mode::Pings`]: PING acknowledgements received, one counter per
     /// connection.
     pub pongs: Mutex<Vec<Arc<AtomicU64>>>,
+    /// Reflection streams opened (of any version, answered or not); never
+    /// in `calls` or `paths`.
+    pub reflection_calls: AtomicU64,
+    /// The last call's request message (after its length prefix).
+    pub request: Mutex<Option<Vec<u8>>>,
 }
 
 pub struct GrpcServer {
@@ -122,7 +134,18 @@ async fn serve(io: Conn, mode: Mode, seen: Arc<Seen>, t0: Instant) {
         seen.pongs.lock().unwrap().push(pongs.clone());
         tokio::spawn(ping_every_20ms(pings, pongs));
     }
-    while let Some(Ok((request, respond))) = conn.accept().await {
+    while let Some(Ok((request, mut respond))) = conn.accept().await {
+        if grpc_reflection::is_reflection(request.uri().path()) {
+            seen.reflection_calls.fetch_add(1, Ordering::Relaxed);
+            match mode {
+                Mode::Reflection(v) if v.path() == request.uri().path() => {
+                    tokio::spawn(grpc_reflection::serve(request.into_body(), respond));
+                }
+                Mode::NotGrpc => not_grpc(respond),
+                _ => status_only(&mut respond, mode, 12, None),
+            }
+            continue;
+        }
         let n = seen.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
         *seen.grpc_timeout.lock().unwrap() = header("grpc-timeout");
@@ -141,7 +164,7 @@ async fn ping_every_20ms(mut pings: h2::PingPong, pongs: Arc<AtomicU64>) {
     }
 }
 
-type Respond = h2::server::SendResponse<Bytes>;
+pub(super) type Respond = h2::server::SendResponse<Bytes>;
 
 /// One call being answered.
 struct Call {
@@ -180,6 +203,7 @@ async fn answer(request: http::Request<h2::RecvStream>, mut call: Call) {
         _ => {}
     }
     let message = bytes.get(5..).unwrap_or_default();
+    *call.seen.request.lock().unwrap() = Some(message.to_vec());
     let known =
         ["/stampede.bench.v1.Bench/Unary", "/stampede.bench.v1.Bench/Stream", COLLECT, ECHO].contains(&path.as_str());
     if !known {
@@ -349,7 +373,7 @@ fn decode(mut bytes: &[u8]) -> Option<Fields> {
     Some(fields)
 }
 
-fn varint(bytes: &mut &[u8]) -> Option<u64> {
+pub(super) fn varint(bytes: &mut &[u8]) -> Option<u64> {
     let mut value = 0u64;
     for shift in (0..70).step_by(7) {
         let (&b, rest) = bytes.split_first()?;
@@ -362,7 +386,7 @@ fn varint(bytes: &mut &[u8]) -> Option<u64> {
     None
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+pub(super) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -387,7 +411,7 @@ fn encode_reply(text: &str, sum: i64, seq: i64) -> Vec<u8> {
     out
 }
 
-fn frame(message: &[u8]) -> Vec<u8> {
+pub(super) fn frame(message: &[u8]) -> Vec<u8> {
     let mut out = vec![0];
     out.extend_from_slice(&(message.len() as u32).to_be_bytes());
     out.extend_from_slice(message);

@@ -9,6 +9,7 @@
 //! --grpc` (tests/it/grpc/load.rs) and the gRPC contract
 //! (tests/it/grpc/check.rs) are tested against.
 
+pub mod grpc_reflection;
 pub mod grpc_server;
 pub mod h2_listener;
 pub mod h2_server;

@@ -192,3 +192,24 @@ fn a_grpc_contract_file_reads_its_proto_beside_it_and_a_mistake_is_one_line() {
     }
     assert_eq!(server.calls(), calls, "no call after a bad contract");
 }
+
+/// A gRPC contract without `proto` is read with the schema the server
+/// gives by reflection; a server without reflection is one line, exit 2.
+#[test]
+fn a_grpc_contract_without_a_proto_asks_the_server_by_reflection() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("grpc-contract-reflection");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(root.join("contracts/grpc.toml")).unwrap();
+    let file = dir.join("reflected.toml");
+    std::fs::write(&file, text.replace("proto = \"grpc/bench.proto\"\n", "")).unwrap();
+    let server = GrpcServer::start(Mode::Reflection(proto::grpc_server::Version::V1Alpha));
+    let run = stampede(&["check", "--contract", file.to_str().unwrap(), &server.url("http")]);
+    assert_eq!(run.code(), Some(0), "{}", run.output());
+    let plain = GrpcServer::start(Mode::Ok);
+    let run = stampede(&["check", "--contract", file.to_str().unwrap(), &plain.url("http")]);
+    assert_eq!(run.code(), Some(2), "{}", run.output());
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("offers no server reflection (UNIMPLEMENTED)"), "{}", run.stderr);
+    assert_eq!(plain.calls(), 0, "no call without a schema");
+}

@@ -6,6 +6,7 @@
 //! in open loop, and bad input (a schema, a method, data, a
 //! server that is not gRPC, HTTP/1.1 only or not there) in one line, exit 2.
 
+use super::{proto, refused};
 use stampede_testkit::hostile::{Hostile, Trick};
 use stampede_testkit::load::{load_json, refused_port, stampede};
 use stampede_testkit::proto::grpc_server::{GrpcServer, Mode};
@@ -16,24 +17,11 @@ const DEADLINE: Duration = Duration::from_secs(30);
 const UNARY: &str = "stampede.bench.v1.Bench/Unary";
 const STREAM: &str = "stampede.bench.v1.Bench/Stream";
 
-fn proto() -> String {
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../../contracts/grpc/bench.proto").to_string()
-}
-
 /// `stampede load --json --proto bench.proto --call CALL` with `args`.
 fn grpc_load(call: &str, args: &[&str], target: &str) -> serde_json::Value {
     let proto = proto();
     let all = [&["--proto", &proto, "--call", call][..], args, &[target]].concat();
     load_json(&all, DEADLINE)
-}
-
-/// A run that must fail before it starts: exit 2 and its one line.
-fn refused(args: &[&str]) -> String {
-    let out = stampede(&[&["load"][..], args].concat(), DEADLINE);
-    let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.lines().count(), 1, "one line: {err}");
-    err
 }
 
 #[test]
@@ -250,7 +238,7 @@ fn a_bad_schema_method_or_request_is_one_line_naming_it_exit_2() {
     let err = refused(&["--grpc", &t]);
     assert!(err.contains("--grpc needs --call"), "{err}");
     let err = refused(&["--call", UNARY, &t]);
-    assert!(err.contains("--proto FILE"), "{err}");
+    assert!(err.contains("offers no server reflection") && err.contains("--proto"), "{err}");
     let err = refused(&["--proto", &proto, "--call", UNARY, "--metadata", "{\"authorization\": 5}", &t]);
     assert!(err.contains("--metadata") && !err.contains('5'), "the value is not repeated: {err}");
     assert_eq!(srv.seen.calls.load(Ordering::Relaxed), 0, "nothing was sent");
