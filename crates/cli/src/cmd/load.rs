@@ -616,6 +616,7 @@ mod tests {
             http3: true,
             grpc: Some(Default::default()),
             requests_per_connection: Some(10),
+            max_granularity: Some(Duration::from_millis(4)),
             from_hosts: Some(HostsSpec {
                 remote_path: Some("r".into()),
                 ssh_config: Some("s".into()),

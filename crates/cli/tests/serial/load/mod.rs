@@ -2,4 +2,5 @@
 //! distribution is computed by hand.
 
 mod grpc_open_loop;
+mod io_uring_off;
 mod open_loop;
