@@ -6,6 +6,7 @@
 //! the engine.
 
 use crate::headers::header_problem;
+use crate::spec_error::{Field, SpecError};
 use stampede_grpc::{request_headers, Schema};
 use stampede_schema::grpc::GrpcSpec;
 use stampede_schema::spec::LoadSpec;
@@ -41,42 +42,56 @@ pub fn url(raw: &str) -> String {
 
 /// Refuses what a gRPC load cannot send: several targets, a method or a
 /// body of its own (the call decides both).
-pub fn check_spec(s: &LoadSpec) -> Result<(), String> {
+pub fn check_spec(s: &LoadSpec) -> Result<(), SpecError> {
     if s.urls.len() != 1 || !s.mix.is_empty() || s.targets.is_some() {
-        return Err("--grpc loads one server: give one URL (host:port), no mix or --targets".into());
+        let field = if s.urls.len() != 1 {
+            Field::Urls
+        } else if s.mix.is_empty() {
+            Field::Targets
+        } else {
+            Field::Mix
+        };
+        return Err(SpecError::new(field, "--grpc loads one server: give one URL (host:port), no mix or --targets"));
     }
     if s.urls[0].contains('{') {
-        return Err("--grpc: the URL names the server only; the call is --call package.Service/Method".into());
+        return Err(SpecError::new(
+            Field::Urls,
+            "--grpc: the URL names the server only; the call is --call package.Service/Method",
+        ));
     }
     if s.body.is_some() {
-        return Err("--grpc sends the request of --data (JSON), not --body".into());
+        return Err(SpecError::new(Field::Body, "--grpc sends the request of --data (JSON), not --body"));
     }
     if !s.method.eq_ignore_ascii_case("GET") && !s.method.eq_ignore_ascii_case("POST") {
-        return Err(format!("--grpc calls are POST requests: drop --method {}", s.method));
+        return Err(SpecError::new(
+            Field::Method,
+            format!("--grpc calls are POST requests: drop --method {}", s.method),
+        ));
     }
     Ok(())
 }
 
 /// `--data`: JSON, or `@FILE` read relative to `dir` (JSON never starts
 /// with `@`), so a spec sent to a load host carries the request itself.
-pub fn read_data(data: &str, dir: &Path) -> Result<String, String> {
+pub fn read_data(data: &str, dir: &Path) -> Result<String, SpecError> {
     match data.strip_prefix('@') {
-        Some(file) => std::fs::read_to_string(dir.join(file))
-            .map_err(|e| format!("--data @{file}: cannot read it ({e}): give a file of JSON")),
+        Some(file) => std::fs::read_to_string(dir.join(file)).map_err(|e| {
+            SpecError::new(Field::GrpcData, format!("--data @{file}: cannot read it ({e}): give a file of JSON"))
+        }),
         None => Ok(data.to_string()),
     }
 }
 
 /// The request the call `g` describes; files are relative to `dir`.
-pub fn request(g: &GrpcSpec, dir: &Path) -> Result<GrpcRequest, String> {
+pub fn request(g: &GrpcSpec, dir: &Path) -> Result<GrpcRequest, SpecError> {
     let schema = schema(g, dir)?;
-    let method = schema.method(&g.call).map_err(|e| format!("--call {e}"))?;
+    let method = schema.method(&g.call).map_err(|e| SpecError::new(Field::GrpcCall, format!("--call {e}")))?;
     let data = read_data(g.data.as_deref().unwrap_or("{}"), dir)?;
-    let body = method.encode_request(&data).map_err(|e| format!("--data: {e}"))?;
+    let body = method.encode_request(&data).map_err(|e| SpecError::new(Field::GrpcData, format!("--data: {e}")))?;
     let mut metadata = Vec::new();
     for (name, value) in &g.metadata {
         if let Some(why) = header_problem(name, value) {
-            return Err(format!("--metadata {name:?}: {why}"));
+            return Err(SpecError::new(Field::GrpcMetadata, format!("--metadata {name:?}: {why}")));
         }
         metadata.push((name.clone(), value.clone()));
     }
@@ -88,19 +103,22 @@ pub fn request(g: &GrpcSpec, dir: &Path) -> Result<GrpcRequest, String> {
     })
 }
 
-fn schema(g: &GrpcSpec, dir: &Path) -> Result<Schema, String> {
+fn schema(g: &GrpcSpec, dir: &Path) -> Result<Schema, SpecError> {
     match (&g.protoset, g.proto.is_empty()) {
-        (Some(_), false) => Err("--proto and --protoset both describe the service: give one".into()),
-        (Some(set), true) => Schema::from_protoset(&dir.join(set)).map_err(|e| format!("--protoset {e}")),
+        (Some(_), false) => {
+            Err(SpecError::new(Field::GrpcProto, "--proto and --protoset both describe the service: give one"))
+        }
+        (Some(set), true) => Schema::from_protoset(&dir.join(set))
+            .map_err(|e| SpecError::new(Field::GrpcProtoset, format!("--protoset {e}"))),
         (None, false) => {
             let files: Vec<_> = g.proto.iter().map(|p| dir.join(p)).collect();
             let imports: Vec<_> = g.import_paths.iter().map(|p| dir.join(p)).collect();
-            Schema::from_protos(&files, &imports).map_err(|e| format!("--proto {e}"))
+            Schema::from_protos(&files, &imports).map_err(|e| SpecError::new(Field::GrpcProto, format!("--proto {e}")))
         }
-        (None, true) => {
-            Err("--grpc needs the service's schema: --proto FILE (with --import-paths) or --protoset FILE \
-             (server reflection is not supported yet)"
-                .into())
-        }
+        (None, true) => Err(SpecError::new(
+            Field::GrpcProto,
+            "--grpc needs the service's schema: --proto FILE (with --import-paths) or --protoset FILE \
+             (server reflection is not supported yet)",
+        )),
     }
 }

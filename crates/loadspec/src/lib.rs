@@ -18,6 +18,7 @@ pub mod limits;
 pub mod protocol;
 pub mod request;
 pub mod rules;
+pub mod spec_error;
 pub mod stages;
 pub mod target;
 pub mod targets_file;
@@ -29,6 +30,7 @@ pub use check::{check, Checked};
 pub use error::LoadError;
 pub use protocol::{Carry, IoBackend, Protocol};
 pub use rules::Stop;
+pub use spec_error::{Field, SpecError};
 pub use target::Target;
 pub use tls::TlsOptions;
 
