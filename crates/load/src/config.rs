@@ -10,9 +10,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 pub use crate::limits;
-pub use stampede_spec::check::Load;
 pub use stampede_spec::headers::{check_header, check_method, header_problem};
 pub use stampede_spec::rules::Stop;
+pub use stampede_spec::Load;
 
 pub use crate::protocol::{IoBackend, Protocol};
 pub use stampede_schema::spec::Arrival;

@@ -9,20 +9,20 @@
 //! words wherever it was written.
 
 use crate::credentials;
-use crate::grpc::GrpcCall;
 use crate::headers::{check_header, check_method};
 use crate::inline::inline_with_origins;
 use crate::limits::fits;
+use crate::load::Load;
 use crate::protocol::Protocol;
-use crate::rules::{Shape, Stop};
+use crate::rules::Stop;
 use crate::spec_error::{Field, Origin, SpecError};
 use crate::stages::{Ramp, Stages};
 use crate::target::Target;
 use crate::template;
 use crate::tls::TlsOptions;
 use stampede_schema::mix::{Order, TargetSpec};
-use stampede_schema::spec::{Arrival, Body, LoadSpec};
-use std::path::{Path, PathBuf};
+use stampede_schema::spec::{Body, LoadSpec};
+use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A load that passed every rule: the settings and the mix's plan.
@@ -31,49 +31,6 @@ pub struct Checked {
     pub load: Load,
     /// Several targets or URL templates, for the engine to prepare.
     pub mix: Option<MixPlan>,
-}
-
-/// The request and the settings of a load, as the engine runs them: its
-/// `LoadConfig` holds one (beside the prepared mix and what only a
-/// running load has), so the fields are declared here once and the
-/// rules judge both through [`Load::shape`].
-#[derive(Debug, Clone)]
-pub struct Load {
-    /// The one target, or the mix's first (its origin, for connecting).
-    pub target: Target,
-    pub method: String,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-    pub connections: usize,
-    /// Open loop only: connections may grow to this many when all are busy.
-    pub max_connections: usize,
-    pub threads: usize,
-    pub stop: Stop,
-    pub warmup: Duration,
-    pub timeout: Duration,
-    /// Requests per second in total; `None` is closed-loop mode.
-    pub rate: Option<f64>,
-    pub arrival: Arrival,
-    /// Open loop: delay by the generator itself, beyond its wake-up
-    /// granularity, past which the run is saturated.
-    pub max_lag: Duration,
-    /// Keep this many slowest requests with their timestamps.
-    pub slow_log: usize,
-    /// What the connections speak, with the settings that apply to it.
-    pub protocol: Protocol,
-    /// HTTP/1.1: a connection is closed after this many responses and a new
-    /// one opened in its place (connection churn).
-    pub requests_per_connection: Option<u32>,
-    /// `https://` only: trust and ALPN.
-    pub tls: TlsOptions,
-    /// `--stages`: the rate (open loop; `rate` is then their mean) or the
-    /// connections (closed loop) ramp through these; `stop` is their total.
-    pub stages: Option<Stages>,
-    /// Write the latency of each second as an HdrHistogram interval log here.
-    pub hdr_log: Option<PathBuf>,
-    /// A gRPC load: the call (`method`, `target.path`, `headers` and `body`
-    /// are then that call's).
-    pub grpc: Option<GrpcCall>,
 }
 
 /// The targets of a mix, checked, for the engine to prepare.
@@ -86,43 +43,6 @@ pub struct MixPlan {
     pub seed: u64,
     /// Where each target came from (`URL argument 2`, `mix.txt:7`), for errors.
     pub origins: Vec<Origin>,
-}
-
-impl Load {
-    /// The request as it goes on the wire, encoded once for the whole run.
-    pub fn encode_request(&self) -> Vec<u8> {
-        crate::request::encode(&self.method, &self.target.path, &self.target.host_header, &self.headers, &self.body)
-    }
-
-    /// Whether [`crate::rules`] let this load run, naming the field if not.
-    pub fn check(&self) -> Result<(), SpecError> {
-        crate::rules::check(&self.shape())
-    }
-
-    /// What [`crate::rules`] judge of this load.
-    pub fn shape(&self) -> Shape<'_> {
-        Shape {
-            url: &self.target.url,
-            https: self.target.tls,
-            method: &self.method,
-            headers: &self.headers,
-            body_bytes: self.body.len(),
-            request_bytes: self.encode_request().len(),
-            connections: self.connections,
-            max_connections: self.max_connections,
-            threads: self.threads,
-            stop: self.stop,
-            warmup: self.warmup,
-            timeout: self.timeout,
-            max_lag: self.max_lag,
-            rate: self.rate,
-            slow_log: self.slow_log,
-            protocol: self.protocol,
-            requests_per_connection: self.requests_per_connection,
-            stages: self.stages.as_ref(),
-            tls: &self.tls,
-        }
-    }
 }
 
 /// `"Name: value"` checked as `--header` is.

@@ -15,6 +15,7 @@ pub mod grpc;
 pub mod headers;
 pub mod inline;
 pub mod limits;
+pub mod load;
 pub mod protocol;
 pub mod request;
 pub mod rules;
@@ -28,6 +29,7 @@ pub use stampede_schema::units;
 
 pub use check::{check, Checked};
 pub use error::LoadError;
+pub use load::Load;
 pub use protocol::{Carry, IoBackend, Protocol};
 pub use rules::Stop;
 pub use spec_error::{Field, SpecError};

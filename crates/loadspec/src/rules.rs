@@ -1,16 +1,16 @@
 //! The rules every load is held to, whoever builds it: each count, size and
 //! duration within its documented range ([`crate::limits`], docs/load.md
 //! "Limits"), and the combinations no event loop can run refused with the
-//! reason. A [`Shape`] is what the rules look at, borrowed from a checked
-//! spec (`check::Checked::shape`) or from the engine's `LoadConfig`, so both are
-//! judged by this one function and an absurd value is one line of error
-//! before the run, never an abort or an unbounded allocation in it.
+//! reason. They judge a [`Load`], which a checked spec is and the engine's
+//! `LoadConfig` holds, so both are judged by this one function and an
+//! absurd value is one line of error before the run, never an abort or an
+//! unbounded allocation in it.
 
 use crate::limits;
+use crate::load::Load;
 use crate::protocol::Protocol;
 use crate::spec_error::{Field, SpecError};
-use crate::stages::{Ramp, Stages};
-use crate::tls::TlsOptions;
+use crate::stages::Ramp;
 use std::time::Duration;
 
 /// When the measured phase ends.
@@ -22,41 +22,15 @@ pub enum Stop {
     Requests(u64),
 }
 
-/// What the rules judge of a load.
-pub struct Shape<'a> {
-    /// The target's URL as given, for messages.
-    pub url: &'a str,
-    /// `https://`.
-    pub https: bool,
-    pub method: &'a str,
-    pub headers: &'a [(String, String)],
-    pub body_bytes: usize,
-    /// The request as encoded on the wire ([`crate::request::encode`]).
-    pub request_bytes: usize,
-    pub connections: usize,
-    pub max_connections: usize,
-    pub threads: usize,
-    pub stop: Stop,
-    pub warmup: Duration,
-    pub timeout: Duration,
-    pub max_lag: Duration,
-    pub rate: Option<f64>,
-    pub slow_log: usize,
-    pub protocol: Protocol,
-    pub requests_per_connection: Option<u32>,
-    pub stages: Option<&'a Stages>,
-    pub tls: &'a TlsOptions,
-}
-
 /// Why `s` cannot run, naming the flag, or `Ok`.
-pub fn check(s: &Shape) -> Result<(), SpecError> {
+pub fn check(s: &Load) -> Result<(), SpecError> {
     counts(s)?;
     durations(s)?;
     request(s)?;
     combinations(s)
 }
 
-fn counts(s: &Shape) -> Result<(), SpecError> {
+fn counts(s: &Load) -> Result<(), SpecError> {
     use limits::*;
     in_range(Field::Connections, s.connections, MAX_CONNECTIONS)?;
     in_range(Field::MaxConnections, s.max_connections, MAX_CONNECTIONS)?;
@@ -89,7 +63,7 @@ fn counts(s: &Shape) -> Result<(), SpecError> {
     Ok(())
 }
 
-fn durations(s: &Shape) -> Result<(), SpecError> {
+fn durations(s: &Load) -> Result<(), SpecError> {
     use limits::*;
     let measured = match s.stop {
         Stop::Duration(d) => Some((Field::Duration, d)),
@@ -115,36 +89,37 @@ fn durations(s: &Shape) -> Result<(), SpecError> {
     Ok(())
 }
 
-fn request(s: &Shape) -> Result<(), SpecError> {
+fn request(s: &Load) -> Result<(), SpecError> {
     use limits::*;
-    if s.body_bytes > MAX_BODY_BYTES {
+    if s.body.len() > MAX_BODY_BYTES {
         return Err(SpecError::new(
             Field::Body,
-            format!("the request body is {} bytes, above the maximum of {MAX_BODY_BYTES} (64 MiB)", s.body_bytes),
+            format!("the request body is {} bytes, above the maximum of {MAX_BODY_BYTES} (64 MiB)", s.body.len()),
         ));
     }
-    crate::headers::check_method(s.method)?;
+    crate::headers::check_method(&s.method)?;
     if s.headers.len() > MAX_HEADERS {
         return Err(SpecError::new(
             Field::Headers,
             format!("{} --header flags: at most {MAX_HEADERS}", s.headers.len()),
         ));
     }
-    for (name, value) in s.headers {
+    for (name, value) in &s.headers {
         crate::headers::check_header(name, value)?;
     }
-    let batch = s.request_bytes.saturating_mul(s.protocol.pipeline());
+    let request_bytes = s.encode_request().len();
+    let batch = request_bytes.saturating_mul(s.protocol.pipeline());
     if batch > MAX_BATCH_BYTES {
         return Err(SpecError::new(Field::Pipeline, format!(
             "--pipeline {} of a {}-byte request is {batch} bytes per batch, above the maximum of {MAX_BATCH_BYTES} (256 MiB): lower --pipeline or the body",
             s.protocol.pipeline(),
-            s.request_bytes
+            request_bytes
         )));
     }
     Ok(())
 }
 
-fn combinations(s: &Shape) -> Result<(), SpecError> {
+fn combinations(s: &Load) -> Result<(), SpecError> {
     if s.threads > s.connections {
         return Err(SpecError::new(
             Field::Threads,
@@ -182,7 +157,7 @@ fn combinations(s: &Shape) -> Result<(), SpecError> {
         ));
     }
     http3(s)?;
-    if let Some(stages) = s.stages {
+    if let Some(stages) = &s.stages {
         if stages.ramp == Ramp::Connections
             && (s.rate.is_some() || matches!(s.protocol, Protocol::Http2 { .. } | Protocol::Http3 { .. }))
         {
@@ -199,7 +174,7 @@ fn combinations(s: &Shape) -> Result<(), SpecError> {
         }
     }
     crate::tls::check_alpn(&s.tls.alpn)?;
-    if !s.https && (s.tls.insecure || s.tls.ca.is_some() || !s.tls.alpn.is_empty()) {
+    if !s.target.tls && (s.tls.insecure || s.tls.ca.is_some() || !s.tls.alpn.is_empty()) {
         let field = match (s.tls.insecure, s.tls.ca.is_some()) {
             (true, _) => Field::Insecure,
             (false, true) => Field::Ca,
@@ -207,21 +182,21 @@ fn combinations(s: &Shape) -> Result<(), SpecError> {
         };
         return Err(SpecError::new(
             field,
-            format!("--insecure, --ca and --alpn apply to https:// URLs; {} is cleartext", s.url),
+            format!("--insecure, --ca and --alpn apply to https:// URLs; {} is cleartext", s.target.url),
         ));
     }
     Ok(())
 }
 
 /// `--http3`: an `https://` URL, no ALPN offer.
-fn http3(s: &Shape) -> Result<(), SpecError> {
+fn http3(s: &Load) -> Result<(), SpecError> {
     if !matches!(s.protocol, Protocol::Http3 { .. }) {
         return Ok(());
     }
-    if !s.https {
+    if !s.target.tls {
         return Err(SpecError::new(
             Field::Http3,
-            format!("--http3 needs an https:// URL (HTTP/3 is always encrypted); {} is cleartext", s.url),
+            format!("--http3 needs an https:// URL (HTTP/3 is always encrypted); {} is cleartext", s.target.url),
         ));
     }
     if !s.tls.alpn.is_empty() {
