@@ -149,10 +149,12 @@ pub fn check_contract(base: &str, contract: &Contract, options: &Options) -> Res
     Ok(report)
 }
 
+pub use stampede_grpc::client::NotReady;
+
 /// Whether the gRPC server at `addr` answers a call of `path` (a gRPC
 /// contract's `ready`) with an empty request `OK`, and how long that took;
 /// `stampede run` polls it until it does.
-pub fn grpc_ready(addr: std::net::SocketAddr, path: &str, timeout: Duration) -> Result<Duration, String> {
+pub fn grpc_ready(addr: std::net::SocketAddr, path: &str, timeout: Duration) -> Result<Duration, NotReady> {
     stampede_grpc::client::ready(addr, path, timeout)
 }
 

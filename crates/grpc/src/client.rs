@@ -229,11 +229,28 @@ pub fn status_of(ex: &Exchange, deadline: Option<Duration>) -> Result<(Code, Str
     Ok((code, said))
 }
 
+/// Why a server is not ready: a caller that polls it decides on which (a
+/// server that answers the wrong thing is another server, or the app is
+/// not up yet; no answer may be a wrong address).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotReady {
+    /// It answered, but not what counts: another status (`answers 404`,
+    /// `grpc-status UNIMPLEMENTED (12)`).
+    #[error("{0}")]
+    Answered(String),
+    /// No answer that counts as one: no connection, a reset, another protocol.
+    #[error("{0}")]
+    NoAnswer(String),
+}
+
 /// Whether the gRPC server at `addr` answers a call of `path` with an empty
 /// request message `OK`: `stampede run`'s readiness for a gRPC app. Errs
 /// with what it got instead.
-pub fn ready(addr: std::net::SocketAddr, path: &str, timeout: Duration) -> Result<Duration, String> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+pub fn ready(addr: std::net::SocketAddr, path: &str, timeout: Duration) -> Result<Duration, NotReady> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| NotReady::NoAnswer(e.to_string()))?;
     let started = Instant::now();
     let endpoint = Endpoint { addrs: vec![addr], authority: addr.to_string(), tls: None };
     let out = Outgoing {
@@ -243,14 +260,16 @@ pub fn ready(addr: std::net::SocketAddr, path: &str, timeout: Duration) -> Resul
         read_rate: None,
         request_line: String::new(),
     };
-    let ex = runtime.block_on(async {
-        let sender =
-            tokio::time::timeout(timeout, connect(&endpoint)).await.map_err(|_| "no connection".to_string())??;
-        Ok::<_, String>(call(sender, &endpoint.authority, &out, timeout).await)
-    })?;
+    let ex = runtime
+        .block_on(async {
+            let sender =
+                tokio::time::timeout(timeout, connect(&endpoint)).await.map_err(|_| "no connection".to_string())??;
+            Ok::<_, String>(call(sender, &endpoint.authority, &out, timeout).await)
+        })
+        .map_err(NotReady::NoAnswer)?;
     match status_of(&ex, None) {
         Ok((Code::Ok, _)) => Ok(started.elapsed()),
-        Ok((_, said)) => Err(said),
-        Err(why) => Err(ex.error.unwrap_or(why)),
+        Ok((_, said)) => Err(NotReady::Answered(said)),
+        Err(why) => Err(NotReady::NoAnswer(ex.error.unwrap_or(why))),
     }
 }

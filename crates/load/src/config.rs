@@ -5,119 +5,55 @@
 //! absurd value is one line of error before the run, never an abort or an
 //! unbounded allocation in it.
 
-use crate::target::Target;
-use crate::tls::TlsOptions;
-use stampede_spec::rules::Shape;
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use crate::limits;
 pub use stampede_spec::headers::{check_header, check_method, header_problem};
 pub use stampede_spec::rules::Stop;
+pub use stampede_spec::Load;
 
 pub use crate::protocol::{IoBackend, Protocol};
 pub use stampede_schema::spec::Arrival;
 
+/// A checked load ([`Load`], declared once in the spec crate) with what
+/// only the engine has: the prepared mix and the interrupt flag. The
+/// load's fields read as the config's own (`cfg.connections`) through
+/// `Deref`: the same field access as before, so the event loops did not
+/// change to hold it.
 #[derive(Debug, Clone)]
 pub struct LoadConfig {
-    pub target: Target,
-    pub method: String,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-    pub connections: usize,
-    /// Open loop only: connections may grow to this many when all are busy.
-    pub max_connections: usize,
-    pub threads: usize,
-    pub stop: Stop,
-    pub warmup: Duration,
-    pub timeout: Duration,
-    /// Requests per second in total; `None` is closed-loop mode.
-    pub rate: Option<f64>,
-    pub arrival: Arrival,
-    /// Keep this many slowest requests with their timestamps.
-    pub slow_log: usize,
-    /// Open loop: delay by the generator itself, beyond its wake-up
-    /// granularity (`pacer::granularity`), past which the run is saturated.
-    pub max_lag: Duration,
-    /// Open loop: `--max-granularity`, the longest wake-up granularity
-    /// (`pacer::max_granularity`); `None` is the protocol's default.
-    pub max_granularity: Option<Duration>,
-    /// Set (e.g. by Ctrl-C) to end the run early; results so far are kept.
-    pub interrupt: Arc<AtomicBool>,
-    /// What the connections speak, with the settings that apply to it.
-    pub protocol: Protocol,
-    /// `https://` only: trust and ALPN.
-    pub tls: TlsOptions,
+    pub load: Load,
     /// Several targets or URL templates (`target` is then the first one's
     /// host, for connecting); `None` sends the one request of `target`.
-    pub mix: Option<std::sync::Arc<crate::mix::Mix>>,
-    /// Write the latency of each second as an HdrHistogram interval log here.
-    pub hdr_log: Option<std::path::PathBuf>,
-    /// `--stages`: the rate (open loop; `rate` is then their mean) or the
-    /// connections (closed loop) ramp through these; `stop` is their total.
-    pub stages: Option<crate::stages::Stages>,
-    /// A gRPC load: the call every stream makes (`method`, `target.path`,
-    /// `headers` and `body` are then that call's).
-    pub grpc: Option<crate::grpc::GrpcCall>,
-    /// HTTP/1.1: a connection is closed after this many responses and a new
-    /// one opened in its place (connection churn).
-    pub requests_per_connection: Option<u32>,
+    pub mix: Option<Arc<crate::mix::Mix>>,
+    /// Set (e.g. by Ctrl-C) to end the run early; results so far are kept.
+    pub interrupt: Arc<AtomicBool>,
+}
+
+impl Deref for LoadConfig {
+    type Target = Load;
+    fn deref(&self) -> &Load {
+        &self.load
+    }
+}
+
+impl DerefMut for LoadConfig {
+    fn deref_mut(&mut self) -> &mut Load {
+        &mut self.load
+    }
 }
 
 impl LoadConfig {
-    pub fn new(target: Target) -> LoadConfig {
-        LoadConfig {
-            target,
-            method: "GET".into(),
-            headers: Vec::new(),
-            body: Vec::new(),
-            connections: 32,
-            max_connections: 32,
-            threads: 1,
-            stop: Stop::Duration(Duration::from_secs(10)),
-            warmup: Duration::ZERO,
-            timeout: Duration::from_secs(5),
-            rate: None,
-            arrival: Arrival::Uniform,
-            slow_log: 0,
-            max_lag: Duration::from_millis(1),
-            max_granularity: None,
-            interrupt: Arc::new(AtomicBool::new(false)),
-            protocol: Protocol::default(),
-            tls: TlsOptions::default(),
-            mix: None,
-            hdr_log: None,
-            stages: None,
-            grpc: None,
-            requests_per_connection: None,
-        }
+    /// `load` run by the engine, its one request (no mix), not interrupted.
+    pub fn new(load: Load) -> LoadConfig {
+        LoadConfig { load, mix: None, interrupt: Arc::new(AtomicBool::new(false)) }
     }
 
     /// The spec's rules (`stampede_spec::rules`), applied to this config.
-    pub fn validate(&self) -> Result<(), String> {
-        stampede_spec::rules::check(&Shape {
-            url: &self.target.url,
-            https: self.target.tls,
-            method: &self.method,
-            headers: &self.headers,
-            body_bytes: self.body.len(),
-            request_bytes: self.encode_request().len(),
-            connections: self.connections,
-            max_connections: self.max_connections,
-            threads: self.threads,
-            stop: self.stop,
-            warmup: self.warmup,
-            timeout: self.timeout,
-            max_lag: self.max_lag,
-            max_granularity: self.max_granularity,
-            rate: self.rate,
-            slow_log: self.slow_log,
-            protocol: self.protocol,
-            requests_per_connection: self.requests_per_connection,
-            stages: self.stages.as_ref(),
-            tls: &self.tls,
-        })
+    pub fn validate(&self) -> Result<(), stampede_spec::SpecError> {
+        self.load.check()
     }
 
     pub fn is_head(&self) -> bool {
@@ -144,17 +80,6 @@ impl LoadConfig {
         }
     }
 
-    /// The request as it goes on the wire, encoded once for the whole run.
-    pub fn encode_request(&self) -> Vec<u8> {
-        stampede_spec::request::encode(
-            &self.method,
-            &self.target.path,
-            &self.target.host_header,
-            &self.headers,
-            &self.body,
-        )
-    }
-
     /// `--pipeline N`: the request repeated N times, encoded once, so a batch
     /// (or, under `-n`, the last partial batch) is one slice and one write.
     pub fn encode_batch(&self) -> Vec<u8> {
@@ -165,10 +90,17 @@ impl LoadConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    /// `stampede load URL`'s config.
+    fn at(url: &str) -> LoadConfig {
+        let spec = stampede_schema::LoadSpec { urls: vec![url.into()], ..Default::default() };
+        crate::spec::config(&spec, std::path::Path::new("")).unwrap()
+    }
 
     #[test]
     fn request_is_encoded_with_host_headers_and_body() {
-        let mut c = LoadConfig::new(Target::parse("http://127.0.0.1:8080/x?y=1").unwrap());
+        let mut c = at("http://127.0.0.1:8080/x?y=1");
         c.method = "POST".into();
         c.headers.push(("X-A".into(), "b".into()));
         c.body = b"hi".to_vec();
@@ -180,40 +112,40 @@ mod tests {
 
     #[test]
     fn pipelining_is_refused_in_open_loop_with_the_reason() {
-        let mut c = LoadConfig::new(Target::parse("http://127.0.0.1:8080/").unwrap());
+        let mut c = at("http://127.0.0.1:8080/");
         c.protocol = Protocol::Http1 { pipeline: 4, io: IoBackend::Auto };
         assert_eq!(c.encode_batch(), c.encode_request().repeat(4));
         assert!(c.validate().is_ok());
         c.rate = Some(100.0);
-        let err = c.validate().unwrap_err();
+        let err = c.validate().unwrap_err().to_string();
         assert!(err.contains("--pipeline 4 cannot be combined with --rate") && err.contains("intended send"), "{err}");
     }
 
     #[test]
     fn protocol_flags_that_cannot_work_are_refused() {
-        let base = LoadConfig::new(Target::parse("http://127.0.0.1:8080/").unwrap());
+        let base = at("http://127.0.0.1:8080/");
         let refused = |f: &dyn Fn(&mut LoadConfig)| {
             let mut c = base.clone();
             f(&mut c);
-            c.validate().unwrap_err()
+            c.validate().unwrap_err().to_string()
         };
         assert!(refused(&|c| c.tls.insecure = true).contains("apply to https://"));
         assert!(refused(&|c| c.protocol = Protocol::Http3 { streams: 1 }).contains("--http3 needs an https:// URL"));
-        let mut tls = LoadConfig::new(Target::parse("https://127.0.0.1:8443/").unwrap());
+        let mut tls = at("https://127.0.0.1:8443/");
         tls.tls.alpn = vec!["h2".into(), "http/1.1".into()];
         tls.protocol = Protocol::ByAlpn { pipeline: 1, streams: 10, io: IoBackend::Auto };
         assert!(tls.validate().is_ok(), "streams with an h2 offer");
         tls.tls.alpn = vec!["spdy/3".into()];
-        assert!(tls.validate().unwrap_err().contains("--alpn \"spdy/3\""));
+        assert!(tls.validate().unwrap_err().to_string().contains("--alpn \"spdy/3\""));
     }
 
     #[test]
     fn counts_sizes_and_text_outside_their_range_are_refused_naming_the_flag() {
-        let base = LoadConfig::new(Target::parse("http://127.0.0.1:8080/").unwrap());
+        let base = at("http://127.0.0.1:8080/");
         let refused = |f: &dyn Fn(&mut LoadConfig)| {
             let mut c = base.clone();
             f(&mut c);
-            c.validate().unwrap_err()
+            c.validate().unwrap_err().to_string()
         };
         assert!(refused(&|c| c.protocol = Protocol::Http2 { streams: 1 << 32, carry: Default::default() })
             .contains("--streams 4294967296 is above the maximum"));
@@ -239,7 +171,7 @@ mod tests {
 
     #[test]
     fn user_host_header_wins() {
-        let mut c = LoadConfig::new(Target::parse("http://127.0.0.1:8080/").unwrap());
+        let mut c = at("http://127.0.0.1:8080/");
         c.headers.push(("host".into(), "example".into()));
         let req = String::from_utf8(c.encode_request()).unwrap();
         assert_eq!(req.matches("ost:").count(), 1);

@@ -32,7 +32,7 @@ pub fn run(cfg: &LoadConfig) -> Result<LoadResult, LoadError> {
 
 /// `run`, handing `watcher` a snapshot of the run about once a second.
 pub fn run_watched(cfg: &LoadConfig, watcher: Option<Watcher>) -> Result<LoadResult, LoadError> {
-    cfg.validate().map_err(LoadError::Config)?;
+    cfg.validate()?;
     let timeout = cfg.timeout.min(Duration::from_secs(5));
     if let Protocol::Http3 { .. } = cfg.protocol {
         return run_http3(cfg, watcher, timeout);

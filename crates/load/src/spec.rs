@@ -7,6 +7,7 @@
 use crate::config::LoadConfig;
 use crate::mix::Mix;
 use stampede_schema::spec::LoadSpec;
+pub use stampede_spec::SpecError;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -15,34 +16,14 @@ pub use stampede_spec::inline::inline;
 
 /// The run `spec` describes, its files read relative to `dir`. A spec
 /// without `seed` gets one from the clock (the result prints it).
-pub fn config(spec: &LoadSpec, dir: &Path) -> Result<LoadConfig, String> {
-    let c = stampede_spec::check::check(spec, dir)?;
-    let mut cfg = LoadConfig::new(c.target);
-    if let Some(plan) = c.mix {
+pub fn config(spec: &LoadSpec, dir: &Path) -> Result<LoadConfig, SpecError> {
+    let checked = stampede_spec::check::check(spec, dir)?;
+    let mut cfg = LoadConfig::new(checked.load);
+    if let Some(plan) = checked.mix {
         let mix = Mix::new(plan.targets, plan.order, plan.seed, &cfg.target.host_header, plan.paths)
-            .map_err(|(i, why)| format!("{}: {why}", plan.origins[i]))?;
+            .map_err(|(i, why)| plan.origins[i].error(why))?;
         cfg.mix = Some(Arc::new(mix));
     }
-    cfg.method = c.method;
-    cfg.headers = c.headers;
-    cfg.body = c.body;
-    cfg.connections = c.connections;
-    cfg.max_connections = c.max_connections;
-    cfg.threads = c.threads;
-    cfg.stop = c.stop;
-    cfg.warmup = c.warmup;
-    cfg.timeout = c.timeout;
-    cfg.rate = c.rate;
-    cfg.arrival = c.arrival;
-    cfg.max_lag = c.max_lag;
-    cfg.max_granularity = c.max_granularity;
-    cfg.slow_log = c.slow_log;
-    cfg.protocol = c.protocol;
-    cfg.requests_per_connection = c.requests_per_connection;
-    cfg.tls = c.tls;
-    cfg.stages = c.stages;
-    cfg.hdr_log = c.hdr_log;
-    cfg.grpc = c.grpc;
     Ok(cfg)
 }
 
@@ -63,7 +44,10 @@ mod tests {
         };
         let checked = stampede_spec::check(&spec, Path::new("")).unwrap();
         let cfg = config(&spec, Path::new("")).unwrap();
-        assert_eq!((&cfg.method, cfg.connections, cfg.threads, cfg.stop), (&checked.method, 4, 2, checked.stop));
+        assert_eq!(
+            (&cfg.method, cfg.connections, cfg.threads, cfg.stop),
+            (&checked.load.method, 4, 2, checked.load.stop)
+        );
         assert!(cfg.validate().is_ok(), "a checked spec passes the engine's validation");
         let mix = cfg.mix.unwrap();
         assert_eq!((mix.len(), mix.seed, mix.templates[0].label.as_str()), (2, 3, "POST /f/{1..3}"));

@@ -9,51 +9,29 @@
 //! words wherever it was written.
 
 use crate::credentials;
-use crate::grpc::GrpcCall;
 use crate::headers::{check_header, check_method};
 use crate::inline::inline_with_origins;
+use crate::limits::fits;
+use crate::load::Load;
 use crate::protocol::Protocol;
-use crate::rules::{Shape, Stop};
+use crate::rules::Stop;
+use crate::spec_error::{Field, Origin, SpecError};
 use crate::stages::{Ramp, Stages};
 use crate::target::Target;
 use crate::template;
 use crate::tls::TlsOptions;
+use stampede_schema::grpc::GrpcSpec;
 use stampede_schema::mix::{Order, TargetSpec};
-use stampede_schema::spec::{Arrival, Body, LoadSpec};
-use std::path::{Path, PathBuf};
+use stampede_schema::spec::{Body, LoadSpec};
+use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// A load that passed every rule: the request (or the mix) and the settings,
-/// as the engine takes them.
+/// A load that passed every rule: the settings and the mix's plan.
 #[derive(Debug, Clone)]
 pub struct Checked {
-    /// The one target, or the mix's first (its origin, for connecting).
-    pub target: Target,
-    pub method: String,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-    /// Several targets or URL templates.
+    pub load: Load,
+    /// Several targets or URL templates, for the engine to prepare.
     pub mix: Option<MixPlan>,
-    pub connections: usize,
-    pub max_connections: usize,
-    pub threads: usize,
-    pub stop: Stop,
-    pub warmup: Duration,
-    pub timeout: Duration,
-    pub rate: Option<f64>,
-    pub arrival: Arrival,
-    pub max_lag: Duration,
-    /// `--max-granularity`; `None`: the protocol's default.
-    pub max_granularity: Option<Duration>,
-    pub slow_log: usize,
-    pub protocol: Protocol,
-    pub requests_per_connection: Option<u32>,
-    pub tls: TlsOptions,
-    pub stages: Option<Stages>,
-    pub hdr_log: Option<PathBuf>,
-    /// A gRPC load: the call (`method`, `target.path`, `headers` and `body`
-    /// are then that call's).
-    pub grpc: Option<GrpcCall>,
 }
 
 /// The targets of a mix, checked, for the engine to prepare.
@@ -65,50 +43,15 @@ pub struct MixPlan {
     pub order: Order,
     pub seed: u64,
     /// Where each target came from (`URL argument 2`, `mix.txt:7`), for errors.
-    pub origins: Vec<String>,
-}
-
-impl Checked {
-    /// What [`crate::rules`] judge of this load.
-    pub fn shape(&self) -> Shape<'_> {
-        let request = crate::request::encode(
-            &self.method,
-            &self.target.path,
-            &self.target.host_header,
-            &self.headers,
-            &self.body,
-        );
-        Shape {
-            url: &self.target.url,
-            https: self.target.tls,
-            method: &self.method,
-            headers: &self.headers,
-            body_bytes: self.body.len(),
-            request_bytes: request.len(),
-            connections: self.connections,
-            max_connections: self.max_connections,
-            threads: self.threads,
-            stop: self.stop,
-            warmup: self.warmup,
-            timeout: self.timeout,
-            max_lag: self.max_lag,
-            max_granularity: self.max_granularity,
-            rate: self.rate,
-            slow_log: self.slow_log,
-            protocol: self.protocol,
-            requests_per_connection: self.requests_per_connection,
-            stages: self.stages.as_ref(),
-            tls: &self.tls,
-        }
-    }
+    pub origins: Vec<Origin>,
 }
 
 /// `"Name: value"` checked as `--header` is.
-fn header(h: &str) -> Result<(String, String), String> {
+fn header(h: &str) -> Result<(String, String), SpecError> {
     let (name, value) = h
         .split_once(':')
         .filter(|(n, _)| !n.trim().is_empty() && !n.contains(char::is_whitespace))
-        .ok_or_else(|| format!("--header {h:?} must look like \"Name: value\""))?;
+        .ok_or_else(|| SpecError::new(Field::Headers, format!("--header {h:?} must look like \"Name: value\"")))?;
     let (name, value) = (name.trim(), value.trim());
     check_header(name, value)?;
     Ok((name.to_string(), value.to_string()))
@@ -126,7 +69,7 @@ fn bytes(body: &Option<Body>) -> Vec<u8> {
 /// has several targets or URL templates.
 type Request = (Target, String, Vec<(String, String)>, Option<MixPlan>);
 
-fn request(s: &LoadSpec, origins: Vec<String>) -> Result<Request, String> {
+fn request(s: &LoadSpec, origins: Vec<Origin>) -> Result<Request, SpecError> {
     check_method(&s.method)?;
     let method = s.method.to_ascii_uppercase();
     let headers = s.headers.iter().map(|h| header(h)).collect::<Result<Vec<_>, _>>()?;
@@ -136,12 +79,12 @@ fn request(s: &LoadSpec, origins: Vec<String>) -> Result<Request, String> {
     // shown with its password masked (credentials.rs).
     if s.mix.is_empty() && s.urls.len() == 1 && !templated {
         let url = credentials::split(&s.urls[0]);
-        let mut target = Target::parse(&url.url).map_err(|e| e.to_string())?;
+        let mut target = Target::parse(&url.url).map_err(|e| SpecError::new(Field::Urls, e.to_string()))?;
         target.url = url.shown;
         return Ok((target, method, credentials::with_header(headers, &url.header), None));
     }
     if s.urls.is_empty() && s.mix.is_empty() {
-        return Err("no target: give a URL, --targets FILE or a mix".into());
+        return Err(SpecError::new(Field::Urls, "no target: give a URL, --targets FILE or a mix"));
     }
     let mut specs: Vec<TargetSpec> = s
         .urls
@@ -158,9 +101,8 @@ fn request(s: &LoadSpec, origins: Vec<String>) -> Result<Request, String> {
         })
         .collect();
     for (entry, origin) in s.mix.iter().zip(&origins[s.urls.len()..]) {
-        let mut own = entry.headers.iter().map(|h| header(h)).collect::<Result<Vec<_>, _>>();
-        own = own.map_err(|e| format!("{origin}: {e}"));
-        let mut entry_headers = own?;
+        let own = entry.headers.iter().map(|h| header(h)).collect::<Result<Vec<_>, _>>();
+        let mut entry_headers = own.map_err(|e| origin.error(e))?;
         entry_headers.extend(headers.iter().cloned());
         let url = credentials::split(&entry.url);
         specs.push(TargetSpec {
@@ -172,7 +114,7 @@ fn request(s: &LoadSpec, origins: Vec<String>) -> Result<Request, String> {
         });
     }
     let seed = s.seed.unwrap_or_else(clock_seed);
-    let (mut target, paths) = template::targets(&specs).map_err(|(i, why)| format!("{}: {why}", origins[i]))?;
+    let (mut target, paths) = template::targets(&specs).map_err(|(i, why)| origins[i].error(why))?;
     let first = s.urls.first().or(s.mix.first().map(|t| &t.url));
     target.url = first.map_or(target.url, |u| credentials::split(u).shown);
     let method = match specs.iter().all(|t| t.method == "HEAD") {
@@ -186,7 +128,7 @@ fn request(s: &LoadSpec, origins: Vec<String>) -> Result<Request, String> {
 /// The load `spec` describes, its files read relative to `dir`, or the
 /// first rule it breaks. A spec without `seed` gets one from the clock
 /// (the result prints it).
-pub fn check(spec: &LoadSpec, dir: &Path) -> Result<Checked, String> {
+pub fn check(spec: &LoadSpec, dir: &Path) -> Result<Checked, SpecError> {
     check_with(spec, dir, false)
 }
 
@@ -195,28 +137,26 @@ pub fn check(spec: &LoadSpec, dir: &Path) -> Result<Checked, String> {
 /// checked as far as it can be without it: a scenario checked before any
 /// server runs. Its `Checked` sends nothing gRPC: run it through [`check`]
 /// once the schema is had.
-pub fn check_before_reflection(spec: &LoadSpec, dir: &Path) -> Result<Checked, String> {
+pub fn check_before_reflection(spec: &LoadSpec, dir: &Path) -> Result<Checked, SpecError> {
     check_with(spec, dir, true)
 }
 
-fn check_with(spec: &LoadSpec, dir: &Path, reflection_later: bool) -> Result<Checked, String> {
+fn check_with(spec: &LoadSpec, dir: &Path, reflection_later: bool) -> Result<Checked, SpecError> {
     let (mut s, origins) = inline_with_origins(spec, dir, None)?;
     if s.grpc.is_some() {
         crate::grpc::check_spec(&s)?;
         s.urls[0] = crate::grpc::url(&s.urls[0]);
     }
     let (target, method, headers, mix) = request(&s, origins)?;
-    let size = |flag: &str, n: u64| usize::try_from(n).map_err(|_| format!("{flag} {n} is too large"));
-    let connections = size("--connections", s.connections)?;
-    let mut c = Checked {
+    let connections = fits(Field::Connections, s.connections)?;
+    let mut c = Load {
         target,
         method,
         headers,
         body: bytes(&s.body),
-        mix,
         connections,
-        threads: size("--threads", s.threads)?,
-        max_connections: size("--max-connections", s.max_connections.unwrap_or(s.connections))?.max(connections),
+        threads: fits(Field::Threads, s.threads)?,
+        max_connections: fits(Field::MaxConnections, s.max_connections.unwrap_or(s.connections))?.max(connections),
         stop: match (s.requests, s.duration) {
             (Some(n), _) => Stop::Requests(n),
             (None, Some(d)) => Stop::Duration(d),
@@ -228,10 +168,12 @@ fn check_with(spec: &LoadSpec, dir: &Path, reflection_later: bool) -> Result<Che
         arrival: s.arrival,
         max_lag: s.max_lag,
         max_granularity: s.max_granularity,
-        slow_log: size("--slow-log", s.slow_log)?,
+        slow_log: fits(Field::SlowLog, s.slow_log)?,
         protocol: Protocol::of_spec(&s)?,
         requests_per_connection: match s.requests_per_connection {
-            Some(n) => Some(u32::try_from(n).map_err(|_| format!("--requests-per-connection {n} is too large"))?),
+            Some(n) => Some(u32::try_from(n).map_err(|_| {
+                SpecError::new(Field::RequestsPerConnection, format!("--requests-per-connection {n} is too large"))
+            })?),
             None => None,
         },
         tls: TlsOptions {
@@ -246,28 +188,36 @@ fn check_with(spec: &LoadSpec, dir: &Path, reflection_later: bool) -> Result<Che
     stages(&s, &mut c)?;
     match &s.grpc {
         Some(g) if reflection_later && crate::grpc::awaits_reflection(g) => {
-            crate::grpc::check_before_reflection(g, dir)?;
+            crate::grpc::check_before_reflection(g, dir)?
         }
-        Some(g) => {
-            let call = crate::grpc::request(g, dir)?;
-            c.body = call.body;
-            c.headers = call.headers.into_iter().chain(std::mem::take(&mut c.headers)).collect();
-            c.method = "POST".into();
-            c.target.path = call.path;
-            c.grpc = Some(call.call);
-        }
+        Some(g) => grpc_call(g, dir, &mut c)?,
         None => {}
     }
-    crate::rules::check(&c.shape())?;
-    Ok(c)
+    c.check()?;
+    Ok(Checked { load: c, mix })
+}
+
+/// The gRPC call `g` made the load's one request: its path, header fields
+/// (gRPC's, then the load's own) and messages, always a POST.
+fn grpc_call(g: &GrpcSpec, dir: &Path, c: &mut Load) -> Result<(), SpecError> {
+    let call = crate::grpc::request(g, dir)?;
+    c.body = call.body;
+    c.headers = call.headers.into_iter().chain(std::mem::take(&mut c.headers)).collect();
+    c.method = "POST".into();
+    c.target.path = call.path;
+    c.grpc = Some(call.call);
+    Ok(())
 }
 
 /// `stages`: the run lasts as long as they do, at their mean rate (open
 /// loop) or with their peak of connections open (closed loop).
-fn stages(s: &LoadSpec, c: &mut Checked) -> Result<(), String> {
+fn stages(s: &LoadSpec, c: &mut Load) -> Result<(), SpecError> {
     let Some(text) = &s.stages else { return Ok(()) };
     if s.duration.is_some() || s.requests.is_some() || s.rate.is_some() || !s.warmup.is_zero() {
-        return Err("--stages sets the run's length and load: drop --duration, --requests, --rate and --warmup".into());
+        return Err(SpecError::new(
+            Field::Stages,
+            "--stages sets the run's length and load: drop --duration, --requests, --rate and --warmup",
+        ));
     }
     let stages = Stages::parse(text, s.ramp)?;
     c.stop = Stop::Duration(stages.total());
@@ -305,14 +255,26 @@ mod tests {
             max_connections: Some(8),
             ..LoadSpec::default()
         };
-        let cfg = check(&spec, Path::new("")).unwrap();
+        let cfg = check(&spec, Path::new("")).unwrap().load;
         assert_eq!((cfg.method.as_str(), cfg.body.as_slice()), ("POST", &b"hi"[..]));
         assert_eq!(cfg.headers, [("X-A".to_string(), "1".to_string())]);
         assert_eq!((cfg.connections, cfg.threads, cfg.max_connections), (4, 2, 8));
         assert_eq!((cfg.stop, cfg.rate), (Stop::Requests(10), Some(100.0)));
-        assert!(cfg.mix.is_none());
+        assert!(check(&spec, Path::new("")).unwrap().mix.is_none());
         let mixed = LoadSpec { urls: vec!["http://127.0.0.1:9/f/{1..3}".into()], seed: Some(3), ..LoadSpec::default() };
         assert!(check(&mixed, Path::new("")).unwrap().mix.is_some());
+    }
+
+    #[test]
+    fn a_broken_rule_names_its_field_as_a_flag_and_as_a_document_key() {
+        let spec =
+            LoadSpec { urls: vec!["http://127.0.0.1:9/x".into()], threads: 4, connections: 2, ..LoadSpec::default() };
+        let err = check(&spec, Path::new("")).unwrap_err();
+        assert_eq!((err.field, err.field.flag(), err.field.key()), (Field::Threads, "--threads", "threads"));
+        assert!(err.to_string().starts_with("--threads (4) must not exceed --connections (2)"), "{err}");
+        assert!(err.in_document().starts_with("threads (4) must not exceed connections (2)"), "{err}");
+        let fine = LoadSpec { threads: 2, ..spec };
+        assert!(check(&fine, Path::new("")).is_ok());
     }
 
     #[test]
@@ -329,9 +291,11 @@ mod tests {
             ..LoadSpec::default()
         };
         let err = check(&spec, Path::new("")).unwrap_err();
-        assert!(err.starts_with("mix[0]: "), "{err}");
+        assert_eq!(err.field, Field::Mix);
+        assert!(err.to_string().starts_with("mix[0]: "), "{err}");
         let none = check(&LoadSpec::default(), Path::new("")).unwrap_err();
-        assert!(none.starts_with("no target"), "{none}");
+        assert_eq!(none.field, Field::Urls);
+        assert!(none.to_string().starts_with("no target"), "{none}");
     }
 
     #[test]
@@ -339,7 +303,7 @@ mod tests {
         use stampede_schema::LoadSpec;
         let spec =
             |urls: &[&str]| LoadSpec { urls: urls.iter().map(|u| u.to_string()).collect(), ..LoadSpec::default() };
-        let one = check(&spec(&["http://u:s3cret@127.0.0.1:9/a"]), std::path::Path::new("")).unwrap();
+        let one = check(&spec(&["http://u:s3cret@127.0.0.1:9/a"]), std::path::Path::new("")).unwrap().load;
         assert_eq!(one.target.url, "http://u:***@127.0.0.1:9/a");
         assert_eq!(one.target.path, "/a");
         assert!(
@@ -349,7 +313,7 @@ mod tests {
         );
         let urls = ["http://u:s3cret@127.0.0.1:9/a", "http://127.0.0.1:9/b"];
         let mix = check(&spec(&urls), std::path::Path::new("")).unwrap();
-        assert_eq!(mix.target.url, "http://u:***@127.0.0.1:9/a");
+        assert_eq!(mix.load.target.url, "http://u:***@127.0.0.1:9/a");
         let targets = &mix.mix.as_ref().unwrap().targets;
         let has_auth = |i: usize| targets[i].headers.iter().any(|(n, _)| n == "Authorization");
         assert!(has_auth(0) && !has_auth(1), "each URL's own userinfo, for its own requests");

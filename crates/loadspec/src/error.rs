@@ -16,6 +16,9 @@ pub enum LoadError {
     Tls { url: String, reason: String },
     #[error("{0}")]
     Config(String),
+    /// A load that breaks the spec's rules (`crate::rules`).
+    #[error(transparent)]
+    Spec(#[from] crate::SpecError),
     #[error("load generator failed: {0}")]
     Io(#[from] std::io::Error),
 }

@@ -6,6 +6,7 @@
 //! the engine.
 
 use crate::headers::header_problem;
+use crate::spec_error::{Field, SpecError};
 use stampede_grpc::{request_headers, Schema, SchemaError};
 use stampede_schema::grpc::GrpcSpec;
 use stampede_schema::spec::LoadSpec;
@@ -48,38 +49,53 @@ pub fn url(raw: &str) -> String {
 
 /// Refuses what a gRPC load cannot send: several targets, a method or a
 /// body of its own (the call decides both).
-pub fn check_spec(s: &LoadSpec) -> Result<(), String> {
+pub fn check_spec(s: &LoadSpec) -> Result<(), SpecError> {
     if s.urls.len() != 1 || !s.mix.is_empty() || s.targets.is_some() {
-        return Err("--grpc loads one server: give one URL (host:port), no mix or --targets".into());
+        let field = if s.urls.len() != 1 {
+            Field::Urls
+        } else if s.mix.is_empty() {
+            Field::Targets
+        } else {
+            Field::Mix
+        };
+        return Err(SpecError::new(field, "--grpc loads one server: give one URL (host:port), no mix or --targets"));
     }
     if s.urls[0].contains('{') {
-        return Err("--grpc: the URL names the server only; the call is --call package.Service/Method".into());
+        return Err(SpecError::new(
+            Field::Urls,
+            "--grpc: the URL names the server only; the call is --call package.Service/Method",
+        ));
     }
     if s.body.is_some() {
-        return Err("--grpc sends the request of --data (JSON), not --body".into());
+        return Err(SpecError::new(Field::Body, "--grpc sends the request of --data (JSON), not --body"));
     }
     if !s.method.eq_ignore_ascii_case("GET") && !s.method.eq_ignore_ascii_case("POST") {
-        return Err(format!("--grpc calls are POST requests: drop --method {}", s.method));
+        return Err(SpecError::new(
+            Field::Method,
+            format!("--grpc calls are POST requests: drop --method {}", s.method),
+        ));
     }
     Ok(())
 }
 
 /// `--data`: JSON, or `@FILE` read relative to `dir` (JSON never starts
 /// with `@`), so a spec sent to a load host carries the request itself.
-pub fn read_data(data: &str, dir: &Path) -> Result<String, String> {
+pub fn read_data(data: &str, dir: &Path) -> Result<String, SpecError> {
     match data.strip_prefix('@') {
-        Some(file) => std::fs::read_to_string(dir.join(file))
-            .map_err(|e| format!("--data @{file}: cannot read it ({e}): give a file of JSON")),
+        Some(file) => std::fs::read_to_string(dir.join(file)).map_err(|e| {
+            SpecError::new(Field::GrpcData, format!("--data @{file}: cannot read it ({e}): give a file of JSON"))
+        }),
         None => Ok(data.to_string()),
     }
 }
 
 /// The request the call `g` describes; files are relative to `dir`.
-pub fn request(g: &GrpcSpec, dir: &Path) -> Result<GrpcRequest, String> {
+pub fn request(g: &GrpcSpec, dir: &Path) -> Result<GrpcRequest, SpecError> {
     let (schema, source) = schema(g, dir)?;
-    let method = schema.method(&g.call).map_err(|e| format!("--call {e}"))?;
+    let method = schema.method(&g.call).map_err(|e| SpecError::new(Field::GrpcCall, format!("--call {e}")))?;
     let data = read_data(g.data.as_deref().unwrap_or("{}"), dir)?;
-    let (body, request_messages) = method.encode_requests(&data).map_err(|e| format!("--data: {e}"))?;
+    let (body, request_messages) =
+        method.encode_requests(&data).map_err(|e| SpecError::new(Field::GrpcData, format!("--data: {e}")))?;
     let metadata = metadata(g)?;
     Ok(GrpcRequest {
         call: GrpcCall {
@@ -96,11 +112,11 @@ pub fn request(g: &GrpcSpec, dir: &Path) -> Result<GrpcRequest, String> {
 }
 
 /// `g`'s metadata as header fields, each checked.
-pub fn metadata(g: &GrpcSpec) -> Result<Vec<(String, String)>, String> {
+pub fn metadata(g: &GrpcSpec) -> Result<Vec<(String, String)>, SpecError> {
     let mut metadata = Vec::new();
     for (name, value) in &g.metadata {
         if let Some(why) = header_problem(name, value) {
-            return Err(format!("--metadata {name:?}: {why}"));
+            return Err(SpecError::new(Field::GrpcMetadata, format!("--metadata {name:?}: {why}")));
         }
         metadata.push((name.clone(), value.clone()));
     }
@@ -109,29 +125,35 @@ pub fn metadata(g: &GrpcSpec) -> Result<Vec<(String, String)>, String> {
 
 /// What can be checked of a call whose schema the server will give: the
 /// method's name, the request is JSON, the metadata.
-pub fn check_before_reflection(g: &GrpcSpec, dir: &Path) -> Result<(), String> {
+pub fn check_before_reflection(g: &GrpcSpec, dir: &Path) -> Result<(), SpecError> {
     if stampede_grpc::split_call(&g.call).is_none() {
-        return Err(format!("--call {}", SchemaError::CallFormat { call: g.call.clone() }));
+        let why = SchemaError::CallFormat { call: g.call.clone() };
+        return Err(SpecError::new(Field::GrpcCall, format!("--call {why}")));
     }
     let data = read_data(g.data.as_deref().unwrap_or("{}"), dir)?;
-    serde_json::from_str::<serde_json::Value>(&data).map_err(|e| format!("--data: not JSON ({e})"))?;
+    serde_json::from_str::<serde_json::Value>(&data)
+        .map_err(|e| SpecError::new(Field::GrpcData, format!("--data: not JSON ({e})")))?;
     metadata(g).map(drop)
 }
 
 /// The schema `g` names and where it came from.
-fn schema(g: &GrpcSpec, dir: &Path) -> Result<(Schema, &'static str), String> {
+fn schema(g: &GrpcSpec, dir: &Path) -> Result<(Schema, &'static str), SpecError> {
     match (&g.protoset, g.proto.is_empty(), &g.reflected) {
-        (Some(_), false, _) => Err("--proto and --protoset both describe the service: give one".into()),
-        (Some(set), true, _) => {
-            Schema::from_protoset(&dir.join(set)).map(|s| (s, "protoset")).map_err(|e| format!("--protoset {e}"))
+        (Some(_), false, _) => {
+            Err(SpecError::new(Field::GrpcProto, "--proto and --protoset both describe the service: give one"))
         }
+        (Some(set), true, _) => Schema::from_protoset(&dir.join(set))
+            .map(|s| (s, "protoset"))
+            .map_err(|e| SpecError::new(Field::GrpcProtoset, format!("--protoset {e}"))),
         (None, false, _) => {
             let files: Vec<_> = g.proto.iter().map(|p| dir.join(p)).collect();
             let imports: Vec<_> = g.import_paths.iter().map(|p| dir.join(p)).collect();
-            Schema::from_protos(&files, &imports).map(|s| (s, "proto")).map_err(|e| format!("--proto {e}"))
+            Schema::from_protos(&files, &imports)
+                .map(|s| (s, "proto"))
+                .map_err(|e| SpecError::new(Field::GrpcProto, format!("--proto {e}")))
         }
         (None, true, Some(set)) => reflected(set).map(|s| (s, "reflection")),
-        (None, true, None) => Err(format!("--grpc: {AWAITS_REFLECTION}")),
+        (None, true, None) => Err(SpecError::new(Field::Grpc, format!("--grpc: {AWAITS_REFLECTION}"))),
     }
 }
 
@@ -147,10 +169,12 @@ pub fn awaits_reflection(g: &GrpcSpec) -> bool {
 }
 
 /// The schema a spec carries from reflection (base64 FileDescriptorSet).
-fn reflected(set: &str) -> Result<Schema, String> {
+fn reflected(set: &str) -> Result<Schema, SpecError> {
     use base64::Engine;
-    let bad =
-        |e: String| format!("grpc.reflected: not a base64 FileDescriptorSet ({e}); leave it out to ask the server");
+    let bad = |e: String| {
+        let why = format!("grpc.reflected: not a base64 FileDescriptorSet ({e}); leave it out to ask the server");
+        SpecError::new(Field::GrpcReflected, why)
+    };
     let bytes = base64::engine::general_purpose::STANDARD.decode(set.trim()).map_err(|e| bad(e.to_string()))?;
     let pool =
         stampede_grpc::prost_reflect::DescriptorPool::decode(bytes.as_slice()).map_err(|e| bad(e.to_string()))?;
@@ -184,9 +208,9 @@ mod tests {
         // What a load host gets: the spec inlined, the schema in it.
         let sent = crate::inline::inline(&spec(carried), Path::new(""), None).unwrap();
         let from_reflection = crate::check(&sent, Path::new("")).unwrap();
-        assert_eq!(from_reflection.body, from_proto.body);
-        assert_eq!(from_proto.grpc.unwrap().schema, "proto");
-        assert_eq!(from_reflection.grpc.unwrap().schema, "reflection");
+        assert_eq!(from_reflection.load.body, from_proto.load.body);
+        assert_eq!(from_proto.load.grpc.unwrap().schema, "proto");
+        assert_eq!(from_reflection.load.grpc.unwrap().schema, "reflection");
     }
 
     #[test]
@@ -194,13 +218,13 @@ mod tests {
         let g = GrpcSpec { call: UNARY.into(), data: Some("{\"a\": 1}".into()), ..Default::default() };
         assert!(awaits_reflection(&g));
         let err = crate::check(&spec(g.clone()), Path::new("")).unwrap_err();
-        assert!(err.contains("server's reflection"), "{err}");
+        assert!(err.to_string().contains("server's reflection"), "{err}");
         assert!(crate::check::check_before_reflection(&spec(g.clone()), Path::new("")).is_ok());
         let bad_call = GrpcSpec { call: "Unary".into(), ..g.clone() };
         let err = crate::check::check_before_reflection(&spec(bad_call), Path::new("")).unwrap_err();
-        assert!(err.starts_with("--call Unary: not a method name"), "{err}");
+        assert!(err.to_string().starts_with("--call Unary: not a method name"), "{err}");
         let bad_data = GrpcSpec { data: Some("{a".into()), ..g };
         let err = crate::check::check_before_reflection(&spec(bad_data), Path::new("")).unwrap_err();
-        assert!(err.starts_with("--data: not JSON"), "{err}");
+        assert!(err.to_string().starts_with("--data: not JSON"), "{err}");
     }
 }

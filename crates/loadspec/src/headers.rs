@@ -4,19 +4,24 @@
 //! for `-H`, a targets file, a mix entry, gRPC metadata and a scenario's
 //! headers, so each is refused in the same words.
 
+use crate::spec_error::{Field, SpecError};
+
 /// `--method`: a non-empty HTTP token (RFC 9110 section 9).
-pub fn check_method(method: &str) -> Result<(), String> {
+pub fn check_method(method: &str) -> Result<(), SpecError> {
     if method.is_empty() || method.len() > 64 || http::Method::from_bytes(method.as_bytes()).is_err() {
-        return Err(format!("--method {method:?} is not an HTTP method: use a non-empty token such as GET or POST"));
+        return Err(SpecError::new(
+            Field::Method,
+            format!("--method {method:?} is not an HTTP method: use a non-empty token such as GET or POST"),
+        ));
     }
     Ok(())
 }
 
 /// `--header`: a name that is an HTTP token and a value without CR, LF, NUL
 /// or other control characters (which would end or split the header).
-pub fn check_header(name: &str, value: &str) -> Result<(), String> {
+pub fn check_header(name: &str, value: &str) -> Result<(), SpecError> {
     match header_problem(name, value) {
-        Some(why) => Err(format!("--header {name:?}: {why}")),
+        Some(why) => Err(SpecError::new(Field::Headers, format!("--header {name:?}: {why}"))),
         None => Ok(()),
     }
 }

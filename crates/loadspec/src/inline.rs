@@ -5,6 +5,7 @@
 //! still mean the same load.
 
 use crate::limits;
+use crate::spec_error::{AboutField, Field, Origin, SpecError};
 use crate::targets_file;
 use stampede_schema::spec::{Body, LoadSpec, TargetEntry};
 use std::io::Read;
@@ -18,7 +19,7 @@ const MAX_TARGETS_FILE_BYTES: usize = 16 << 20;
 /// `base_url`. The result names no file to read but `ca` (made relative to
 /// where this process runs) and `hdr_log` (written, relative to the working
 /// directory).
-pub fn inline(spec: &LoadSpec, dir: &Path, base_url: Option<&str>) -> Result<LoadSpec, String> {
+pub fn inline(spec: &LoadSpec, dir: &Path, base_url: Option<&str>) -> Result<LoadSpec, SpecError> {
     inline_with_origins(spec, dir, base_url).map(|(spec, _)| spec)
 }
 
@@ -28,10 +29,10 @@ pub(crate) fn inline_with_origins(
     spec: &LoadSpec,
     dir: &Path,
     base_url: Option<&str>,
-) -> Result<(LoadSpec, Vec<String>), String> {
+) -> Result<(LoadSpec, Vec<Origin>), SpecError> {
     let mut out = spec.clone();
-    out.urls = spec.urls.iter().map(|u| join(u, base_url, "urls")).collect::<Result<_, _>>()?;
-    out.body = spec.body.as_ref().map(|b| read_body(b, dir, "body")).transpose()?;
+    out.urls = spec.urls.iter().map(|u| join(u, base_url, "urls").about(Field::Urls)).collect::<Result<_, _>>()?;
+    out.body = spec.body.as_ref().map(|b| read_body(b, dir, "body").about(Field::Body)).transpose()?;
     out.ca = spec.ca.as_ref().map(|ca| dir.join(ca));
     if let Some(g) = out.grpc.as_mut() {
         g.data = g.data.take().map(|d| crate::grpc::read_data(&d, dir)).transpose()?;
@@ -43,25 +44,28 @@ pub(crate) fn inline_with_origins(
         g.import_paths = g.import_paths.iter().map(absolute).collect();
         g.protoset = g.protoset.as_ref().map(absolute);
     }
-    let mut origins: Vec<String> = (1..=out.urls.len()).map(|n| format!("URL argument {n}")).collect();
+    let origin = |field: Field, at: String| Origin { field, at };
+    let mut origins: Vec<Origin> =
+        (1..=out.urls.len()).map(|n| origin(Field::Urls, format!("URL argument {n}"))).collect();
     for (i, entry) in out.mix.iter_mut().enumerate() {
         let at = format!("mix[{i}]");
-        entry.url = join(&entry.url, base_url, &at)?;
-        entry.body = entry.body.as_ref().map(|b| read_body(b, dir, &format!("{at}.body"))).transpose()?;
-        origins.push(at);
+        entry.url = join(&entry.url, base_url, &at).about(Field::Mix)?;
+        let body = entry.body.as_ref().map(|b| read_body(b, dir, &format!("{at}.body")));
+        entry.body = body.transpose().about(Field::Mix)?;
+        origins.push(origin(Field::Mix, at));
     }
     if let Some(path) = out.targets.take() {
-        let (text, origin, file_dir) = read_targets(&path, dir)?;
-        for parsed in targets_file::parse(&text, &origin, &file_dir)? {
+        let (text, origin, file_dir) = read_targets(&path, dir).about(Field::Targets)?;
+        for parsed in targets_file::parse(&text, &origin, &file_dir).about(Field::Targets)? {
             let t = parsed.spec;
             out.mix.push(TargetEntry {
                 method: t.method,
-                url: join(&t.url, base_url, &format!("{origin}:{}", parsed.line))?,
+                url: join(&t.url, base_url, &format!("{origin}:{}", parsed.line)).about(Field::Targets)?,
                 headers: t.headers.iter().map(|(n, v)| format!("{n}: {v}")).collect(),
                 body: (!t.body.is_empty()).then_some(Body::Bytes(t.body)),
                 weight: t.weight,
             });
-            origins.push(format!("{origin}:{}", parsed.line));
+            origins.push(Origin { field: Field::Targets, at: format!("{origin}:{}", parsed.line) });
         }
     }
     Ok((out, origins))
@@ -164,7 +168,8 @@ mod tests {
             }
         );
         let err = inline(&spec, &dir, None).unwrap_err();
-        assert!(err.starts_with("urls: \"/a\" is a path"), "{err}");
+        assert_eq!(err.field, Field::Urls);
+        assert!(err.to_string().starts_with("urls: \"/a\" is a path"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -180,7 +185,9 @@ mod tests {
             grpc: Some(stampede_schema::grpc::GrpcSpec { data: Some("@nope.json".into()), ..Default::default() }),
             ..spec
         };
-        assert!(inline(&missing, &dir, None).unwrap_err().starts_with("--data @nope.json: cannot read it"));
+        let err = inline(&missing, &dir, None).unwrap_err();
+        assert_eq!(err.field, Field::GrpcData);
+        assert!(err.to_string().starts_with("--data @nope.json: cannot read it"), "{err}");
         let _ = std::fs::remove_dir_all(dir);
     }
 }

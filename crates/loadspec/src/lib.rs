@@ -15,9 +15,11 @@ pub mod grpc;
 pub mod headers;
 pub mod inline;
 pub mod limits;
+pub mod load;
 pub mod protocol;
 pub mod request;
 pub mod rules;
+pub mod spec_error;
 pub mod stages;
 pub mod target;
 pub mod targets_file;
@@ -27,8 +29,10 @@ pub use stampede_schema::units;
 
 pub use check::{check, Checked};
 pub use error::LoadError;
+pub use load::Load;
 pub use protocol::{Carry, IoBackend, Protocol};
 pub use rules::Stop;
+pub use spec_error::{Field, SpecError};
 pub use target::Target;
 pub use tls::TlsOptions;
 

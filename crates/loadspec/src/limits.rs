@@ -4,6 +4,7 @@
 //! absurd value is one line of error before the run, never an abort or an
 //! unbounded allocation in it. The load engine's `config::limits` is this module.
 
+use crate::spec_error::{Field, SpecError};
 use std::time::Duration;
 
 /// `--connections` and `--max-connections` (one socket each).
@@ -56,13 +57,19 @@ pub fn read_capped(path: &std::path::Path, cap: usize) -> Result<Vec<u8>, String
     Ok(bytes)
 }
 
-/// `what` (a flag) is within `1..=max`.
-pub fn in_range(flag: &str, value: usize, max: usize) -> Result<(), String> {
+/// `field`'s value as a `usize`, which a count beyond the address space is not.
+pub fn fits(field: Field, n: u64) -> Result<usize, SpecError> {
+    usize::try_from(n).map_err(|_| SpecError::new(field, format!("{} {n} is too large", field.flag())))
+}
+
+/// `field`'s value is within `1..=max`.
+pub fn in_range(field: Field, value: usize, max: usize) -> Result<(), SpecError> {
+    let flag = field.flag();
     if value == 0 {
-        return Err(format!("{flag} must be at least 1"));
+        return Err(SpecError::new(field, format!("{flag} must be at least 1")));
     }
     if value > max {
-        return Err(format!("{flag} {value} is above the maximum of {max}"));
+        return Err(SpecError::new(field, format!("{flag} {value} is above the maximum of {max}")));
     }
     Ok(())
 }

@@ -10,7 +10,8 @@
 //! a field of [`Protocol::Http2`] (what its streams [`Carry`]), not a new
 //! set of flags.
 
-use crate::limits::{self, in_range};
+use crate::limits::{self, fits, in_range};
+use crate::spec_error::{Field, SpecError};
 use crate::tls::check_alpn;
 pub use stampede_schema::spec::IoBackend;
 use stampede_schema::spec::LoadSpec;
@@ -52,32 +53,37 @@ impl Protocol {
     /// The protocol a load spec's flags ask for, or why they cannot work
     /// together. The one place where `http2`, `http3`, `pipeline`,
     /// `streams`, `alpn` and `engine` become a `Protocol`.
-    pub fn of_spec(s: &LoadSpec) -> Result<Protocol, String> {
-        let size = |flag: &str, n: u64| usize::try_from(n).map_err(|_| format!("{flag} {n} is too large"));
-        let (pipeline, streams, io) = (size("--pipeline", s.pipeline)?, size("--streams", s.streams)?, s.engine);
-        in_range("--pipeline", pipeline, limits::MAX_PIPELINE)?;
-        in_range("--streams", streams, limits::MAX_STREAMS)?;
+    pub fn of_spec(s: &LoadSpec) -> Result<Protocol, SpecError> {
+        let (pipeline, streams, io) = (fits(Field::Pipeline, s.pipeline)?, fits(Field::Streams, s.streams)?, s.engine);
+        in_range(Field::Pipeline, pipeline, limits::MAX_PIPELINE)?;
+        in_range(Field::Streams, streams, limits::MAX_STREAMS)?;
+        let pipelined = |over: &str| {
+            Err(SpecError::new(Field::Pipeline, format!("--pipeline is for HTTP/1.1; {over} with --streams")))
+        };
         if s.grpc.is_some() {
             if s.http3 {
-                return Err("--grpc runs over HTTP/2: drop --http3".into());
+                return Err(SpecError::new(Field::Http3, "--grpc runs over HTTP/2: drop --http3"));
             }
             if pipeline > 1 {
-                return Err("--pipeline is for HTTP/1.1; gRPC sends concurrent calls with --streams".into());
+                return pipelined("gRPC sends concurrent calls");
             }
             return Ok(Protocol::Http2 { streams, carry: Carry::Grpc });
         }
         if s.http3 {
             if s.http2 {
-                return Err("--http3 and --http2 cannot be combined: choose one protocol".into());
+                return Err(SpecError::new(
+                    Field::Http3,
+                    "--http3 and --http2 cannot be combined: choose one protocol",
+                ));
             }
             if pipeline > 1 {
-                return Err("--pipeline is for HTTP/1.1; HTTP/3 sends concurrent requests with --streams".into());
+                return pipelined("HTTP/3 sends concurrent requests");
             }
             return Ok(Protocol::Http3 { streams });
         }
         if s.http2 {
             if pipeline > 1 {
-                return Err("--pipeline is for HTTP/1.1; HTTP/2 sends concurrent requests with --streams".into());
+                return pipelined("HTTP/2 sends concurrent requests");
             }
             return Ok(Protocol::Http2 { streams, carry: Carry::Http });
         }
@@ -87,9 +93,10 @@ impl Protocol {
             return Ok(Protocol::ByAlpn { pipeline, streams, io });
         }
         if streams > 1 {
-            return Err(
-                "--streams needs HTTP/2 or HTTP/3: add --http2 (or --alpn h2,http/1.1 on https://) or --http3".into()
-            );
+            return Err(SpecError::new(
+                Field::Streams,
+                "--streams needs HTTP/2 or HTTP/3: add --http2 (or --alpn h2,http/1.1 on https://) or --http3",
+            ));
         }
         Ok(Protocol::Http1 { pipeline, io })
     }
@@ -159,7 +166,7 @@ mod tests {
     fn of(f: impl Fn(&mut LoadSpec)) -> Result<Protocol, String> {
         let mut s = LoadSpec::default();
         f(&mut s);
-        Protocol::of_spec(&s)
+        Protocol::of_spec(&s).map_err(|e| e.to_string())
     }
 
     #[test]

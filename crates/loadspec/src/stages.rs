@@ -6,6 +6,7 @@
 //! inverse of the rate's integral, so the pacer keeps an exact schedule over
 //! any ramp with no drift.
 
+use crate::spec_error::{Field, SpecError};
 use stampede_schema::units::{parse_count, parse_duration, MAX_DURATION};
 use std::time::Duration;
 
@@ -20,11 +21,14 @@ pub struct Stages {
 impl Stages {
     /// Parses `DURATION:TARGET[,DURATION:TARGET…]`; errors name `--stages`
     /// and the stage at fault.
-    pub fn parse(s: &str, ramp: Ramp) -> Result<Stages, String> {
+    pub fn parse(s: &str, ramp: Ramp) -> Result<Stages, SpecError> {
         let bad = |part: &str, i: usize, why: String| {
-            format!(
-                "--stages {part:?} (stage {}): {why}; write DURATION:TARGET, e.g. --stages 30s:1k,1m:5k,30s:0",
-                i + 1
+            SpecError::new(
+                Field::Stages,
+                format!(
+                    "--stages {part:?} (stage {}): {why}; write DURATION:TARGET, e.g. --stages 30s:1k,1m:5k,30s:0",
+                    i + 1
+                ),
             )
         };
         let mut stages = Vec::new();
@@ -50,10 +54,16 @@ impl Stages {
         }
         let stages = Stages { ramp, stages };
         if stages.total() > MAX_DURATION {
-            return Err("--stages last longer than the maximum of 365 days (365d) in all".into());
+            return Err(SpecError::new(
+                Field::Stages,
+                "--stages last longer than the maximum of 365 days (365d) in all",
+            ));
         }
         if stages.peak() == 0.0 {
-            return Err(format!("--stages {s:?}: every target is 0, so nothing would be sent"));
+            return Err(SpecError::new(
+                Field::Stages,
+                format!("--stages {s:?}: every target is 0, so nothing would be sent"),
+            ));
         }
         Ok(stages)
     }
@@ -165,11 +175,14 @@ mod tests {
             ("1s:-3", "stage 1"),
         ] {
             let err = Stages::parse(bad, Ramp::Rate).unwrap_err();
+            assert_eq!(err.field, Field::Stages);
+            let err = err.to_string();
             assert!(err.starts_with("--stages") && err.contains(part), "{bad}: {err}");
         }
-        assert!(Stages::parse("1s:0,2s:0", Ramp::Rate).unwrap_err().contains("every target is 0"));
-        assert!(Stages::parse("1s:2.5", Ramp::Connections).unwrap_err().contains("whole number"));
-        assert!(Stages::parse("1s:1e12", Ramp::Rate).unwrap_err().contains("maximum"));
+        let refused = |s: &str, ramp: Ramp| Stages::parse(s, ramp).unwrap_err().to_string();
+        assert!(refused("1s:0,2s:0", Ramp::Rate).contains("every target is 0"));
+        assert!(refused("1s:2.5", Ramp::Connections).contains("whole number"));
+        assert!(refused("1s:1e12", Ramp::Rate).contains("maximum"));
     }
 
     #[test]

@@ -188,9 +188,12 @@ impl ServerCertVerifier for AnyCertificate {
 }
 
 /// `--alpn`: the protocols stampede speaks over TCP.
-pub fn check_alpn<S: AsRef<str>>(offer: &[S]) -> Result<(), String> {
+pub fn check_alpn<S: AsRef<str>>(offer: &[S]) -> Result<(), crate::SpecError> {
     match offer.iter().map(AsRef::as_ref).find(|p| !matches!(*p, "h2" | "http/1.1")) {
-        Some(p) => Err(format!("--alpn {p:?}: stampede speaks h2 and http/1.1")),
+        Some(p) => Err(crate::SpecError::new(
+            crate::spec_error::Field::Alpn,
+            format!("--alpn {p:?}: stampede speaks h2 and http/1.1"),
+        )),
         None => Ok(()),
     }
 }

@@ -217,36 +217,65 @@ impl LoadResult {
     /// Why this load's figures cannot be trusted as a measurement of the
     /// server, if they cannot: the rules that make a run invalid and need only
     /// the load document. Empty for a valid load.
-    pub fn invalid_reasons(&self) -> Vec<String> {
+    pub fn invalid(&self) -> Vec<Invalid> {
         let mut reasons = Vec::new();
         if let Some(stall) = self.stalled {
-            reasons.push(stall.said());
+            reasons.push(Invalid::Stalled(stall.said()));
         }
         if self.socket_errors() > 0 {
-            reasons.push(format!("{} socket errors", self.socket_errors()));
+            reasons.push(Invalid::SocketErrors(self.socket_errors()));
         }
         match &self.grpc {
-            Some(g) if g.failed() > 0 => reasons.push(format!("{} failed gRPC calls (status not OK)", g.failed())),
+            Some(g) if g.failed() > 0 => reasons.push(Invalid::FailedGrpcCalls(g.failed())),
             Some(_) => {}
-            None if self.bad_responses() > 0 => {
-                reasons.push(format!("{} bad responses (outside 2xx/3xx)", self.bad_responses()))
-            }
+            None if self.bad_responses() > 0 => reasons.push(Invalid::BadResponses(self.bad_responses())),
             None => {}
         }
         if self.requests == 0 {
-            reasons.push("no responses in the measured period".to_string());
+            reasons.push(Invalid::NoResponses);
         }
         if self.saturated() {
-            reasons.push("load generator saturated: it could not keep to the requested rate".to_string());
+            reasons.push(Invalid::Saturated);
         }
         // Judged where the reported tail is, not only on the lag's own p99.
-        reasons.extend(crate::late::tail_reason(self));
+        reasons.extend(crate::late::tail_reason(self).map(Invalid::LateTail));
         if let Some(multi) = self.multi_host.as_ref().filter(|m| m.partial) {
             let failed: Vec<String> = multi.failed_hosts.iter().map(|f| f.line()).collect();
-            reasons.push(format!("partial load: {}", failed.join("; ")));
+            reasons.push(Invalid::Partial(failed.join("; ")));
         }
         reasons
     }
+
+    /// [`LoadResult::invalid`], each reason as results.json words it.
+    pub fn invalid_reasons(&self) -> Vec<String> {
+        self.invalid().iter().map(Invalid::to_string).collect()
+    }
+}
+
+/// One reason a load's figures are not a measurement of the server
+/// ([`LoadResult::invalid`]), typed so a caller that rewords or blames
+/// one (`stampede run`'s fault.rs) decides on the kind, not on its words.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Invalid {
+    /// The server stopped answering (`stalled`), as it says.
+    #[error("{0}")]
+    Stalled(String),
+    #[error("{0} socket errors")]
+    SocketErrors(u64),
+    #[error("{0} failed gRPC calls (status not OK)")]
+    FailedGrpcCalls(u64),
+    #[error("{0} bad responses (outside 2xx/3xx)")]
+    BadResponses(u64),
+    #[error("no responses in the measured period")]
+    NoResponses,
+    #[error("load generator saturated: it could not keep to the requested rate")]
+    Saturated,
+    /// The reported tail is made of requests the generator sent late.
+    #[error("{0}")]
+    LateTail(String),
+    /// Hosts that failed, each said.
+    #[error("partial load: {0}")]
+    Partial(String),
 }
 
 /// TLS handshakes in the measured period.

@@ -18,7 +18,7 @@ use std::time::Duration;
 /// printed value. `args` gives only the output (`--json`) and the flags that
 /// cannot go with hosts.
 pub fn run(args: &Args, from: &HostsSpec, spec: &LoadSpec, dir: &Path) -> anyhow::Result<i32> {
-    let mut cfg = stampede_load::spec::config(spec, dir).map_err(anyhow::Error::msg)?;
+    let mut cfg = stampede_load::spec::config(spec, dir).map_err(|e| args.spec_error(e))?;
     cfg.interrupt = super::load::interrupt_flag()?;
     let hosts: Vec<String> = from.hosts.iter().map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).collect();
     if let Some(bad) = hosts.iter().find(|h| !stampede_schema::hosts::is_host_name(h)) {
@@ -36,7 +36,7 @@ pub fn run(args: &Args, from: &HostsSpec, spec: &LoadSpec, dir: &Path) -> anyhow
     if spec.hdr_log.is_some() {
         anyhow::bail!("--hdr-log cannot be used with --hosts: each host would write its own file there");
     }
-    let mut sent = stampede_load::spec::inline(spec, dir, None).map_err(anyhow::Error::msg)?;
+    let mut sent = stampede_load::spec::inline(spec, dir, None).map_err(|e| args.spec_error(e))?;
     sent.seed = Some(spec.seed.unwrap_or_else(stampede_load::spec::clock_seed));
     share::split(&Total::of(&sent), hosts.len()).map_err(anyhow::Error::msg)?;
     let copy_binary = match from.copy_binary {

@@ -400,6 +400,16 @@ impl Args {
         Ok((spec, dir))
     }
 
+    /// Why the load cannot run, in the words it was written in: the
+    /// flags, or the `--spec` document's fields (`connections`, not a
+    /// `--connections` flag `--spec` refuses).
+    pub fn spec_error(&self, e: stampede_load::spec::SpecError) -> anyhow::Error {
+        match &self.spec {
+            Some(path) => anyhow::anyhow!("--spec {}: {}", path.display(), e.in_document()),
+            None => e.into(),
+        }
+    }
+
     /// The "Load hosts" flags: where the load is sent from.
     fn hosts_spec(&self) -> HostsSpec {
         HostsSpec {
@@ -493,7 +503,7 @@ fn read_spec(path: &Path) -> anyhow::Result<(LoadSpec, PathBuf)> {
 
 /// `stampede load` on this machine, of the spec `args.spec()` gave.
 pub fn run(args: Args, spec: &LoadSpec, dir: &Path) -> anyhow::Result<i32> {
-    let mut cfg = stampede_load::spec::config(spec, dir).map_err(anyhow::Error::msg)?;
+    let mut cfg = stampede_load::spec::config(spec, dir).map_err(|e| args.spec_error(e))?;
     cfg.interrupt = interrupt_flag()?;
     if args.exit_on_stdin_eof {
         stop_on_stdin_eof(cfg.interrupt.clone());

@@ -1,5 +1,5 @@
 //! Whose fault an invalid run is. A load's own rules (`LoadResult::
-//! invalid_reasons`, stampede-schema) see connect errors and a generator
+//! invalid`, stampede-schema) see connect errors and a generator
 //! that fell behind its schedule, and word them as the generator's trouble.
 //! When the server's own listen socket dropped connections in the same
 //! phase (its `sk_drops`, what `ss -ltm` shows as `d`: the probe's
@@ -12,6 +12,7 @@
 //! server for another program's backlog-1 socket. This module rewords
 //! those reasons and says which are the server's.
 
+use stampede_schema::load::Invalid;
 use stampede_schema::LoadResult;
 
 /// A generator whose threads were busier than this lacked CPU itself
@@ -39,38 +40,24 @@ impl Backlog {
 }
 
 /// The load's invalid reasons, those the server's backlog caused said so
-/// and marked `true` (the server's).
+/// and marked `true` (the server's). A server that stopped answering
+/// (`LoadResult::stalled`) is the server's fault, whatever else went
+/// wrong, and is said first (`LoadResult::invalid` gives it first).
 pub fn reasons(load: &LoadResult, backlog: Option<Backlog>) -> Vec<(String, bool)> {
-    let mut found = reasons_of_load(load, backlog);
-    stopped_answering_first(load, &mut found);
-    found
-}
-
-/// A server that stopped answering (`LoadResult::stalled`) is the server's
-/// fault, whatever else went wrong, and is said first.
-fn stopped_answering_first(load: &LoadResult, found: &mut Vec<(String, bool)>) {
-    let Some(said) = load.stalled.map(|s| s.said()) else { return };
-    found.retain(|(r, _)| *r != said);
-    found.insert(0, (said, true));
-}
-
-fn reasons_of_load(load: &LoadResult, backlog: Option<Backlog>) -> Vec<(String, bool)> {
-    let plain = load.invalid_reasons();
-    let Some(b) = backlog else { return plain.into_iter().map(|r| (r, false)).collect() };
-    let socket = format!("{} socket errors", load.socket_errors());
     let connect_only = load.errors.connect > 0 && load.errors.connect == load.socket_errors();
     let generator_busy = load.open.as_ref().is_some_and(|o| o.generator_busy > GENERATOR_BUSY);
-    plain
+    load.invalid()
         .into_iter()
-        .map(|reason| {
-            if reason == socket && connect_only {
+        .map(|reason| match (&reason, backlog) {
+            (Invalid::Stalled(said), _) => (said.clone(), true),
+            (Invalid::SocketErrors(_), Some(b)) if connect_only => {
                 (format!("{} connect errors: {}", load.errors.connect, b.said()), true)
-            } else if load.saturated() && !generator_busy && reason.starts_with("load generator saturated") {
+            }
+            (Invalid::Saturated, Some(b)) if !generator_busy => {
                 let late = "requests were sent late waiting for connections to open, not for the load generator's CPU";
                 (format!("{}: {late}", b.said()), true)
-            } else {
-                (reason, false)
             }
+            _ => (reason.to_string(), false),
         })
         .collect()
 }
@@ -80,8 +67,8 @@ fn reasons_of_load(load: &LoadResult, backlog: Option<Backlog>) -> Vec<(String, 
 /// answer. They are the server's when it crashed in the same run; a
 /// generator that fell behind or lacked its pinned CPU stays its own.
 pub fn crash_consequences(load: &LoadResult) -> Vec<String> {
-    let socket = format!("{} socket errors", load.socket_errors());
-    load.invalid_reasons().into_iter().filter(|r| *r == socket || r == "no responses in the measured period").collect()
+    let consequence = |r: &Invalid| matches!(r, Invalid::SocketErrors(_) | Invalid::NoResponses);
+    load.invalid().iter().filter(|r| consequence(r)).map(Invalid::to_string).collect()
 }
 
 /// Whether every reason a run is invalid for (`invalid_reason`, joined by

@@ -56,7 +56,10 @@ impl LoadPhase<'_> {
 
     /// What the generator is sent: the profile's spec for this phase, every file read into it.
     pub fn spec(&self) -> Result<LoadSpec, LoadError> {
-        let mut spec = self.profile.phase_spec(self.dir, &self.base_url, self.duration).map_err(LoadError::Spec)?;
+        let mut spec = self
+            .profile
+            .phase_spec(self.dir, &self.base_url, self.duration)
+            .map_err(|e| LoadError::Spec(self.profile.spec_error(&e).1))?;
         if self.hdr_log.is_some() {
             spec.hdr_log.clone_from(&self.hdr_log);
         }

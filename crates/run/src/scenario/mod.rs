@@ -413,6 +413,30 @@ mod tests {
         }
     }
 
+    /// A profile's gRPC call was named as a top-level field (`data`, not
+    /// `grpc.data`) and a URL template as `stampede load`'s `URL argument
+    /// 1`: words of the command line the scenario's author never typed.
+    #[test]
+    fn spec_errors_name_the_profile_s_own_field_never_a_flag_or_url_argument() {
+        let base = "apps = [\"go\"]\n[[profiles]]\nname = \"p\"\n";
+        for (extra, want) in [
+            (
+                "path = \"/x\"\ngrpc = { call = \"p.S/M\", data = \"@nope.json\" }",
+                "profiles[0].grpc.data: grpc.data @nope.json: cannot read it",
+            ),
+            ("path = \"/f/{1..x}\"", "profiles[0].path: path: "),
+            ("urls = [\"/a\", \"/f/{1..x}\"]", "profiles[0].urls: urls[1]: "),
+            (
+                "path = \"/x\"\nmax_connections = 4000000",
+                "profiles[0].max_connections: max_connections 4000000 is above",
+            ),
+        ] {
+            let err = parse(&format!("{base}{extra}\n"), &[]).unwrap_err().to_string();
+            assert!(err.contains(want), "{extra}: {err}");
+            assert!(!err.contains("--") && !err.contains("URL argument"), "{extra}: {err}");
+        }
+    }
+
     #[test]
     fn every_scenario_file_of_the_repository_loads() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");

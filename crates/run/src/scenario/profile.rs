@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use stampede_schema::LoadSpec;
 use stampede_spec::stages::Stages;
+use stampede_spec::{Field, SpecError};
 
 use crate::scenario::latency::LatencyPhase;
 
@@ -95,7 +96,7 @@ impl Profile {
 
     /// The spec of one phase `duration` long, against the server at
     /// `base_url`, with every file (relative to `dir`) read into it.
-    pub fn phase_spec(&self, dir: &Path, base_url: &str, duration: Duration) -> Result<LoadSpec, String> {
+    pub fn phase_spec(&self, dir: &Path, base_url: &str, duration: Duration) -> Result<LoadSpec, SpecError> {
         let mut spec = self.spec.clone();
         spec.urls.splice(0..0, self.path.iter().cloned());
         // A gRPC call names its own path (`/package.Service/Method`): a
@@ -154,37 +155,24 @@ impl Profile {
         if self.spec.hdr_log.is_some() {
             return Err(("hdr_log".into(), "not in a scenario: every phase would write the same file".into()));
         }
-        let spec = self.phase_spec(dir, "http://127.0.0.1:1", self.duration()).map_err(as_field)?;
+        let spec = self.phase_spec(dir, "http://127.0.0.1:1", self.duration()).map_err(|e| self.spec_error(&e))?;
         // A gRPC call without a .proto is checked but for its schema, which
         // the generator asks the running server for (reflection).
         let spec = LoadSpec { warmup: self.spec.warmup, ..spec };
-        stampede_spec::check::check_before_reflection(&spec, dir).map_err(as_field)?;
+        stampede_spec::check::check_before_reflection(&spec, dir).map_err(|e| self.spec_error(&e))?;
         Ok(())
     }
-}
 
-/// An error of the load spec, its `--flag`s written as the profile's fields
-/// (`--max-lag` → `max_lag`), and the first one as the field it is about.
-fn as_field(message: String) -> (String, String) {
-    let mut field = None;
-    let mut out = String::new();
-    let mut rest = message.as_str();
-    while let Some(at) = rest.find("--") {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 2..];
-        let end = after.find(|c: char| !(c.is_ascii_lowercase() || c == '-')).unwrap_or(after.len());
-        let name = match &after[..end] {
-            "header" => "headers".to_string(),
-            "body-file" => "body".to_string(),
-            other => other.replace('-', "_"),
+    /// An error of the load spec as this profile's: the field it is about
+    /// as the profile spells it (`max_lag`, `grpc.data`; `path`, which
+    /// the spec's first URL is when the profile gives one) and the line in
+    /// the profile's words, never a flag of `stampede load`.
+    pub(crate) fn spec_error(&self, e: &SpecError) -> (String, String) {
+        // `path` and `urls` exclude each other: with a path, it is the only URL.
+        let (field, line) = match (e.field, &self.path) {
+            (Field::Urls, Some(_)) => ("path", e.in_document_naming_urls(&|_| "path".into())),
+            (field, _) => (field.key(), e.in_document()),
         };
-        field.get_or_insert_with(|| name.clone());
-        out.push_str(&name);
-        rest = &after[end..];
+        (field.to_string(), line)
     }
-    out.push_str(rest);
-    // The spec's own messages about its files start with the field (`body @x: …`, `mix[0]: …`).
-    let leading = out.split(|c: char| !c.is_ascii_lowercase()).next().unwrap_or("");
-    let field = field.or_else(|| ["urls", "body", "mix", "targets"].contains(&leading).then(|| leading.to_string()));
-    (field.unwrap_or_default(), out)
 }

@@ -58,22 +58,30 @@ pub fn port_in_use(port: u16) -> bool {
     TcpListener::bind(("0.0.0.0", port)).is_err()
 }
 
+/// A server on a loopback port (returned) that answers one request with
+/// `response`, for the tests of this request and of readiness.
+#[cfg(test)]
+pub(crate) fn answer_once(response: &'static [u8]) -> (u16, std::thread::JoinHandle<()>) {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut buf = [0u8; 512];
+        let _ = s.read(&mut buf).unwrap();
+        s.write_all(response).unwrap();
+    });
+    (port, server)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn reads_the_status_of_a_tiny_server() {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
-        let port = listener.local_addr().unwrap().port();
         let held = TcpListener::bind(("127.0.0.1", 0)).unwrap();
         assert!(port_in_use(held.local_addr().unwrap().port()));
-        let server = std::thread::spawn(move || {
-            let (mut s, _) = listener.accept().unwrap();
-            let mut buf = [0u8; 512];
-            let _ = s.read(&mut buf).unwrap();
-            s.write_all(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n").unwrap();
-        });
+        let (port, server) = answer_once(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n");
         let (status, took) = get_status_at("127.0.0.1", port, "/plaintext", Duration::from_secs(2)).unwrap();
         server.join().unwrap();
         assert_eq!(status, 204);

@@ -17,6 +17,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::manifest::Manifest;
+pub use stampede_grpc::client::NotReady;
 
 /// The request that tells a server is ready, and what answer counts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,20 +71,20 @@ impl ReadyCheck {
     }
 
     /// Asks the server on `host:port` once: how long a ready answer took, or
-    /// what came instead (an HTTP status it does not accept, a gRPC status,
-    /// no answer).
-    pub fn ask_at(&self, host: &str, port: u16, timeout: std::time::Duration) -> Result<std::time::Duration, String> {
+    /// what came instead: an HTTP status it does not accept or a gRPC
+    /// status (answered), or no answer.
+    pub fn ask_at(&self, host: &str, port: u16, timeout: std::time::Duration) -> Result<std::time::Duration, NotReady> {
         if self.grpc {
             use std::net::ToSocketAddrs;
             let bare = host.trim_start_matches('[').trim_end_matches(']');
             let addr = (bare, port).to_socket_addrs().ok().and_then(|mut a| a.next());
-            let addr = addr.ok_or_else(|| format!("{host} has no address"))?;
+            let addr = addr.ok_or_else(|| NotReady::NoAnswer(format!("{host} has no address")))?;
             return stampede_grpc::client::ready(addr, &self.path, timeout);
         }
         match crate::server::http::get_status_at(host, port, &self.path, timeout) {
             Ok((status, took)) if self.accepts(status) => Ok(took),
-            Ok((status, _)) => Err(format!("answers {status}")),
-            Err(e) => Err(e.to_string()),
+            Ok((status, _)) => Err(NotReady::Answered(format!("answers {status}"))),
+            Err(e) => Err(NotReady::NoAnswer(e.to_string())),
         }
     }
 }
@@ -114,6 +115,23 @@ impl fmt::Display for ReadyCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `hosts.server_address` reached another server (it answered, but not
+    /// ready) or nothing: the remote server's error says which by this type.
+    #[test]
+    fn a_wrong_answer_and_no_answer_are_told_apart() {
+        use crate::server::http::{answer_once, free_port};
+        let timeout = std::time::Duration::from_secs(5);
+        let (port, server) = answer_once(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+        let got = ReadyCheck::ok_on("/plaintext").ask_at("127.0.0.1", port, timeout);
+        server.join().unwrap();
+        assert_eq!(got, Err(NotReady::Answered("answers 404".into())));
+        let (port, server) = answer_once(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+        assert!(ReadyCheck::any_answer().ask_at("127.0.0.1", port, timeout).is_ok(), "any status counts");
+        server.join().unwrap();
+        let nobody = ReadyCheck::ok_on("/plaintext").ask_at("127.0.0.1", free_port().unwrap(), timeout);
+        assert!(matches!(nobody, Err(NotReady::NoAnswer(_))), "{nobody:?}");
+    }
 
     fn manifest(text: &str) -> Manifest {
         let mut m: Manifest = toml::from_str(&format!("name = \"a\"\nrun = \"r\"\n{text}")).unwrap();

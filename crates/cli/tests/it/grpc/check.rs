@@ -154,12 +154,15 @@ fn grpc_readiness_is_an_ok_call_and_nothing_else() {
     let timeout = Duration::from_secs(5);
     let server = GrpcServer::start(Mode::Ok);
     assert!(stampede_check::grpc_ready(server.addr, &ready, timeout).is_ok());
+    // A gRPC server that answered another status (another server, or not
+    // up yet) and no gRPC answer at all are told apart by type.
+    use stampede_check::NotReady;
     let unknown = stampede_check::grpc_ready(server.addr, "/stampede.bench.v1.Bench/Nope", timeout).unwrap_err();
-    assert_eq!(unknown, "grpc-status UNIMPLEMENTED (12)");
+    assert_eq!(unknown, NotReady::Answered("grpc-status UNIMPLEMENTED (12)".into()));
     let http1 = stampede_testkit::contract::TestServer::start(stampede_testkit::contract::Fault::None);
     let addr = http1.url().trim_start_matches("http://").trim_end_matches('/').parse().unwrap();
     let e = stampede_check::grpc_ready(addr, &ready, timeout).unwrap_err();
-    assert!(e.starts_with("no HTTP/2 answer"), "{e}");
+    assert!(matches!(&e, NotReady::NoAnswer(why) if why.starts_with("no HTTP/2 answer")), "{e:?}");
 }
 
 /// A gRPC contract of the user's own is a file beside its `.proto`; a

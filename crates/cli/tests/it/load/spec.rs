@@ -192,5 +192,45 @@ fn stages_and_their_ramp_are_part_of_the_spec() {
     let out = stampede(&["load", "--spec", file.to_str().unwrap()], DEADLINE);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--stages") && err.contains("--duration"), "{err}");
+    assert!(err.contains("stages sets") && err.contains("drop duration") && !err.contains("--duration"), "{err}");
+}
+
+/// One broken rule, written three ways: each error names it as the user
+/// wrote it (the flags; a `--spec` document's fields; a scenario profile's
+/// fields), exits 2 and is one line. A document's error used to name the
+/// flags `--spec` refuses, and a scenario's gRPC `grpc.data` was `data`.
+#[test]
+fn a_spec_error_names_the_flag_on_the_command_line_and_the_field_in_a_document() {
+    let one_line_exit_2 = |out: std::process::Output| {
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        err
+    };
+    let flags = one_line_exit_2(stampede(&["load", "-t", "4", "-c", "2", "http://127.0.0.1:1/"], DEADLINE));
+    assert!(flags.contains("--threads (4) must not exceed --connections (2)"), "{flags}");
+    let dir = scratch("words");
+    let file = dir.join("bad.json");
+    std::fs::write(&file, r#"{"urls": ["http://127.0.0.1:1/"], "threads": 4, "connections": 2}"#).unwrap();
+    let doc = one_line_exit_2(stampede(&["load", "--spec", file.to_str().unwrap()], DEADLINE));
+    assert!(doc.contains("bad.json: threads (4) must not exceed connections (2)"), "{doc}");
+    assert!(!doc.contains("--threads") && !doc.contains("--connections"), "{doc}");
+
+    let s = stampede_testkit::run::Scratch::new("spec-words");
+    let app = s.app("alpha", "");
+    for (profile, field, words) in [
+        ("threads = 4\nconnections = 2", "profiles[0].threads", "threads (4) must not exceed connections (2)"),
+        ("grpc = { call = \"p.S/M\", data = \"@nope.json\" }", "profiles[0].grpc.data", "grpc.data @nope.json"),
+    ] {
+        let scenario = s.scenario(&format!(
+            "apps = [\"{}\"]\ncheck = false\n[[profiles]]\npath = \"/\"\n{profile}\n",
+            app.display()
+        ));
+        let out = s.stampede().args(["run", scenario.to_str().unwrap(), "--out", s.out().to_str().unwrap()]).output();
+        let err = one_line_exit_2(out.unwrap());
+        assert!(err.contains(&format!("{field}: {words}")), "{profile}: {err}");
+        assert!(!err.contains("--"), "{profile}: no flag of stampede load: {err}");
+    }
+    stampede_testkit::run::assert_nothing_left(&s);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

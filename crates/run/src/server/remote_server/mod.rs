@@ -21,7 +21,7 @@ use crate::scenario::hosts::Hosts;
 use crate::scenario::manifest::Manifest;
 use crate::server::agent::protocol::{Action, App, Command, Event, Request, Serve, VERSION};
 use crate::server::prepare::{PrepareError, Prepared};
-use crate::server::ready::ReadyCheck;
+use crate::server::ready::{NotReady, ReadyCheck};
 use crate::server::served::{Failure, Finished, Launch, Readiness, Served, TAIL_LINES};
 use session::{stop_group, Next, Session};
 
@@ -165,8 +165,8 @@ impl ServerHost {
         let address = self.record.address.as_str();
         match ready.ask_at(address, port, Duration::from_secs(5)) {
             Ok(_) => Ok(crate::scenario::hosts::url_base(address, port)),
-            Err(e) if e.starts_with("answers ") || e.starts_with("grpc-status") => Err(format!("the server answers {ready} on its host but {e} at hosts.server_address {address}:{port}: is another server there?")),
-            Err(e) => Err(format!(
+            Err(NotReady::Answered(e)) => Err(format!("the server answers {ready} on its host but {e} at hosts.server_address {address}:{port}: is another server there?")),
+            Err(NotReady::NoAnswer(e)) => Err(format!(
                 "the server answers on {} but not at hosts.server_address {address}:{port} ({e}): the app must listen on that address or 0.0.0.0, and no firewall may block the port",
                 self.host()
             )),
