@@ -506,6 +506,6 @@ mod tests {
         let g = spec.grpc.unwrap();
         assert!(g.proto.is_empty() && g.reflected.is_none(), "the generator asks the server: {g:?}");
         let err = parse(&text.replace("stampede.bench.v1.Bench/Unary", "Unary"), &[]).unwrap_err().to_string();
-        assert!(err.contains("profiles[0].call") && err.contains("not a method name"), "{err}");
+        assert!(err.contains("profiles[0].grpc.call") && err.contains("not a method name"), "{err}");
     }
 }
