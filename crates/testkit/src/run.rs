@@ -114,7 +114,13 @@ version = "python3 --version"
 }
 
 impl Drop for Scratch {
+    /// Removes the folder, unless `STAMPEDE_TEST_KEEP` is set: then it is
+    /// kept for a look at what a failed test's run wrote, and its path said.
     fn drop(&mut self) {
+        if std::env::var_os("STAMPEDE_TEST_KEEP").is_some() {
+            eprintln!("kept {}", self.dir.display());
+            return;
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
