@@ -21,7 +21,8 @@
 # vegeta's cost includes `vegeta report`, the other end of its pipe.
 #
 # With BASE=<git revision>, that revision's stampede is built in
-# target/bench-base and measured too, as `stampede-base`.
+# target/bench-base and measured too, as `stampede-base` (BASE_BUILT=1: it
+# is there already, measure it without building).
 #
 #   [WRK2=…] [BASE=rev] bench/openloop.sh [DURATION_S] [ROUNDS] [RATES...]
 #       defaults: 8 s, 3 rounds, rates 20000 50000 80000 1000
@@ -63,7 +64,7 @@ else
   echo "wrk2: skipped (set WRK2=/path/to/wrk2's wrk)"
 fi
 if [ -n "${BASE:-}" ]; then
-  build_base "$BASE" -p stampede
+  [ "${BASE_BUILT:-0}" = 1 ] || build_base "$BASE" -p stampede
   TOOLS+=(stampede-base)
 fi
 if need "$OHA"; then TOOLS+=(oha); else echo "oha: skipped ($OHA not found; cargo install oha, or set OHA)"; fi
