@@ -23,9 +23,18 @@ use crate::config::LoadConfig;
 use crate::core::pacer::Pacer;
 use crate::core::recorder::{ErrorKind, Recorder};
 use crate::core::share::{Share, Starved};
-use crate::http2::session::Slot;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
+
+/// A request on the wire, as the schedule sees it: when it was due, when it
+/// went and, with a mix, its target. HTTP/2's and HTTP/3's stream slots are
+/// one (`http2::session::Slot`); the schedule keeps to this much of them, so
+/// core/ never reaches up into a protocol's folder.
+pub trait InFlight {
+    fn intended(&self) -> Instant;
+    fn start(&self) -> Instant;
+    fn target(&self) -> Option<usize>;
+}
 
 pub struct Schedule {
     /// Open loop: intended send times; none in closed loop.
@@ -208,10 +217,10 @@ impl Schedule {
 
     /// A request the server never processed: sent again, keeping its
     /// intended time (open loop) or back on the `-n` quota (closed loop).
-    pub fn requeue(&mut self, rec: &mut Recorder, slot: &Slot) {
-        rec.unsent(slot.intended);
+    pub fn requeue(&mut self, rec: &mut Recorder, slot: &impl InFlight) {
+        rec.unsent(slot.intended());
         if self.pacer.is_some() {
-            self.again.push_front(slot.intended);
+            self.again.push_front(slot.intended());
         } else if let Some(n) = self.quota.as_mut() {
             *n += 1;
         }
@@ -225,7 +234,15 @@ impl Schedule {
     /// when every request of the run is idempotent (`LoadConfig::idempotent`),
     /// and are otherwise each an error: a POST is never sent twice. The one
     /// rule of HTTP/2 and HTTP/3.
-    pub fn lost(&mut self, rec: &mut Recorder, slot: &Slot, kind: ErrorKind, now: Instant, i: usize, retry: Retry) {
+    pub fn lost(
+        &mut self,
+        rec: &mut Recorder,
+        slot: &impl InFlight,
+        kind: ErrorKind,
+        now: Instant,
+        i: usize,
+        retry: Retry,
+    ) {
         self.in_flight -= 1;
         if retry == Retry::AfterGoaway {
             self.requeue(rec, slot);
@@ -290,12 +307,12 @@ impl Schedule {
 
     /// The loop has ended at `now` with `slot` (on connection `i`) owed:
     /// a timeout after an open loop's drain, otherwise unanswered (`drained`).
-    pub fn owed_at_end(&mut self, rec: &mut Recorder, slot: &Slot, i: usize, now: Instant, stopping: bool) {
+    pub fn owed_at_end(&mut self, rec: &mut Recorder, slot: &impl InFlight, i: usize, now: Instant, stopping: bool) {
         self.in_flight = self.in_flight.saturating_sub(1);
         if self.drained(now, stopping) {
             error_of(rec, slot, ErrorKind::Timeout, now, i);
         } else {
-            rec.unanswered(slot.intended, slot.start, now, i as u32);
+            rec.unanswered(slot.intended(), slot.start(), now, i as u32);
         }
     }
 
@@ -328,9 +345,9 @@ impl Retry {
 
 /// Request `slot` on connection `i` failed with `kind`: counted, and for
 /// its mix target too.
-pub fn error_of(rec: &mut Recorder, slot: &Slot, kind: ErrorKind, now: Instant, i: usize) {
-    if rec.error(kind, now, Some((slot.intended, slot.start, i as u32))) {
-        if let Some(t) = slot.target {
+pub fn error_of(rec: &mut Recorder, slot: &impl InFlight, kind: ErrorKind, now: Instant, i: usize) {
+    if rec.error(kind, now, Some((slot.intended(), slot.start(), i as u32))) {
+        if let Some(t) = slot.target() {
             rec.target_error(t, kind);
         }
     }

@@ -372,6 +372,18 @@ impl Session {
     }
 }
 
+impl crate::core::schedule::InFlight for Slot {
+    fn intended(&self) -> Instant {
+        self.intended
+    }
+    fn start(&self) -> Instant {
+        self.start
+    }
+    fn target(&self) -> Option<usize> {
+        self.target
+    }
+}
+
 impl Slot {
     pub fn new(intended: Instant, start: Instant, target: Option<usize>) -> Slot {
         Slot {
