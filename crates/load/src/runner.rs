@@ -16,7 +16,7 @@ use crate::progress::{self, Watcher};
 use crate::protocol::{IoBackend, Protocol};
 use crate::result::{
     encode_histogram, spectrum, Http2Stats, Http3Stats, LoadResult, Loadgen, MixStats, OpenLoop, Percentiles,
-    SlowRequest, Stall, TargetResult, TlsStats, Tool, SCHEMA, STALL_S,
+    SlowRequest, Stall, TargetResult, TlsStats, Tool, GENERATOR_BUSY, PREEMPTED_WAIT_SHARE, SCHEMA, STALL_S,
 };
 use crate::tls::{TlsOptions, TlsShared, TlsStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -257,7 +257,10 @@ fn assemble(
     let wall = finished.saturating_duration_since(measure_from).as_secs_f64().max(1e-9);
     let max_lag_ns = outputs.iter().map(|o| o.max_lag_ns).max().unwrap_or(0);
     let all_busy_s = outputs.iter().map(|o| o.starved.as_secs_f64()).sum::<f64>() / outputs.len().max(1) as f64;
-    let generator_busy = outputs.iter().map(|o| o.busy).fold(0.0, f64::max);
+    let generator = Generator {
+        busy: outputs.iter().map(|o| o.busy).fold(0.0, f64::max),
+        cpu_wait: outputs.iter().map(|o| o.cpu_wait).fold(0.0, f64::max),
+    };
     let mut slow: Vec<Slow> = Vec::new();
     let mut merged: Option<Recorder> = None;
     for mut o in outputs {
@@ -281,7 +284,7 @@ fn assemble(
                 .as_secs_f64()
                 * 1e6;
         let lag = Lag { p99_us: lag_p99_us, granularity_us };
-        let reason = saturation(cfg, target_rate, achieved_rate, lag, all_busy_s / wall, generator_busy);
+        let reason = saturation(cfg, target_rate, achieved_rate, lag, all_busy_s / wall, generator);
         OpenLoop {
             target_rate,
             achieved_rate,
@@ -292,7 +295,8 @@ fn assemble(
             schedule_lag_p99_us: lag_p99_us,
             wake_granularity_us: granularity_us,
             all_busy_s,
-            generator_busy,
+            generator_busy: generator.busy,
+            generator_cpu_wait: generator.cpu_wait,
         }
     });
     slow.sort_by_key(|s| std::cmp::Reverse(s.latency_ns));
@@ -393,6 +397,33 @@ struct Lag {
     granularity_us: f64,
 }
 
+/// How busy the generator's busiest threads were, as shares of their life:
+/// on or waiting for a CPU (`busy`), and waiting alone (`cpu_wait`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Generator {
+    busy: f64,
+    cpu_wait: f64,
+}
+
+impl Generator {
+    /// Why a generator that fell behind lacked CPU, from what its threads
+    /// measured of themselves (schedstat): other processes held its CPU
+    /// (it waited for one), it used its CPU up itself, or neither shows in
+    /// its averages (its wake-ups came late in bursts too short to add up:
+    /// still its CPU taken at the moments requests were due, which is what
+    /// `--max-lag` judges).
+    fn why(&self) -> String {
+        let (busy, wait) = (self.busy * 100.0, self.cpu_wait * 100.0);
+        if self.cpu_wait >= PREEMPTED_WAIT_SHARE {
+            format!("its threads waited {wait:.0}% of their time for a CPU other processes held: pin it to a quiet core (taskset -c) or use a load machine")
+        } else if self.busy > GENERATOR_BUSY {
+            format!("its threads were {busy:.0}% busy: it is CPU-bound; add --threads or a load machine")
+        } else {
+            format!("its threads were only {busy:.0}% busy (waiting {wait:.0}% for a CPU), so its wake-ups came late in short bursts: something else ran on its CPU when requests were due; pin it to a quiet core (taskset -c), or raise --max-lag")
+        }
+    }
+}
+
 /// Why an open-loop result does not describe the server alone, if it does not.
 /// Only the generator's own failings count here: a slow server makes requests
 /// queue, and that queueing is what the latency figures must show; and the
@@ -404,26 +435,21 @@ fn saturation(
     achieved: f64,
     lag: Lag,
     busy_share: f64,
-    generator_busy: f64,
+    generator: Generator,
 ) -> Option<String> {
     let max_lag_us = cfg.max_lag.as_secs_f64() * 1e6;
     let Lag { p99_us, granularity_us } = lag;
     if p99_us - granularity_us > max_lag_us {
         return Some(format!(
-            "the load generator fell behind its own schedule (p99 send delay {p99_us:.0} µs, of which up to {granularity_us:.0} µs is its wake-up granularity, > --max-lag {max_lag_us:.0} µs beyond it): it is short of CPU"
+            "the load generator fell behind its own schedule (p99 send delay {p99_us:.0} µs, of which up to {granularity_us:.0} µs is its wake-up granularity, > --max-lag {max_lag_us:.0} µs beyond it): {}",
+            generator.why()
         ));
     }
-    if achieved < 0.9 * target && (generator_busy > 0.9 || busy_share < 0.5) {
+    if achieved < 0.9 * target && (generator.busy > GENERATOR_BUSY || busy_share < 0.5) {
+        let free = if busy_share < 0.5 { " while connections were free" } else { "" };
         return Some(format!(
-            "the load generator sent {achieved:.0} of the {target:.0} req/s asked for while {}",
-            if generator_busy > 0.9 {
-                format!(
-                    "its threads were {:.0}% busy: it is CPU-bound; add --threads or a load machine",
-                    generator_busy * 100.0
-                )
-            } else {
-                "connections were free: it is short of CPU".to_string()
-            }
+            "the load generator sent {achieved:.0} of the {target:.0} req/s asked for{free}: {}",
+            generator.why()
         ));
     }
     None
@@ -455,7 +481,57 @@ fn stamp(slow: &[Slow]) -> Vec<SlowRequest> {
 
 #[cfg(test)]
 mod tests {
-    use super::split;
+    use super::{saturation, split, Generator, Lag};
+    use crate::config::LoadConfig;
+
+    fn config() -> LoadConfig {
+        let spec = stampede_schema::LoadSpec { urls: vec!["http://127.0.0.1:1/".into()], ..Default::default() };
+        crate::spec::config(&spec, std::path::Path::new("")).unwrap()
+    }
+
+    /// p99 send delay 5 ms beyond a 1 ms granularity: past the default 1 ms `--max-lag`.
+    const LATE: Lag = Lag { p99_us: 6_000.0, granularity_us: 1_000.0 };
+
+    /// Session 16's grpc scenario: a generator using 0.06 cores was told "it
+    /// is short of CPU". The reason now says which: its CPU held by others,
+    /// used up by itself, or taken in bursts while it sat mostly idle.
+    #[test]
+    fn a_late_generator_is_told_whether_others_held_its_cpu_or_it_used_it_up() {
+        let cfg = config();
+        let why = |busy, cpu_wait| saturation(&cfg, 1000.0, 1000.0, LATE, 0.0, Generator { busy, cpu_wait }).unwrap();
+        let preempted = why(0.4, 0.2);
+        assert!(preempted.contains("waited 20% of their time for a CPU other processes held"), "{preempted}");
+        assert!(!preempted.contains("CPU-bound"), "{preempted}");
+        let bound = why(0.97, 0.01);
+        assert!(bound.contains("97% busy: it is CPU-bound"), "{bound}");
+        assert!(!bound.contains("other processes"), "{bound}");
+        let idle = why(0.06, 0.01);
+        assert!(idle.contains("only 6% busy") && idle.contains("something else ran on its CPU"), "{idle}");
+        assert!(!idle.contains("CPU-bound") && !idle.contains("short of CPU"), "{idle}");
+    }
+
+    #[test]
+    fn a_generator_on_schedule_is_not_saturated_however_busy() {
+        let cfg = config();
+        let on_time = Lag { p99_us: 1_200.0, granularity_us: 1_000.0 };
+        for (busy, cpu_wait) in [(0.99, 0.0), (0.5, 0.3), (0.05, 0.0)] {
+            let reason = saturation(&cfg, 1000.0, 1000.0, on_time, 0.0, Generator { busy, cpu_wait });
+            assert_eq!(reason, None, "busy {busy} wait {cpu_wait}");
+        }
+    }
+
+    #[test]
+    fn short_of_the_rate_says_connections_were_free_only_when_they_were() {
+        let cfg = config();
+        let on_time = Lag { p99_us: 0.0, granularity_us: 1_000.0 };
+        let free = saturation(&cfg, 1000.0, 500.0, on_time, 0.1, Generator { busy: 0.95, cpu_wait: 0.0 }).unwrap();
+        assert!(free.contains("500 of the 1000 req/s asked for while connections were free: its threads were 95%"));
+        let taken = saturation(&cfg, 1000.0, 500.0, on_time, 0.9, Generator { busy: 0.95, cpu_wait: 0.0 }).unwrap();
+        assert!(!taken.contains("connections were free"), "{taken}");
+        // Connections busy and the generator idle: the server is slow, and
+        // that is what the latency figures must show, not a saturation.
+        assert_eq!(saturation(&cfg, 1000.0, 500.0, on_time, 0.9, Generator { busy: 0.2, cpu_wait: 0.0 }), None);
+    }
 
     #[test]
     fn shares_add_up() {

@@ -412,7 +412,24 @@ pub struct OpenLoop {
     pub all_busy_s: f64,
     /// Largest share of a generator thread's time spent on or waiting for a CPU.
     pub generator_busy: f64,
+    /// Largest share of a generator thread's time spent waiting for a CPU
+    /// (run-queue wait, part of `generator_busy`): other processes held its
+    /// CPU while it had work. 0 in documents written before it was measured.
+    #[serde(default, deserialize_with = "crate::lenient::or_default")]
+    pub generator_cpu_wait: f64,
 }
+
+/// A generator whose busiest thread was on or waiting for a CPU more than
+/// this share of its life (`OpenLoop::generator_busy`) had no slack left to
+/// keep a schedule: the load crate's saturation rule and run's judgement of
+/// whose fault a late send is both use it.
+pub const GENERATOR_BUSY: f64 = 0.9;
+
+/// A generator thread that waited for a CPU at least this share of its time
+/// (`OpenLoop::generator_cpu_wait`, or the probe's run-queue wait over a
+/// phase) was preempted by other processes: on a quiet machine the wait is a
+/// few milliseconds a second (its own threads' wake-ups), well under 1%.
+pub const PREEMPTED_WAIT_SHARE: f64 = 0.05;
 
 /// One request of the slow log (`--slow-log N`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -507,6 +524,7 @@ mod tests {
                 wake_granularity_us: 500.0,
                 all_busy_s: 0.0,
                 generator_busy: 0.5,
+                generator_cpu_wait: 0.0,
             }),
             ..Default::default()
         };

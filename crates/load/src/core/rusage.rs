@@ -33,12 +33,30 @@ fn peak_rss_kib() -> u64 {
 
 pub use stampede_spec::clock::monotonic_ns;
 
-/// How much of the wall-clock time the calling thread was on a CPU or waiting
-/// for one (run-queue wait, from /proc/thread-self/schedstat), in nanoseconds.
-/// A generator thread near 100% has no slack left to keep a schedule.
-pub fn thread_busy_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .map(|s| s.split_whitespace().take(2).filter_map(|v| v.parse::<u64>().ok()).sum())
-        .unwrap_or(0)
+/// The calling thread's time on a CPU and waiting for one (run-queue wait),
+/// from /proc/thread-self/schedstat, in nanoseconds since it started. A
+/// generator thread near 100% of the wall clock in their sum has no slack
+/// left to keep a schedule; the wait alone says whether other processes
+/// held its CPU.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadTime {
+    pub on_cpu_ns: u64,
+    pub wait_ns: u64,
+}
+
+impl ThreadTime {
+    pub fn now() -> ThreadTime {
+        std::fs::read_to_string("/proc/thread-self/schedstat").ok().map_or_else(ThreadTime::default, |s| {
+            let mut fields = s.split_whitespace().map(|v| v.parse::<u64>().unwrap_or(0));
+            ThreadTime { on_cpu_ns: fields.next().unwrap_or(0), wait_ns: fields.next().unwrap_or(0) }
+        })
+    }
+
+    /// The time since `earlier`.
+    pub fn since(self, earlier: ThreadTime) -> ThreadTime {
+        ThreadTime {
+            on_cpu_ns: self.on_cpu_ns.saturating_sub(earlier.on_cpu_ns),
+            wait_ns: self.wait_ns.saturating_sub(earlier.wait_ns),
+        }
+    }
 }

@@ -5,6 +5,7 @@
 //! two types, so they live apart from any one loop.
 
 use crate::core::recorder::{Recorder, Slow};
+use crate::core::rusage::ThreadTime;
 use crate::core::schedule::Schedule;
 use std::time::{Duration, Instant};
 
@@ -73,19 +74,31 @@ pub struct Output {
     pub starved: Duration,
     /// Share of the thread's life it spent on or waiting for a CPU (0..1).
     pub busy: f64,
+    /// Share of the thread's life it spent waiting for a CPU (0..1): other
+    /// processes held it while this thread had work.
+    pub cpu_wait: f64,
 }
 
 impl Output {
     /// A loop's result once it has ended: its schedule's figures (a wait
-    /// for a connection still going counts up to now), and the thread's CPU since `busy_from_ns` over its life since
-    /// `started` is how busy it was.
-    pub fn at_end(mut rec: Recorder, sched: &Schedule, share: &Share, started: Instant, busy_from_ns: u64) -> Output {
+    /// for a connection still going counts up to now), and how busy the
+    /// thread was: its CPU time and run-queue wait since `busy_from` over
+    /// its life since `started`.
+    pub fn at_end(
+        mut rec: Recorder,
+        sched: &Schedule,
+        share: &Share,
+        started: Instant,
+        busy_from: ThreadTime,
+    ) -> Output {
         let (mut starved, max_lag_ns) = sched.figures();
         let finished = Instant::now();
         starved.end(finished, share.measure_from);
         let slow = rec.finish();
-        let busy_ns = crate::core::rusage::thread_busy_ns().saturating_sub(busy_from_ns);
-        let busy = busy_ns as f64 / finished.saturating_duration_since(started).as_nanos().max(1) as f64;
-        Output { recorder: rec, slow, finished, max_lag_ns, starved: starved.total(), busy }
+        let time = ThreadTime::now().since(busy_from);
+        let life_ns = finished.saturating_duration_since(started).as_nanos().max(1) as f64;
+        let busy = (time.on_cpu_ns + time.wait_ns) as f64 / life_ns;
+        let cpu_wait = time.wait_ns as f64 / life_ns;
+        Output { recorder: rec, slow, finished, max_lag_ns, starved: starved.total(), busy, cpu_wait }
     }
 }

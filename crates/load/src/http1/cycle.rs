@@ -15,6 +15,7 @@
 use crate::config::LoadConfig;
 use crate::core::housekeeping::{period, Housekeeping, Parts, State};
 use crate::core::recorder::{ErrorKind, Origin, Recorder};
+use crate::core::rusage::ThreadTime;
 use crate::core::schedule::Schedule;
 use crate::core::share::{Output, Share};
 use crate::core::transport::Transport;
@@ -207,8 +208,8 @@ impl<'a, T: Transport> CycleState<'a, T> {
     }
 
     /// The thread's result, once its loop has ended.
-    pub fn finish(self, started: Instant, busy_from_ns: u64) -> Output {
-        Output::at_end(self.rec, &self.sched, &self.share, started, busy_from_ns)
+    pub fn finish(self, started: Instant, busy_from: ThreadTime) -> Output {
+        Output::at_end(self.rec, &self.sched, &self.share, started, busy_from)
     }
 }
 

@@ -82,7 +82,7 @@ impl<'a, T: Transport> EpollLoop<'a, T> {
     pub fn run(mut self) -> Output {
         let mut events = Events::with_capacity(1024);
         let start = Instant::now();
-        let busy_from = crate::core::rusage::thread_busy_ns();
+        let busy_from = crate::core::rusage::ThreadTime::now();
         self.begin(start);
         loop {
             if let Err(e) = self.wait(&mut events) {

@@ -155,7 +155,7 @@ impl<'a> UringLoop<'a> {
 
     pub fn run(mut self) -> Output {
         let start = Instant::now();
-        let busy_from = crate::core::rusage::thread_busy_ns();
+        let busy_from = crate::core::rusage::ThreadTime::now();
         self.begin(start);
         loop {
             let now = Instant::now();

@@ -178,7 +178,7 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
     pub fn run(mut self) -> Output {
         let mut events = Events::with_capacity(1024);
         let start = Instant::now();
-        let busy_from = crate::core::rusage::thread_busy_ns();
+        let busy_from = crate::core::rusage::ThreadTime::now();
         if self.gather > 0 {
             precise_sleeps();
         }

@@ -173,7 +173,7 @@ impl<'a> Http3Loop<'a> {
     pub fn run(mut self) -> Output {
         let mut events = Events::with_capacity(64);
         let start = Instant::now();
-        let busy_from = crate::core::rusage::thread_busy_ns();
+        let busy_from = crate::core::rusage::ThreadTime::now();
         for i in 0..self.conns.len() {
             self.open(i, start, true);
         }

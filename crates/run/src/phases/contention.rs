@@ -10,20 +10,10 @@
 //! what the server did on that machine, but they will not compare with a
 //! quiet machine's, and a reader must know).
 
+use stampede_schema::load::{GENERATOR_BUSY, PREEMPTED_WAIT_SHARE};
 use stampede_schema::process::Sample;
 use stampede_schema::run::RunRecord;
 use stampede_schema::LoadResult;
-
-/// A generator whose threads waited on a run queue for at least this share
-/// of the phase's wall time (summed over its threads) was preempted: on a
-/// quiet machine its waits are a few milliseconds a second (the wake-ups of
-/// its own threads), well under 1%.
-pub const PREEMPTED_WAIT_SHARE: f64 = 0.05;
-
-/// The generator's threads were busier than this (`open.generator_busy`, as
-/// fault.rs and the load crate's saturation rule): then it was short of CPU
-/// itself, whoever else ran.
-const GENERATOR_BUSY: f64 = 0.9;
 
 /// Other processes used at least this many cores, and at least
 /// [`NEIGHBOURS_MIN_SHARE`] of the machine: the machine's busy time (its

@@ -12,13 +12,8 @@
 //! server for another program's backlog-1 socket. This module rewords
 //! those reasons and says which are the server's.
 
-use stampede_schema::load::Invalid;
+use stampede_schema::load::{Invalid, GENERATOR_BUSY};
 use stampede_schema::LoadResult;
-
-/// A generator whose threads were busier than this lacked CPU itself
-/// (`open.generator_busy`: the share of a thread's time on or waiting for
-/// a CPU; the load crate's own saturation rule uses the same 0.9).
-const GENERATOR_BUSY: f64 = 0.9;
 
 /// What the server's own listen socket dropped in a phase.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -119,5 +119,11 @@ fn generator_short_of_cpu_says_it_is_saturated() {
     for json in [json, epoll] {
         assert_eq!(json["saturated"], true, "{json}");
         assert!(json["achieved_rate"].as_f64().unwrap() < 1_000_000.0);
+        // Three hogs held its CPU: the reason says so, and does not call it
+        // CPU-bound (more threads would not help it).
+        let reason = json["saturation_reason"].as_str().unwrap();
+        assert!(reason.contains("for a CPU other processes held"), "{reason}");
+        assert!(!reason.contains("CPU-bound"), "{reason}");
+        assert!(json["generator_cpu_wait"].as_f64().unwrap() >= 0.05, "{json}");
     }
 }
