@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# The tests of `make test` after lint, build and fuzz: every Rust test binary
-# built once, then run side by side, because most of their time is waiting
-# (loads of a fixed duration, servers starting, apps building) and cargo
-# would run them one after the other. Beside them: the doc tests, the
-# reference apps' own unit tests (the HTTP apps' and the gRPC apps'; the
-# tonic app's in a job of their own, started first, because building tonic
-# takes the longest) and the bench scripts' tests. The binaries
-# that judge timing or sample this machine (ALONE) run afterwards, one at a
-# time, with the machine to themselves. Each job writes its own log; the logs
-# are printed in a fixed order and end with tally.sh's line for the whole
-# suite. Exit status: 0 when every job passed.
+# The tests of `make test` after lint: every Rust test binary built once
+# (the release build of `make build` with the test harnesses beside it),
+# then run side by side, because most of their time is waiting (loads of a
+# fixed duration, servers starting, apps building) and cargo would run them
+# one after the other. Two jobs that need none of those binaries start
+# first and run beside the build: the fuzz minute (scripts/fuzz.sh, its own
+# nightly build) and the tonic app's unit tests (building tonic takes the
+# longest). Beside the test binaries: the doc tests, the reference apps'
+# own unit tests (the HTTP apps' and the gRPC apps') and the bench scripts'
+# tests. The binaries that judge timing or sample this machine (ALONE) run
+# afterwards, one at a time, with the machine to themselves. Each job
+# writes its own log; the logs are printed in a fixed order and end with
+# tally.sh's line for the whole suite. Exit status: 0 when every job passed.
 #
 #   scripts/test.sh            everything
 #   JOBS=1 scripts/test.sh     the side-by-side jobs one at a time (to compare)
 #   PLAN=1 scripts/test.sh     build, then print which job runs where, run nothing
+#   FUZZ_SECONDS=0 scripts/test.sh   without the fuzz minute
 set -uo pipefail
 cd "$(dirname "$0")/.."
 CARGO=${CARGO:-cargo}
@@ -28,22 +31,6 @@ ALONE=(serial probe microstates offcpu)
 APPS=(apps profile)
 logs=target/test-logs
 rm -rf "$logs" && mkdir -p "$logs"
-
-# Build once: every test binary of the workspace in the release profile
-# (the same artifacts as `make build`: only the test harnesses are new).
-if ! $CARGO test --release --workspace --no-run --message-format=json-render-diagnostics >"$logs/build.json"; then
-  echo "tests: 0 passed, 1 failed (the test build)"
-  exit 1
-fi
-# One line per test binary: job name, package directory, executable.
-mapfile -t binaries < <(python3 -c '
-import json, os, sys
-for line in open(sys.argv[1]):
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["profile"]["test"] and m.get("executable"):
-        name, exe = m["target"]["name"], m["executable"]
-        print(name + "-" + os.path.basename(exe).rsplit("-", 1)[-1], os.path.dirname(m["manifest_path"]), exe)
-' "$logs/build.json")
 
 # in_list NAME LIST...: whether the binary of job NAME is one of LIST.
 in_list() {
@@ -62,6 +49,37 @@ run() {
   (cd "$dir" && "$@") >"$logs/$job.log" 2>&1
   echo $? >"$logs/$job.rc"
 }
+
+# Started before the build, beside it: they need no test binary, and
+# their own builds and the fuzz minute's single core fill the CPU the
+# build's serial stretches (linking) leave idle.
+early=()
+if [[ ${PLAN:-0} != 1 ]]; then
+  if ((${FUZZ_SECONDS:-60} > 0)); then
+    run fuzz . scripts/fuzz.sh "${FUZZ_SECONDS:-60}" &
+    early+=($!)
+  fi
+  run grpc-rust-unit-tests . make --no-print-directory grpc-rust-unit-tests &
+  early+=($!)
+fi
+
+# Build once: every test binary of the workspace in the release profile,
+# and with them the `stampede` binary the integration tests run (the same
+# artifacts as `make build`: only the test harnesses are new).
+if ! $CARGO test --release --workspace --no-run --message-format=json-render-diagnostics >"$logs/build.json"; then
+  echo "tests: 0 passed, 1 failed (the test build)"
+  wait "${early[@]}"
+  exit 1
+fi
+# One line per test binary: job name, package directory, executable.
+mapfile -t binaries < <(python3 -c '
+import json, os, sys
+for line in open(sys.argv[1]):
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["profile"]["test"] and m.get("executable"):
+        name, exe = m["target"]["name"], m["executable"]
+        print(name + "-" + os.path.basename(exe).rsplit("-", 1)[-1], os.path.dirname(m["manifest_path"]), exe)
+' "$logs/build.json")
 
 # The apps lane: the test binaries in APPS, then the apps' unit tests.
 apps_lane() {
@@ -82,7 +100,8 @@ if [[ ${PLAN:-0} == 1 ]]; then
     else echo "side by side: $job"; fi
   done
   echo "apps lane:    app-unit-tests grpc-app-unit-tests"
-  echo "side by side: grpc-rust-unit-tests doc-tests bench-tests"
+  echo "beside the build: fuzz grpc-rust-unit-tests"
+  echo "side by side: doc-tests bench-tests"
   exit 0
 fi
 
@@ -92,7 +111,6 @@ side() {
   started=$((started + 1))
   if ((JOBS > 0 && started % JOBS == 0)); then wait; fi
 }
-side run grpc-rust-unit-tests . make --no-print-directory grpc-rust-unit-tests
 side apps_lane
 for line in "${binaries[@]}"; do
   read -r job dir exe <<<"$line"
@@ -116,6 +134,12 @@ for job in app-unit-tests grpc-app-unit-tests grpc-rust-unit-tests bench-tests; 
   echo "==> $job"
   cat "$logs/$job.log"
 done
+# The fuzz minute's log is libFuzzer's thousands of status lines: its last
+# lines when it passed, all of it when it did not.
+if [[ -f $logs/fuzz.log ]]; then
+  echo "==> fuzz"
+  if [[ $(cat "$logs/fuzz.rc") == 0 ]]; then tail -n 5 "$logs/fuzz.log"; else cat "$logs/fuzz.log"; fi
+fi
 {
   for line in "${binaries[@]}" "doc-tests"; do
     read -r job _ <<<"$line"

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::Value;
-use stampede_testkit::app::{announce, apps_root, on_path, BUILD_DEADLINE};
+use stampede_testkit::app::{announce, apps_root, load_manifest, on_path, BUILD_DEADLINE};
 use stampede_testkit::net::{free_port, wait_for_status};
 use stampede_testkit::process::{kill_group, run_with_deadline, Finished};
 use stampede_testkit::Stampede;
@@ -137,22 +137,12 @@ struct ProfileSettings {
 
 fn profile_settings(app: &str) -> ProfileSettings {
     let path = apps_root().join(app).join("app.toml");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let manifest: toml::Table = text.parse().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let Some(table) = manifest.get("profile").and_then(|v| v.as_table()) else {
-        return ProfileSettings::default();
-    };
-    let strings = |key: &str| -> BTreeMap<String, String> {
-        table
-            .get(key)
-            .and_then(|v| v.as_table())
-            .map(|t| t.iter().map(|(k, v)| (k.clone(), v.as_str().expect("string values").to_string())).collect())
-            .unwrap_or_default()
-    };
+    let manifest = load_manifest(&path).unwrap_or_else(|e| panic!("{e}"));
+    let args = manifest.profile.as_ref().and_then(|t| t.get("args")).and_then(|v| v.as_str()).unwrap_or("");
     ProfileSettings {
-        env: strings("env"),
-        args: table.get("args").and_then(|v| v.as_str()).unwrap_or("").to_string(),
-        build_env: strings("build_env"),
+        env: manifest.profile_strings("env"),
+        args: args.to_string(),
+        build_env: manifest.profile_strings("build_env"),
     }
 }
 
@@ -258,8 +248,10 @@ fn profile_rust_names_xorshift() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let settings = profile_settings("rust");
     let dir = apps_root().join("rust");
-    // Its own target folder: the app's own `target/` belongs to `stampede run`.
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rust-app-profile");
+    // The app's own target folder, built with the same settings by the apps
+    // test (stampede_testkit::app::check_app) before this one in `make
+    // test`'s apps lane: then this build has nothing left to compile.
+    let target = dir.join("target");
     let built = build(
         Command::new("cargo")
             .args(["build", "--release", "--quiet"])

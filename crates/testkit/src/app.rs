@@ -54,6 +54,16 @@ pub struct Manifest {
     pub events: Option<toml::Table>,
 }
 
+impl Manifest {
+    /// A string table of `[profile]` (`env`, `build_env`), empty when absent.
+    pub fn profile_strings(&self, key: &str) -> BTreeMap<String, String> {
+        let table = self.profile.as_ref().and_then(|p| p.get(key)).and_then(|v| v.as_table());
+        table
+            .map(|t| t.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
+            .unwrap_or_default()
+    }
+}
+
 /// One `[knobs.<name>]` table.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -187,8 +197,16 @@ pub fn check_app_as(name: &str, contracts: &[&str], variant: &Variant) {
         return;
     }
 
+    // Built as under `stampede run --profile` (the manifest's `build` with
+    // its `[profile] build_env`): the same code checked against the same
+    // contract, and the one build that tests/profile.rs and the app's own
+    // unit tests (`make app-unit-tests`, scripts/with-build-env) reuse. For
+    // the Rust app that is one compile of its ~200 dependencies in `make
+    // test` instead of two (LTO for `stampede run`, frame pointers for the
+    // profile). `stampede run` builds with the manifest alone and cargo
+    // rebuilds for it.
     let built = Instant::now();
-    let build = shell(&manifest.build, &dir, BUILD_DEADLINE);
+    let build = shell_with(&manifest.build, &dir, &manifest.profile_strings("build_env"), BUILD_DEADLINE);
     assert!(
         build.status.success(),
         "{name}: `build` ({}) failed with {}\n{}",
@@ -261,7 +279,11 @@ pub fn check_app_as(name: &str, contracts: &[&str], variant: &Variant) {
 
 /// Runs a manifest command with `sh -c` in the app's folder.
 fn shell(command: &str, dir: &Path, deadline: Duration) -> process::Finished {
-    process::run_with_deadline(Command::new("sh").arg("-c").arg(command).current_dir(dir), deadline)
+    shell_with(command, dir, &BTreeMap::new(), deadline)
+}
+
+fn shell_with(command: &str, dir: &Path, env: &BTreeMap<String, String>, deadline: Duration) -> process::Finished {
+    process::run_with_deadline(Command::new("sh").arg("-c").arg(command).current_dir(dir).envs(env), deadline)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
 }
 
