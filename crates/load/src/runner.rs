@@ -250,6 +250,29 @@ fn assemble(
     usage_from: rusage::Usage,
     usage_to: rusage::Usage,
 ) -> LoadResult {
+    let mut m = merge(outputs, measure_from, end);
+    let open = open_loop(cfg, &m);
+    m.slow.sort_by_key(|s| std::cmp::Reverse(s.latency_ns));
+    m.slow.truncate(cfg.slow_log);
+    let loadgen = loadgen(usage_from, usage_to, m.wall);
+    document(cfg, spoken, timeline, measure_from, m, open, loadgen)
+}
+
+/// What the threads recorded, merged, and the measured period's figures
+/// taken from each thread's output.
+struct Merged {
+    rec: Recorder,
+    slow: Vec<Slow>,
+    /// The measured period, seconds.
+    wall: f64,
+    max_lag_ns: u64,
+    all_busy_s: f64,
+    generator: Generator,
+}
+
+/// The threads' outputs as one recorder; the measured period ends with the
+/// last thread, or at `end` if that is sooner.
+fn merge(outputs: Vec<Output>, measure_from: Instant, end: Option<Instant>) -> Merged {
     let mut finished = outputs.iter().map(|o| o.finished).max().unwrap_or(measure_from);
     if let Some(end) = end {
         finished = finished.min(end);
@@ -271,20 +294,23 @@ fn assemble(
         }
     }
     let rec = merged.expect("at least one thread");
-    let cpu_user_s = (usage_to.user_s - usage_from.user_s).max(0.0);
-    let cpu_sys_s = (usage_to.sys_s - usage_from.sys_s).max(0.0);
-    let status_codes =
-        rec.status.iter().enumerate().filter(|(_, &n)| n > 0).map(|(code, &n)| (code.to_string(), n)).collect();
-    let open = cfg.rate.map(|target_rate| {
+    Merged { rec, slow, wall, max_lag_ns, all_busy_s, generator }
+}
+
+/// Open loop: the rate asked and achieved, the schedule's lag, and whether
+/// the generator saturated.
+fn open_loop(cfg: &LoadConfig, m: &Merged) -> Option<OpenLoop> {
+    let (rec, wall) = (&m.rec, m.wall);
+    cfg.rate.map(|target_rate| {
         let achieved_rate = rec.sent as f64 / wall;
         let lag_p99_us = rec.lag.value_at_quantile(0.99) as f64 / 1000.0;
-        let max_lag_us = max_lag_ns as f64 / 1000.0;
+        let max_lag_us = m.max_lag_ns as f64 / 1000.0;
         let granularity_us =
             crate::core::pacer::granularity_of(cfg.protocol, cfg.max_granularity, target_rate / cfg.threads as f64)
                 .as_secs_f64()
                 * 1e6;
         let lag = Lag { p99_us: lag_p99_us, granularity_us };
-        let reason = saturation(cfg, target_rate, achieved_rate, lag, all_busy_s / wall, generator);
+        let reason = saturation(cfg, target_rate, achieved_rate, lag, m.all_busy_s / wall, m.generator);
         OpenLoop {
             target_rate,
             achieved_rate,
@@ -294,13 +320,35 @@ fn assemble(
             max_schedule_lag_us: max_lag_us,
             schedule_lag_p99_us: lag_p99_us,
             wake_granularity_us: granularity_us,
-            all_busy_s,
-            generator_busy: generator.busy,
-            generator_cpu_wait: generator.cpu_wait,
+            all_busy_s: m.all_busy_s,
+            generator_busy: m.generator.busy,
+            generator_cpu_wait: m.generator.cpu_wait,
         }
-    });
-    slow.sort_by_key(|s| std::cmp::Reverse(s.latency_ns));
-    slow.truncate(cfg.slow_log);
+    })
+}
+
+/// The generator's own CPU and memory over the measured period.
+fn loadgen(usage_from: rusage::Usage, usage_to: rusage::Usage, wall: f64) -> Loadgen {
+    let cpu_user_s = (usage_to.user_s - usage_from.user_s).max(0.0);
+    let cpu_sys_s = (usage_to.sys_s - usage_from.sys_s).max(0.0);
+    Loadgen { cpu_user_s, cpu_sys_s, cpu_cores: (cpu_user_s + cpu_sys_s) / wall, max_rss_kib: usage_to.max_rss_kib }
+}
+
+/// The result document of a run from what it merged and computed.
+fn document(
+    cfg: &LoadConfig,
+    spoken: &Spoken,
+    timeline: &Timeline,
+    measure_from: Instant,
+    m: Merged,
+    open: Option<OpenLoop>,
+    loadgen: Loadgen,
+) -> LoadResult {
+    let Merged { rec, slow, wall, .. } = m;
+    let status_codes =
+        rec.status.iter().enumerate().filter(|(_, &n)| n > 0).map(|(code, &n)| (code.to_string(), n)).collect();
+    let (http2, http3) = protocol_stats(spoken, &rec);
+    let (tls_handshake_us, tls) = tls_stats(spoken, &rec);
     LoadResult {
         schema: SCHEMA.into(),
         tool: Tool::default(),
@@ -326,12 +374,7 @@ fn assemble(
         latency_us: Percentiles::of(&rec.latency),
         latency_spectrum: spectrum(&rec.latency),
         histogram: encode_histogram(&rec.latency),
-        loadgen: Loadgen {
-            cpu_user_s,
-            cpu_sys_s,
-            cpu_cores: (cpu_user_s + cpu_sys_s) / wall,
-            max_rss_kib: usage_to.max_rss_kib,
-        },
+        loadgen,
         timeline: timeline.finish(wall.ceil() as u64),
         slow_requests: stamp(&slow),
         slow_log_file: None,
@@ -339,46 +382,64 @@ fn assemble(
         engine: spoken.engine.into(),
         pipeline: spoken.protocol.pipeline(),
         requests_per_connection: cfg.requests_per_connection,
-        tls_handshake_us: spoken.tls.then(|| Percentiles::of(&rec.handshake)),
-        tls: spoken.tls.then(|| TlsStats {
-            handshakes: rec.handshake.len(),
-            resumed: rec.tls_resumed,
-            alpn: spoken.alpn.clone(),
-        }),
-        http2: match spoken.protocol {
-            Protocol::Http2 { streams, .. } => {
-                Some(Http2Stats { streams, goaway: rec.goaway, rst_stream: rec.rst_stream })
-            }
-            _ => None,
-        },
-        http3: match spoken.protocol {
-            Protocol::Http3 { streams } => {
-                let (stream_resets, lost_packets) = (rec.rst_stream, rec.lost_packets);
-                Some(Http3Stats { streams, stream_resets, goaway: rec.goaway, lost_packets })
-            }
-            _ => None,
-        },
+        tls_handshake_us,
+        tls,
+        http2,
+        http3,
         grpc: cfg.grpc.as_ref().map(|call| crate::grpc::stats(call, rec.grpc.as_deref(), wall)),
         mix: cfg.mix.as_ref().map(|m| MixStats { order: m.order, seed: m.seed }),
-        targets: cfg.mix.as_ref().map_or_else(Vec::new, |m| {
-            m.templates
-                .iter()
-                .zip(&rec.targets)
-                .map(|(t, s)| TargetResult {
-                    name: t.label.clone(),
-                    weight: t.spec.weight,
-                    requests: s.requests,
-                    errors: s.errors,
-                    latency_us: Percentiles::of(&s.latency),
-                })
-                .collect()
-        }),
-        stages: cfg.stages.as_ref().map_or_else(Vec::new, |s| {
-            s.results(rec.stages.iter().map(|t| (t.requests, t.errors, Percentiles::of(&t.latency))))
-        }),
+        targets: target_results(cfg, &rec),
+        stages: stage_results(cfg, &rec),
         open,
         multi_host: None,
     }
+}
+
+/// The HTTP/2 or HTTP/3 section, for the protocol the run spoke.
+fn protocol_stats(spoken: &Spoken, rec: &Recorder) -> (Option<Http2Stats>, Option<Http3Stats>) {
+    match spoken.protocol {
+        Protocol::Http2 { streams, .. } => {
+            (Some(Http2Stats { streams, goaway: rec.goaway, rst_stream: rec.rst_stream }), None)
+        }
+        Protocol::Http3 { streams } => {
+            let (stream_resets, lost_packets) = (rec.rst_stream, rec.lost_packets);
+            (None, Some(Http3Stats { streams, stream_resets, goaway: rec.goaway, lost_packets }))
+        }
+        _ => (None, None),
+    }
+}
+
+/// `--stages`: each stage's target, counts and latency.
+fn stage_results(cfg: &LoadConfig, rec: &Recorder) -> Vec<stampede_schema::stages::StageResult> {
+    cfg.stages.as_ref().map_or_else(Vec::new, |s| {
+        s.results(rec.stages.iter().map(|t| (t.requests, t.errors, Percentiles::of(&t.latency))))
+    })
+}
+
+/// Over TLS: the handshakes' latency, and how many were made and resumed.
+fn tls_stats(spoken: &Spoken, rec: &Recorder) -> (Option<Percentiles>, Option<TlsStats>) {
+    if !spoken.tls {
+        return (None, None);
+    }
+    let stats = TlsStats { handshakes: rec.handshake.len(), resumed: rec.tls_resumed, alpn: spoken.alpn.clone() };
+    (Some(Percentiles::of(&rec.handshake)), Some(stats))
+}
+
+/// A mix's targets, each with its own counts and latency.
+fn target_results(cfg: &LoadConfig, rec: &Recorder) -> Vec<TargetResult> {
+    cfg.mix.as_ref().map_or_else(Vec::new, |m| {
+        m.templates
+            .iter()
+            .zip(&rec.targets)
+            .map(|(t, s)| TargetResult {
+                name: t.label.clone(),
+                weight: t.spec.weight,
+                requests: s.requests,
+                errors: s.errors,
+                latency_us: Percentiles::of(&s.latency),
+            })
+            .collect()
+    })
 }
 
 /// The recorders' longest silence, when it is long enough to be a server

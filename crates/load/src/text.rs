@@ -44,8 +44,23 @@ fn grpc(o: &mut String, g: &stampede_schema::grpc::GrpcStats, duration_s: f64) {
     o.push('\n');
 }
 
+/// The whole result in wrk's layout, block by block.
 pub fn render(r: &LoadResult) -> String {
     let mut o = String::new();
+    latency(&mut o, r);
+    connections(&mut o, r);
+    targets(&mut o, r);
+    counts(&mut o, r);
+    let _ = writeln!(o, "Requests/sec: {:>10.2}", r.rps);
+    let _ = writeln!(o, "Transfer/sec: {:>10}", bytes(r.bytes_read as f64 / r.duration_s));
+    schedule(&mut o, r);
+    stages(&mut o, &r.stages);
+    generator(&mut o, r);
+    o
+}
+
+/// wrk's latency block, and in open loop the service time beside it.
+fn latency(o: &mut String, r: &LoadResult) {
     let l = &r.latency_us;
     let _ = writeln!(o, "  Thread Stats   Avg      Stdev     Max");
     let _ = writeln!(o, "    Latency   {:>8} {:>8} {:>8}", dur(l.mean), dur(l.stdev), dur(l.max));
@@ -66,6 +81,10 @@ pub fn render(r: &LoadResult) -> String {
             dur(s.max)
         );
     }
+}
+
+/// How the connections spoke: TLS handshakes, HTTP/2 streams, pipelining.
+fn connections(o: &mut String, r: &LoadResult) {
     if let (Some(h), Some(t)) = (&r.tls_handshake_us, &r.tls) {
         let _ = writeln!(
             o,
@@ -88,19 +107,26 @@ pub fn render(r: &LoadResult) -> String {
     if r.pipeline > 1 {
         let _ = writeln!(o, "  HTTP/1.1 pipelining: {} requests per write", r.pipeline);
     }
-    if let Some(mix) = &r.mix {
-        let order =
-            serde_json::to_value(mix.order).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-        let _ = writeln!(o, "  {} targets, {order} order, --seed {}", r.targets.len(), mix.seed);
-        let width = r.targets.iter().map(|t| t.name.chars().count()).max().unwrap_or(0).clamp(6, 48);
-        let _ = writeln!(o, "    {:<width$} {:>9} {:>7} {:>9} {:>9}", "target", "requests", "errors", "p50", "p99");
-        for t in &r.targets {
-            let name: String = t.name.chars().take(width).collect();
-            let errors = t.errors.socket() + t.errors.status;
-            let l = &t.latency_us;
-            let _ = writeln!(o, "    {name:<width$} {:>9} {errors:>7} {:>9} {:>9}", t.requests, dur(l.p50), dur(l.p99));
-        }
+}
+
+/// A mix's targets, one row each: requests, errors and tail.
+fn targets(o: &mut String, r: &LoadResult) {
+    let Some(mix) = &r.mix else { return };
+    let order = serde_json::to_value(mix.order).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let _ = writeln!(o, "  {} targets, {order} order, --seed {}", r.targets.len(), mix.seed);
+    let width = r.targets.iter().map(|t| t.name.chars().count()).max().unwrap_or(0).clamp(6, 48);
+    let _ = writeln!(o, "    {:<width$} {:>9} {:>7} {:>9} {:>9}", "target", "requests", "errors", "p50", "p99");
+    for t in &r.targets {
+        let name: String = t.name.chars().take(width).collect();
+        let errors = t.errors.socket() + t.errors.status;
+        let l = &t.latency_us;
+        let _ = writeln!(o, "    {name:<width$} {:>9} {errors:>7} {:>9} {:>9}", t.requests, dur(l.p50), dur(l.p99));
     }
+}
+
+/// What was done and what went wrong: requests and bytes, socket errors,
+/// bad responses (or a gRPC load's calls), reconnects, codings, the unheard.
+fn counts(o: &mut String, r: &LoadResult) {
     let _ = writeln!(o, "  {} requests in {:.2}s, {} read", r.requests, r.duration_s, bytes(r.bytes_read as f64));
     let e = &r.errors;
     if e.socket() > 0 {
@@ -117,7 +143,7 @@ pub fn render(r: &LoadResult) -> String {
         );
     }
     match &r.grpc {
-        Some(g) => grpc(&mut o, g, r.duration_s),
+        Some(g) => grpc(o, g, r.duration_s),
         None if e.bad_responses() > 0 => {
             let _ = writeln!(o, "  {} (outside 2xx/3xx): {}", ErrorCategory::BadResponses.title(), e.bad_responses());
         }
@@ -126,31 +152,37 @@ pub fn render(r: &LoadResult) -> String {
     if r.reconnects > 0 {
         let _ = writeln!(o, "  Reconnects (server closed the connection): {}", r.reconnects);
     }
-    encodings(&mut o, &r.content_encodings);
-    unheard(&mut o, r);
-    let _ = writeln!(o, "Requests/sec: {:>10.2}", r.rps);
-    let _ = writeln!(o, "Transfer/sec: {:>10}", bytes(r.bytes_read as f64 / r.duration_s));
-    if let Some(open) = &r.open {
+    encodings(o, &r.content_encodings);
+    unheard(o, r);
+}
+
+/// Open loop: the rate asked and sent, the schedule's lag, and whether due
+/// requests queued for a free connection.
+fn schedule(o: &mut String, r: &LoadResult) {
+    let Some(open) = &r.open else { return };
+    let _ = writeln!(
+        o,
+        "Rate:         {:.0} req/s asked, {:.0} req/s sent; schedule lag p99 {}, max {} (wake-up granularity {})",
+        open.target_rate,
+        open.achieved_rate,
+        dur(open.schedule_lag_p99_us),
+        dur(open.max_schedule_lag_us),
+        dur(open.wake_granularity_us)
+    );
+    if open.all_busy_s > 0.05 * r.duration_s {
         let _ = writeln!(
             o,
-            "Rate:         {:.0} req/s asked, {:.0} req/s sent; schedule lag p99 {}, max {} (wake-up granularity {})",
-            open.target_rate,
-            open.achieved_rate,
-            dur(open.schedule_lag_p99_us),
-            dur(open.max_schedule_lag_us),
-            dur(open.wake_granularity_us)
+            "Queueing:     all connections were busy for {:.1}s of {:.1}s; due requests waited{} (counted in latency from their intended time). More --connections or --max-connections would send on time.",
+            open.all_busy_s,
+            r.duration_s,
+            if r.never_sent > 0 { format!(", {} of them never sent", r.never_sent) } else { String::new() }
         );
-        if open.all_busy_s > 0.05 * r.duration_s {
-            let _ = writeln!(
-                o,
-                "Queueing:     all connections were busy for {:.1}s of {:.1}s; due requests waited{} (counted in latency from their intended time). More --connections or --max-connections would send on time.",
-                open.all_busy_s,
-                r.duration_s,
-                if r.never_sent > 0 { format!(", {} of them never sent", r.never_sent) } else { String::new() }
-            );
-        }
     }
-    stages(&mut o, &r.stages);
+}
+
+/// The generator's own cost, then the verdicts on the run: saturated,
+/// interrupted.
+fn generator(o: &mut String, r: &LoadResult) {
     let g = &r.loadgen;
     let _ = writeln!(
         o,
@@ -167,7 +199,6 @@ pub fn render(r: &LoadResult) -> String {
     if r.interrupted {
         let _ = writeln!(o, "Interrupted: results cover the {:.2}s before Ctrl-C.", r.duration_s);
     }
-    o
 }
 
 /// The requests with no answer: owed at the end, never sent, and the time

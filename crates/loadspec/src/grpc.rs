@@ -136,28 +136,44 @@ pub fn check_before_reflection(g: &GrpcSpec, dir: &Path) -> Result<(), SpecError
     metadata(g).map(drop)
 }
 
-/// The schema `g` names and where it came from.
+/// The schema `g` names and where it came from: the descriptors it
+/// carries when it has them, else its files compiled here.
 fn schema(g: &GrpcSpec, dir: &Path) -> Result<(Schema, &'static str), SpecError> {
-    match (&g.protoset, g.proto.is_empty(), &g.reflected) {
-        (Some(_), false, _) => {
-            Err(SpecError::new(Field::GrpcProto, "--proto and --protoset both describe the service: give one"))
-        }
-        (Some(set), true, _) => Schema::from_protoset(&dir.join(set))
-            .map(|s| (s, "protoset"))
-            .map_err(|e| SpecError::new(Field::GrpcProtoset, format!("--protoset {e}"))),
-        (None, false, _) => {
-            let files: Vec<_> = g.proto.iter().map(|p| dir.join(p)).collect();
-            let imports: Vec<_> = g.import_paths.iter().map(|p| dir.join(p)).collect();
-            Schema::from_protos(&files, &imports)
-                .map(|s| (s, "proto"))
-                .map_err(|e| SpecError::new(Field::GrpcProto, format!("--proto {e}")))
-        }
-        (None, true, Some(set)) => reflected(set).map(|s| (s, "reflection")),
-        (None, true, None) => Err(SpecError::new(Field::Grpc, format!("--grpc: {AWAITS_REFLECTION}"))),
+    let source = source(g)?;
+    match (&g.descriptors, source) {
+        (Some(set), _) => decode_descriptors(set).map(|s| (s, source)),
+        (None, "reflection") => Err(SpecError::new(Field::Grpc, format!("--grpc: {AWAITS_REFLECTION}"))),
+        (None, _) => compile(g, dir).map(|s| (s, source)),
     }
 }
 
-/// Why a spec without `proto`, `protoset` or `reflected` cannot be
+/// Where `g`'s schema comes from: `proto`, `protoset` or `reflection`
+/// (neither file named).
+fn source(g: &GrpcSpec) -> Result<&'static str, SpecError> {
+    match (g.protoset.is_some(), g.proto.is_empty()) {
+        (true, false) => {
+            Err(SpecError::new(Field::GrpcProto, "--proto and --protoset both describe the service: give one"))
+        }
+        (true, true) => Ok("protoset"),
+        (false, false) => Ok("proto"),
+        (false, true) => Ok("reflection"),
+    }
+}
+
+/// The schema of `g`'s `.proto` files or protoset, read here.
+fn compile(g: &GrpcSpec, dir: &Path) -> Result<Schema, SpecError> {
+    match &g.protoset {
+        Some(set) => Schema::from_protoset(&dir.join(set))
+            .map_err(|e| SpecError::new(Field::GrpcProtoset, format!("--protoset {e}"))),
+        None => {
+            let files: Vec<_> = g.proto.iter().map(|p| dir.join(p)).collect();
+            let imports: Vec<_> = g.import_paths.iter().map(|p| dir.join(p)).collect();
+            Schema::from_protos(&files, &imports).map_err(|e| SpecError::new(Field::GrpcProto, format!("--proto {e}")))
+        }
+    }
+}
+
+/// Why a spec without `proto`, `protoset` or `descriptors` cannot be
 /// checked alone: its schema is the server's, asked for when it runs.
 pub const AWAITS_REFLECTION: &str =
     "the schema comes from the server's reflection, asked for when the load starts; give --proto or --protoset to check it here";
@@ -165,15 +181,36 @@ pub const AWAITS_REFLECTION: &str =
 /// Whether `g`'s schema is to be asked of the server (no `.proto`, no
 /// protoset, not asked yet).
 pub fn awaits_reflection(g: &GrpcSpec) -> bool {
-    g.proto.is_empty() && g.protoset.is_none() && g.reflected.is_none()
+    g.proto.is_empty() && g.protoset.is_none() && g.descriptors.is_none()
 }
 
-/// The schema a spec carries from reflection (base64 FileDescriptorSet).
-fn reflected(set: &str) -> Result<Schema, SpecError> {
+/// `g` made to carry the schema its `.proto` files or protoset name
+/// (`descriptors`), compiled once here, so whoever runs it (a load host,
+/// a replay of `--print-spec`) needs none of the files. A spec that carries
+/// one already, or whose schema is the server's, is left as it is.
+pub fn carry_files(g: &mut GrpcSpec, dir: &Path) -> Result<(), SpecError> {
+    if g.descriptors.is_some() || source(g)? == "reflection" {
+        return Ok(());
+    }
+    let schema = compile(g, dir)?;
+    g.descriptors = Some(encode_descriptors(&schema.pool().encode_to_vec()));
+    Ok(())
+}
+
+/// A serialized FileDescriptorSet as `descriptors` carries it: base64.
+pub fn encode_descriptors(set: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(set)
+}
+
+/// The schema a spec carries (`descriptors`).
+fn decode_descriptors(set: &str) -> Result<Schema, SpecError> {
     use base64::Engine;
     let bad = |e: String| {
-        let why = format!("grpc.reflected: not a base64 FileDescriptorSet ({e}); leave it out to ask the server");
-        SpecError::new(Field::GrpcReflected, why)
+        let why = format!(
+            "grpc.descriptors: not a base64 FileDescriptorSet ({e}); leave it out to compile the files or ask the server"
+        );
+        SpecError::new(Field::GrpcDescriptors, why)
     };
     let bytes = base64::engine::general_purpose::STANDARD.decode(set.trim()).map_err(|e| bad(e.to_string()))?;
     let pool =
@@ -203,14 +240,51 @@ mod tests {
         let proto = GrpcSpec { proto: vec![bench()], call: UNARY.into(), data: data.clone(), ..Default::default() };
         let from_proto = crate::check(&spec(proto), Path::new("")).unwrap();
         let set = Schema::from_protos(&[bench()], &[]).unwrap().pool().encode_to_vec();
-        let reflected = Some(base64::engine::general_purpose::STANDARD.encode(set));
-        let carried = GrpcSpec { reflected, call: UNARY.into(), data, ..Default::default() };
+        let descriptors = Some(base64::engine::general_purpose::STANDARD.encode(set));
+        let carried = GrpcSpec { descriptors, call: UNARY.into(), data, ..Default::default() };
         // What a load host gets: the spec inlined, the schema in it.
         let sent = crate::inline::inline(&spec(carried), Path::new(""), None).unwrap();
         let from_reflection = crate::check(&sent, Path::new("")).unwrap();
         assert_eq!(from_reflection.load.body, from_proto.load.body);
         assert_eq!(from_proto.load.grpc.unwrap().schema, "proto");
         assert_eq!(from_reflection.load.grpc.unwrap().schema, "reflection");
+    }
+
+    #[test]
+    fn a_proto_compiled_into_the_spec_needs_the_file_no_more_and_still_says_proto() {
+        let dir = std::env::temp_dir().join(format!("stampede-carry-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(bench(), dir.join("bench.proto")).unwrap();
+        let data = Some(r#"{"text": "x", "a": 1}"#.to_string());
+        let mut g = GrpcSpec { proto: vec!["bench.proto".into()], call: UNARY.into(), data, ..Default::default() };
+        let from_file = crate::check(&spec(g.clone()), &dir).unwrap();
+        carry_files(&mut g, &dir).unwrap();
+        assert!(g.descriptors.is_some() && !awaits_reflection(&g));
+        std::fs::remove_dir_all(&dir).unwrap();
+        let carried = crate::check(&spec(g.clone()), &dir).unwrap();
+        assert_eq!(carried.load.body, from_file.load.body);
+        assert_eq!(carried.load.grpc.unwrap().schema, "proto");
+        // Carried once: a spec that has its schema is not compiled again.
+        let before = g.descriptors.clone();
+        carry_files(&mut g, &dir).unwrap();
+        assert_eq!(g.descriptors, before);
+    }
+
+    #[test]
+    fn only_files_are_compiled_into_the_spec_and_a_missing_one_is_named() {
+        let mut asks = GrpcSpec { call: UNARY.into(), ..Default::default() };
+        carry_files(&mut asks, Path::new("")).unwrap();
+        assert!(asks.descriptors.is_none() && awaits_reflection(&asks), "reflection's is asked when it runs");
+        let mut missing = GrpcSpec { proto: vec!["nope.proto".into()], call: UNARY.into(), ..Default::default() };
+        let err = carry_files(&mut missing, Path::new("/nonexistent")).unwrap_err();
+        assert_eq!(err.field, Field::GrpcProto);
+        assert!(err.to_string().starts_with("--proto /nonexistent/nope.proto: "), "{err}");
+        let mut garbled =
+            GrpcSpec { descriptors: Some("not base64!".into()), call: UNARY.into(), ..Default::default() };
+        carry_files(&mut garbled, Path::new("")).unwrap();
+        let err = crate::check(&spec(garbled), Path::new("")).unwrap_err();
+        assert_eq!(err.field, Field::GrpcDescriptors);
+        assert!(err.to_string().starts_with("grpc.descriptors: not a base64 FileDescriptorSet"), "{err}");
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub enum Field {
     GrpcProto,
     GrpcImportPaths,
     GrpcProtoset,
-    GrpcReflected,
+    GrpcDescriptors,
 }
 
 /// Every field, its flag and its key in a spec document.
@@ -88,8 +88,8 @@ const TABLE: &[(Field, &str, &str)] = &[
     (Field::GrpcProto, "--proto", "grpc.proto"),
     (Field::GrpcImportPaths, "--import-paths", "grpc.import_paths"),
     (Field::GrpcProtoset, "--protoset", "grpc.protoset"),
-    // No flag: the schema `stampede load` asked by reflection, carried in the spec.
-    (Field::GrpcReflected, "grpc.reflected", "grpc.reflected"),
+    // No flag: the schema `stampede load` compiled or asked by reflection, carried in the spec.
+    (Field::GrpcDescriptors, "grpc.descriptors", "grpc.descriptors"),
 ];
 
 impl Field {

@@ -28,11 +28,15 @@ pub struct GrpcSpec {
     /// A protoset (a serialized FileDescriptorSet) instead of `.proto` files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protoset: Option<PathBuf>,
-    /// The schema server reflection gave (a serialized FileDescriptorSet,
-    /// base64): asked for at start-up when neither `proto` nor `protoset`
-    /// is given, and carried here so load hosts need neither.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reflected: Option<String>,
+    /// The schema itself, a serialized FileDescriptorSet in base64: the
+    /// `proto` files compiled, the `protoset` read, or, without either, what
+    /// server reflection gave, filled in once by the `stampede load` that
+    /// runs or sends the spec, so load hosts and a replayed spec need
+    /// neither the files nor reflection. When present it is the schema, and
+    /// `proto`/`protoset` only say where it came from. Specs written before
+    /// it was generalised name it `reflected`, still read.
+    #[serde(skip_serializing_if = "Option::is_none", alias = "reflected")]
+    pub descriptors: Option<String>,
     /// `package.Service/Method`.
     pub call: String,
     /// The request message as JSON, or `@FILE`; `{}` (every field at its
@@ -150,6 +154,17 @@ mod tests {
         crate::redact::Redaction::default().json(&mut doc);
         assert_eq!(doc["metadata"]["authorization"], crate::redact::MASK);
         assert_eq!(doc["metadata"]["x-tenant"], "acme");
+    }
+
+    #[test]
+    fn a_spec_from_before_descriptors_still_reads_its_reflected_schema_and_writes_the_new_name() {
+        let old: GrpcSpec = serde_json::from_str(r#"{"call":"p.S/M","reflected":"CgA="}"#).unwrap();
+        assert_eq!(old.descriptors.as_deref(), Some("CgA="));
+        let text = serde_json::to_string(&old).unwrap();
+        assert!(text.contains(r#""descriptors":"CgA=""#) && !text.contains("reflected"), "{text}");
+        let both = r#"{"call":"p.S/M","reflected":"CgA=","descriptors":"CgA="}"#;
+        let err = serde_json::from_str::<GrpcSpec>(both).unwrap_err().to_string();
+        assert!(err.contains("duplicate field `descriptors`"), "{err}");
     }
 
     #[test]

@@ -356,7 +356,7 @@ mod tests {
                 proto: vec!["api.proto".into()],
                 import_paths: vec!["protos".into()],
                 protoset: Some("api.protoset".into()),
-                reflected: Some("CgA=".into()),
+                descriptors: Some("CgA=".into()),
                 call: "p.S/M".into(),
                 data: Some("{\"a\": 1}".into()),
                 metadata: [("x-k".to_string(), "v".to_string())].into(),

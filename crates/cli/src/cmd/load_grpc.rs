@@ -1,7 +1,8 @@
 //! `stampede load --grpc`'s flags, named as ghz names them (`--proto`,
 //! `--import-paths`, `--protoset`, `--call`, `--data`, `--metadata`), made
-//! into the load spec's `grpc` field, and, when they name no schema, the
-//! server's asked for by reflection before the run and carried in the spec.
+//! into the load spec's `grpc` field, and the schema resolved once before
+//! the spec is printed, sent or run: the files compiled, or, when they name
+//! none, the server's asked for by reflection, and carried in the spec.
 //! Glue only: the schema, reflection, the encoding and the loop are the
 //! `stampede-grpc` and `stampede-load` crates'.
 
@@ -83,7 +84,7 @@ impl GrpcArgs {
             proto: self.proto.iter().map(|p| absolute(p)).collect(),
             import_paths: self.import_paths.iter().map(|p| absolute(p)).collect(),
             protoset: self.protoset.as_deref().map(&absolute),
-            reflected: None,
+            descriptors: None,
             call,
             data,
             metadata: self.metadata.as_deref().map(parse_metadata).transpose()?.unwrap_or_default(),
@@ -92,14 +93,26 @@ impl GrpcArgs {
     }
 }
 
-/// A gRPC spec that names no schema (no `--proto`, no `--protoset`) gets
-/// the server's by reflection, asked once here before the run; the spec
-/// then carries it (`grpc.reflected`), so load hosts and the run's result
-/// need neither the server's reflection nor a file. Any other spec is left
-/// as it is.
-pub fn reflect(spec: &mut LoadSpec, dir: &Path) -> anyhow::Result<()> {
-    let Some(g) = spec.grpc.as_ref().filter(|g| stampede_spec::grpc::awaits_reflection(g)) else { return Ok(()) };
+/// The schema of a gRPC spec, resolved once here and carried in it
+/// (`grpc.descriptors`), so what is printed, sent to load hosts or run
+/// needs neither the files nor reflection: the `.proto` files compiled or
+/// the protoset read (a missing file said in the words of `args`: its flag,
+/// or its `--spec` field), or, when it names neither, the server's asked by
+/// reflection. A spec that carries its schema, or is not gRPC, is left as
+/// it is.
+pub fn resolve_schema(args: &super::load::Args, spec: &mut LoadSpec, dir: &Path) -> anyhow::Result<()> {
+    let Some(g) = spec.grpc.as_mut() else { return Ok(()) };
+    stampede_spec::grpc::carry_files(g, dir).map_err(|e| args.spec_error(e))?;
+    match stampede_spec::grpc::awaits_reflection(g) {
+        true => reflect(spec, dir),
+        false => Ok(()),
+    }
+}
+
+/// The server's schema by reflection, asked once.
+fn reflect(spec: &mut LoadSpec, dir: &Path) -> anyhow::Result<()> {
     stampede_spec::grpc::check_spec(spec).map_err(anyhow::Error::msg)?;
+    let g = spec.grpc.as_ref().expect("a gRPC spec");
     let Some((service, _)) = stampede_grpc::split_call(&g.call) else {
         anyhow::bail!("--call {}", stampede_grpc::SchemaError::CallFormat { call: g.call.clone() });
     };
@@ -110,9 +123,8 @@ pub fn reflect(spec: &mut LoadSpec, dir: &Path) -> anyhow::Result<()> {
     let metadata = stampede_spec::grpc::metadata(g).map_err(anyhow::Error::msg)?;
     let reflected = stampede_grpc::reflect::reflect(&endpoint, service, &metadata, timeout)
         .map_err(|e| anyhow::anyhow!("--grpc: {url} {e}"))?;
-    use base64::Engine;
-    let set = base64::engine::general_purpose::STANDARD.encode(reflected.descriptor_set);
-    spec.grpc.as_mut().expect("a gRPC spec").reflected = Some(set);
+    let set = stampede_spec::grpc::encode_descriptors(&reflected.descriptor_set);
+    spec.grpc.as_mut().expect("a gRPC spec").descriptors = Some(set);
     Ok(())
 }
 

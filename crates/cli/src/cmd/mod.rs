@@ -54,16 +54,16 @@ pub enum Command {
     Agent,
 }
 
-/// `stampede load`: the spec of the flags (or `--spec`) printed, sent from
-/// its `from_hosts` (hosts.rs), or run here (load.rs); neither module knows
-/// the other.
+/// `stampede load`: the spec of the flags (or `--spec`), its gRPC schema
+/// resolved into it, printed, sent from its `from_hosts` (hosts.rs), or run
+/// here (load.rs); neither module knows the other.
 fn load_here_or_from_hosts(args: load::Args) -> anyhow::Result<i32> {
     let (mut spec, dir) = args.spec()?;
+    load_grpc::resolve_schema(&args, &mut spec, &dir)?;
     if args.print_spec {
         println!("{}", serde_json::to_string_pretty(&spec)?);
         return Ok(0);
     }
-    load_grpc::reflect(&mut spec, &dir)?;
     match spec.from_hosts.take() {
         Some(hosts) => hosts::run(&args, &hosts, &spec, &dir),
         None => load::run(args, &spec, &dir),

@@ -504,7 +504,7 @@ mod tests {
         let s = parse(text, &[]).unwrap();
         let spec = s.profiles[0].phase_spec(Path::new("."), "http://127.0.0.1:1", Duration::from_secs(1)).unwrap();
         let g = spec.grpc.unwrap();
-        assert!(g.proto.is_empty() && g.reflected.is_none(), "the generator asks the server: {g:?}");
+        assert!(g.proto.is_empty() && g.descriptors.is_none(), "the generator asks the server: {g:?}");
         let err = parse(&text.replace("stampede.bench.v1.Bench/Unary", "Unary"), &[]).unwrap_err().to_string();
         assert!(err.contains("profiles[0].grpc.call") && err.contains("not a method name"), "{err}");
     }

@@ -9,7 +9,7 @@
 use super::{proto, refused};
 use stampede_testkit::hostile::{Hostile, Trick};
 use stampede_testkit::load::{load_json, refused_port, stampede};
-use stampede_testkit::proto::grpc_server::{GrpcServer, Mode};
+use stampede_testkit::proto::grpc_server::{GrpcServer, Mode, Version};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -244,20 +244,56 @@ fn a_bad_schema_method_or_request_is_one_line_naming_it_exit_2() {
     assert_eq!(srv.seen.calls.load(Ordering::Relaxed), 0, "nothing was sent");
 }
 
+/// What `--print-spec` prints is what runs: the schema compiled into it
+/// (`grpc.descriptors`), so the spec replays with the `.proto` gone, and
+/// still says the schema came from a `.proto`.
 #[test]
-fn print_spec_keeps_the_call_and_a_spec_replays_it() {
+fn print_spec_carries_the_compiled_proto_and_replays_without_it() {
     let srv = GrpcServer::start(Mode::Ok);
-    let proto = proto();
+    let dir = std::env::temp_dir().join(format!("stampede-grpc-spec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join("bench.proto");
+    std::fs::copy(proto(), &copy).unwrap();
+    let copy = copy.to_str().unwrap();
     let out =
-        stampede(&["load", "--print-spec", "--proto", &proto, "--call", UNARY, "-n", "30", &srv.target()], DEADLINE);
+        stampede(&["load", "--print-spec", "--proto", copy, "--call", UNARY, "-n", "30", &srv.target()], DEADLINE);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let spec: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(spec["grpc"]["call"], UNARY);
-    let dir = std::env::temp_dir().join(format!("stampede-grpc-spec-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    assert!(spec["grpc"]["descriptors"].as_str().is_some_and(|d| d.len() > 100), "{spec}");
+    std::fs::remove_file(copy).unwrap();
     let file = dir.join("load.json");
     std::fs::write(&file, &out.stdout).unwrap();
     let r = load_json(&["--spec", file.to_str().unwrap()], DEADLINE);
     assert_eq!(r["grpc"]["calls_by_status"]["OK"], 30);
+    assert_eq!(r["grpc"]["schema"], "proto");
+    // A spec without its schema still reads the file, and names it when it is gone.
+    let mut bare = spec.clone();
+    bare["grpc"].as_object_mut().unwrap().remove("descriptors");
+    std::fs::write(&file, serde_json::to_vec(&bare).unwrap()).unwrap();
+    let err = refused(&["--spec", file.to_str().unwrap()]);
+    assert!(err.contains(copy) && err.contains("give the path of an existing .proto file"), "{err}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A schema asked by reflection is printed too: the spec replays against a
+/// server that offers no reflection, and asks none.
+#[test]
+fn print_spec_carries_the_reflected_schema_to_a_server_without_reflection() {
+    let reflecting = GrpcServer::start(Mode::Reflection(Version::V1));
+    let out = stampede(&["load", "--print-spec", "--call", UNARY, "-n", "20", &reflecting.target()], DEADLINE);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut spec: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(spec["grpc"]["descriptors"].as_str().is_some_and(|d| d.len() > 100), "{spec}");
+    assert_eq!((reflecting.seen.reflection_calls.load(Ordering::Relaxed), reflecting.calls()), (1, 0));
+    let plain = GrpcServer::start(Mode::Ok);
+    spec["urls"] = serde_json::json!([plain.target()]);
+    let r = stampede_testkit::Stampede::new()
+        .args(["load", "--json", "--spec", "-"])
+        .stdin(serde_json::to_vec(&spec).unwrap())
+        .deadline(DEADLINE)
+        .json();
+    assert_eq!(r["grpc"]["calls_by_status"]["OK"], 20);
+    assert_eq!(r["grpc"]["schema"], "reflection");
+    assert_eq!(plain.seen.reflection_calls.load(Ordering::Relaxed), 0, "the schema came with the spec");
 }

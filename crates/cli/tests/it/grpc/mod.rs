@@ -6,6 +6,7 @@ use std::time::Duration;
 
 mod check;
 mod client_streams;
+mod hosts;
 mod load;
 mod reflection;
 

@@ -2,7 +2,8 @@
 // grpc-java on its Netty transport, written the way a Java user would write
 // it, so that numbers measured against it describe grpc-java. This file holds
 // the lifecycle: environment, server, SIGTERM shutdown; BenchService the
-// answers.
+// answers; QuietCancels keeps a load's end (calls its client abandons) from
+// printing a stack trace per call.
 //
 // Run it by hand from apps/grpc/java:
 //
@@ -53,6 +54,7 @@ public final class Main {
 
     /** A server for the environment `env`, with server reflection (grpc-services), not yet started. */
     static Server build(java.util.Map<String, String> env) {
+        QuietCancels.install();
         int port = number(env, "PORT", 9009, 0, 65535, "a TCP port number");
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress("0.0.0.0", port));
         int threads = number(env, "THREADS", 0, 1, Integer.MAX_VALUE, "a positive integer");
