@@ -173,6 +173,7 @@ mod tests {
                 wake_granularity_us: 0.0,
                 all_busy_s: 0.0,
                 generator_busy: 0.1,
+                schedule_start_ms: 0.0,
             });
         }
         r

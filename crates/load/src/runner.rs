@@ -258,6 +258,8 @@ fn assemble(
     let max_lag_ns = outputs.iter().map(|o| o.max_lag_ns).max().unwrap_or(0);
     let all_busy_s = outputs.iter().map(|o| o.starved.as_secs_f64()).sum::<f64>() / outputs.len().max(1) as f64;
     let generator_busy = outputs.iter().map(|o| o.busy).fold(0.0, f64::max);
+    let began = outputs.iter().filter_map(|o| o.schedule_origin).max();
+    let scheduled_s = scheduled_s(&outputs, measure_from, finished);
     let mut slow: Vec<Slow> = Vec::new();
     let mut merged: Option<Recorder> = None;
     for mut o in outputs {
@@ -273,7 +275,9 @@ fn assemble(
     let status_codes =
         rec.status.iter().enumerate().filter(|(_, &n)| n > 0).map(|(code, &n)| (code.to_string(), n)).collect();
     let open = cfg.rate.map(|target_rate| {
-        let achieved_rate = rec.sent as f64 / wall;
+        let achieved_rate = rec.sent as f64 / scheduled_s.max(1e-9);
+        let start = measure_from.checked_sub(cfg.warmup).unwrap_or(measure_from);
+        let schedule_start_ms = began.map_or(0.0, |b| b.saturating_duration_since(start).as_secs_f64() * 1e3);
         let lag_p99_us = rec.lag.value_at_quantile(0.99) as f64 / 1000.0;
         let max_lag_us = max_lag_ns as f64 / 1000.0;
         let granularity_us =
@@ -293,6 +297,7 @@ fn assemble(
             wake_granularity_us: granularity_us,
             all_busy_s,
             generator_busy,
+            schedule_start_ms,
         }
     });
     slow.sort_by_key(|s| std::cmp::Reverse(s.latency_ns));
@@ -375,6 +380,20 @@ fn assemble(
         open,
         multi_host: None,
     }
+}
+
+/// Open loop: the seconds of the measured phase (from `measure_from` to
+/// `finished`) during which the threads' schedules ran, on average (each
+/// has an equal share of the rate). A thread's schedule begins once its
+/// connections are open (`Schedule::begin`), and nothing was due on it
+/// before, so the rate achieved is its requests over this, not over the
+/// whole phase.
+fn scheduled_s(outputs: &[Output], measure_from: Instant, finished: Instant) -> f64 {
+    let ran = |o: &Output| {
+        let from = o.schedule_origin.map_or(measure_from, |b| b.max(measure_from));
+        finished.saturating_duration_since(from).as_secs_f64()
+    };
+    outputs.iter().map(ran).sum::<f64>() / outputs.len().max(1) as f64
 }
 
 /// The recorders' longest silence, when it is long enough to be a server

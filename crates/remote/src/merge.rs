@@ -194,6 +194,7 @@ fn merge_open(hosts: &[HostResult]) -> Option<OpenLoop> {
         wake_granularity_us: opens.iter().map(|(_, o)| o.wake_granularity_us).fold(0.0, f64::max),
         all_busy_s: opens.iter().map(|(_, o)| o.all_busy_s).fold(0.0, f64::max),
         generator_busy: opens.iter().map(|(_, o)| o.generator_busy).fold(0.0, f64::max),
+        schedule_start_ms: opens.iter().map(|(_, o)| o.schedule_start_ms).fold(0.0, f64::max),
     })
 }
 

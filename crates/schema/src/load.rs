@@ -412,6 +412,14 @@ pub struct OpenLoop {
     pub all_busy_s: f64,
     /// Largest share of a generator thread's time spent on or waiting for a CPU.
     pub generator_busy: f64,
+    /// Milliseconds from the start of the run to where the open loop's
+    /// schedule began, the latest of its threads: a thread's schedule begins
+    /// once its first connections are open (connected, TLS, HTTP/2 or QUIC
+    /// handshake done), or failed, or at `--timeout`, so that no request's
+    /// latency carries the generator's own connection setup. 0 in an older
+    /// document.
+    #[serde(default, deserialize_with = "crate::lenient::or_default")]
+    pub schedule_start_ms: f64,
 }
 
 /// One request of the slow log (`--slow-log N`).
@@ -507,6 +515,7 @@ mod tests {
                 wake_granularity_us: 500.0,
                 all_busy_s: 0.0,
                 generator_busy: 0.5,
+                schedule_start_ms: 1.5,
             }),
             ..Default::default()
         };
@@ -514,5 +523,11 @@ mod tests {
         assert!(text.contains("\"target_rate\":100.0"), "{text}");
         let back: LoadResult = serde_json::from_str(&text).unwrap();
         assert!(back.saturated());
+        assert_eq!(back.open.unwrap().schedule_start_ms, 1.5);
+        // A document from before the field parses, as 0.
+        let old = text.replace("\"schedule_start_ms\":1.5,", "").replace(",\"schedule_start_ms\":1.5", "");
+        assert!(!old.contains("schedule_start_ms"), "{old}");
+        let back: LoadResult = serde_json::from_str(&old).unwrap();
+        assert_eq!(back.open.unwrap().schedule_start_ms, 0.0);
     }
 }

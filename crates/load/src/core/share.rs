@@ -73,6 +73,9 @@ pub struct Output {
     pub starved: Duration,
     /// Share of the thread's life it spent on or waiting for a CPU (0..1).
     pub busy: f64,
+    /// Open loop: where its schedule's times ran from (once its first
+    /// connections were open: `Schedule::begin`).
+    pub schedule_origin: Option<Instant>,
 }
 
 impl Output {
@@ -86,6 +89,7 @@ impl Output {
         let slow = rec.finish();
         let busy_ns = crate::core::rusage::thread_busy_ns().saturating_sub(busy_from_ns);
         let busy = busy_ns as f64 / finished.saturating_duration_since(started).as_nanos().max(1) as f64;
-        Output { recorder: rec, slow, finished, max_lag_ns, starved: starved.total(), busy }
+        let schedule_origin = sched.origin();
+        Output { recorder: rec, slow, finished, max_lag_ns, starved: starved.total(), busy, schedule_origin }
     }
 }
