@@ -1,7 +1,8 @@
 //! The load engine against servers that misbehave on purpose
 //! (`stampede_testkit::hostile`): split writes, early answers, silent closes, closes
-//! behind pipelined requests, double answers, slow answers, and a server
-//! that does not speak the protocol asked for. Every count is checked
+//! behind pipelined requests, double answers, slow answers, a server
+//! that does not speak the protocol asked for, and one that refuses every
+//! connection after the pre-flight check. Every count is checked
 //! against what the server saw, on both HTTP/1.1 engines, in closed and
 //! open loop, pipelined, over HTTPS, and over HTTP/2 and HTTP/3. Each test
 //! is named after the defect it guards against.
@@ -195,6 +196,32 @@ fn open_loop_waits_for_the_requests_in_flight_at_the_end() {
     let sent = r["requests"].as_u64().unwrap() + r["errors"]["timeout"].as_u64().unwrap();
     assert!(r["errors"]["timeout"].as_u64().unwrap() >= 15, "{}", r["errors"]);
     assert!((18..=22).contains(&sent), "every scheduled request is a response or a timeout: {sent}");
+}
+
+/// An open loop's schedule waits for its first connections to open
+/// (serial/load/setup.rs), but not for connections refused: the port
+/// refuses every one after the pre-flight check, and the schedule begins
+/// once they failed, well before its `--timeout` bound; each is a connect
+/// error, every request due from then on is counted never sent, and the
+/// run ends (at its end plus the `--timeout` drain), on both engines and
+/// over HTTPS.
+#[test]
+fn an_open_loop_against_a_port_that_refuses_its_connections_begins_and_ends() {
+    let certs = proto::Certs::generate();
+    let tls = Hostile::start_tls(Trick::GoneAfter(1), certs.server_config(&[]));
+    let runs = ENGINES.map(|engine| (engine, Hostile::start(Trick::GoneAfter(1))));
+    for (engine, srv) in runs.iter().map(|(e, s)| (*e, s)).chain([("epoll", &tls)]) {
+        let mut args = vec!["--rate", "100", "-d", "1s", "-c", "2", "--timeout", "3s"];
+        if srv.url("/").starts_with("https") {
+            args.push("--insecure");
+        }
+        let r = load(engine, &args, &srv.url_at("127.0.0.1"));
+        assert_eq!(r["requests"], 0, "{engine}");
+        assert!(r["errors"]["connect"].as_u64().unwrap() > 0, "{engine}: {}", r["errors"]);
+        let began = r["schedule_start_ms"].as_f64().unwrap();
+        assert!(began < 1500.0, "{engine}: the schedule waited {began} ms for connections refused");
+        assert!(r["never_sent"].as_u64().unwrap() > 0, "{engine}: the requests due were counted: {r}");
+    }
 }
 
 /// Regression: `--http2` against a server that speaks only HTTP/1.1
