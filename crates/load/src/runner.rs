@@ -384,8 +384,8 @@ fn assemble(
 
 /// Open loop: the seconds of the measured phase (from `measure_from` to
 /// `finished`) during which the threads' schedules ran, on average (each
-/// has an equal share of the rate). A thread's schedule begins once its
-/// connections are open (`Schedule::begin`), and nothing was due on it
+/// has an equal share of the rate). A thread's schedule begins once it has
+/// a connection open (`Schedule::begin`), and nothing was due on it
 /// before, so the rate achieved is its requests over this, not over the
 /// whole phase.
 fn scheduled_s(outputs: &[Output], measure_from: Instant, finished: Instant) -> f64 {

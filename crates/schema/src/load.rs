@@ -414,10 +414,10 @@ pub struct OpenLoop {
     pub generator_busy: f64,
     /// Milliseconds from the start of the run to where the open loop's
     /// schedule began, the latest of its threads: a thread's schedule begins
-    /// once its first connections are open (connected, TLS, HTTP/2 or QUIC
-    /// handshake done), or failed, or at `--timeout`, so that no request's
-    /// latency carries the generator's own connection setup. 0 in an older
-    /// document.
+    /// once the first of its connections is open (connected, TLS, HTTP/2 or
+    /// QUIC handshake done), or all failed, or at `--timeout`, so that no
+    /// request's latency carries the generator's own connection setup. 0 in
+    /// an older document.
     #[serde(default, deserialize_with = "crate::lenient::or_default")]
     pub schedule_start_ms: f64,
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 /// The requests an open-loop result `r` of `rate` requests a second for
 /// `secs` (no warmup) had due, sent or never sent: its schedule ran from
-/// `schedule_start_ms` (its threads' connections open, the latest first),
+/// `schedule_start_ms` (each thread's first connection open, the latest),
 /// not from the start, to the end; each of up to two threads' schedules
 /// may round by one.
 pub fn due(r: &serde_json::Value, rate: f64, secs: f64) -> RangeInclusive<u64> {

@@ -5,8 +5,9 @@
 //! error (a TLS handshake's, a TLS error) and is opened again, and one
 //! resting after a failure is reopened once its pause is over, unless the
 //! run is stopping or its `-n` is used up and answered. At every wake-up
-//! until then, an open loop's held schedule begins once none of the
-//! thread's connections is still opening (`begin_when_open`). The loops differ in
+//! until then, an open loop's held schedule begins once one of the
+//! thread's connections is open, or none is still opening
+//! (`begin_when_open`). The loops differ in
 //! what a connection is (a TCP or TLS stream, with an HTTP/2 session, a
 //! QUIC connection) and in how a request is cancelled, not in these rules,
 //! so they are kept here once.
@@ -113,9 +114,10 @@ pub trait Housekeeping {
     }
 
     /// Open loop, at a wake-up while the schedule is held: it begins at
-    /// `now` once none of the thread's connections is still opening (or at
-    /// its connect bound: `Schedule::begin`). Every loop calls this before
-    /// it takes what is due; one test of a flag once the schedule has begun.
+    /// `now` once one of the thread's connections is open, or none is still
+    /// opening (every one failed), or at its connect bound
+    /// (`Schedule::begin`). Every loop calls this before it takes what is
+    /// due; one test of a flag once the schedule has begun.
     #[inline]
     fn begin_when_open(&mut self, now: Instant) {
         let p = self.parts();
@@ -123,11 +125,12 @@ pub trait Housekeeping {
             return;
         }
         let connections = p.connections;
+        let open = (0..connections).any(|i| self.state(i).0 == State::Open);
         let opening = (0..connections).any(|i| matches!(self.state(i).0, State::Connecting | State::Handshaking));
         // A fresh clock: a connection that opened in this wake-up's events
         // was free from when its event was handled, after `now`; a request
         // due before that would wait for it.
-        self.parts().sched.begin(now.max(Instant::now()), opening);
+        self.parts().sched.begin(now.max(Instant::now()), opening && !open);
     }
 
     /// Tells the recorder what is outstanding, for its silences.

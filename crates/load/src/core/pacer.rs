@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 pub struct Pacer {
     /// Where the schedule's times run from: the run's start, until the loop
-    /// moves it to when its first connections are open ([`Pacer::move_origin`]).
+    /// moves it to when its first connection is open ([`Pacer::move_origin`]).
     origin: Instant,
     first: Instant,
     interval_ns: f64,

@@ -19,15 +19,18 @@
 //! again (a server that said it never processed them) are kept, with their
 //! intended times, and go first.
 //!
-//! An open loop's schedule begins when the thread's first connections are
-//! open ([`Schedule::begin`]), as wrk2's does, not when it starts opening
-//! them: latency runs from the intended send time, so a request due while
-//! its connection was still connecting (or in its TLS, HTTP/2 or QUIC
-//! handshake) would carry the generator's own setup, and `explain` would
-//! name it `connection_setup`. Until then the schedule is held: nothing is
-//! due, and its times run from the connect bound (`--timeout` after the
-//! start), where it begins by itself if the connections never open. A
-//! reconnection later in the run is the server's doing and counts as before.
+//! An open loop's schedule begins once the thread can send
+//! ([`Schedule::begin`]): when the first of its connections is open (its
+//! TLS, HTTP/2 or QUIC handshake done), not when it starts opening them.
+//! Latency runs from the intended send time, so a request due before the
+//! thread had any connection would carry the generator's own setup, and
+//! `explain` would name it `connection_setup`. Until then the schedule is
+//! held: nothing is due, and its times run from the connect bound
+//! (`--timeout` after the start), where it begins by itself if no
+//! connection ever opens; it begins at once when every one failed. It does
+//! not wait for all of them: a server slow to accept the rest (a full
+//! accept queue) keeps requests waiting for them, and that wait is the
+//! server's, as is a reconnection's later in the run.
 
 use crate::config::LoadConfig;
 use crate::core::pacer::Pacer;
@@ -62,7 +65,7 @@ pub struct Schedule {
     pub in_flight: u64,
     starved: Starved,
     max_lag_ns: u64,
-    /// Open loop, until the thread's first connections are open: the latest
+    /// Open loop, until the thread's first connection is open: the latest
     /// the schedule begins (its pacer's origin meanwhile). None once begun,
     /// and in closed loop.
     held: Option<Instant>,
@@ -72,8 +75,8 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// The schedule of a thread's share, held until its first connections
-    /// are open, at most `--timeout` (`cfg.timeout`) from the start.
+    /// The schedule of a thread's share, held until its first connection
+    /// is open, at most `--timeout` (`cfg.timeout`) from the start.
     pub fn new(cfg: &LoadConfig, share: &Share) -> Schedule {
         let bound = share.start.checked_add(cfg.timeout).unwrap_or(share.start);
         Schedule::paced(Pacer::for_share(cfg, share), share).held_until(bound)
@@ -174,20 +177,22 @@ impl Schedule {
         Some(self.end.map_or(pacer.wake(), |end| end.min(pacer.wake())))
     }
 
-    /// Open loop: the schedule waits for the thread's first connections.
+    /// Open loop: the schedule waits for the thread's first connection.
     #[inline]
     pub fn held(&self) -> bool {
         self.held.is_some()
     }
 
-    /// Open loop, while held: the schedule begins at `now` if no connection
-    /// is still `opening` (connecting, or in its handshake: all open, or
-    /// failed and counted), its times moved to run from then; past its
-    /// bound it already runs from the bound, and begins whatever `opening`
-    /// says: a silent server is not waited for beyond `--timeout`.
-    pub fn begin(&mut self, now: Instant, opening: bool) {
+    /// Open loop, while held: the schedule begins at `now` unless
+    /// `unready` (no connection of the thread is open, and some are still
+    /// connecting or in their handshake; once one is open, or every one
+    /// failed and was counted, it begins), its times moved to run from
+    /// then; past its bound it already runs from the bound, and begins
+    /// whatever `unready` says: a silent server is not waited for beyond
+    /// `--timeout`.
+    pub fn begin(&mut self, now: Instant, unready: bool) {
         let Some(bound) = self.held else { return };
-        if opening && now < bound {
+        if unready && now < bound {
             return;
         }
         if let Some(pacer) = self.pacer.as_mut().filter(|_| now < bound) {

@@ -239,7 +239,7 @@ pub trait Cycle<'a> {
     fn send_time(&self, now: Instant) -> Instant;
 
     /// Opens every connection; the first housekeeping tick follows. An open
-    /// loop's schedule begins once they are open (`begin_when_open`): now,
+    /// loop's schedule begins once one is open (`begin_when_open`): now,
     /// if every one failed at once.
     fn begin(&mut self, start: Instant)
     where

@@ -198,7 +198,7 @@ fn open_loop_waits_for_the_requests_in_flight_at_the_end() {
     assert!((18..=22).contains(&sent), "every scheduled request is a response or a timeout: {sent}");
 }
 
-/// An open loop's schedule waits for its first connections to open
+/// An open loop's schedule waits for a connection to open
 /// (serial/load/setup.rs), but not for connections refused: the port
 /// refuses every one after the pre-flight check, and the schedule begins
 /// once they failed, well before its `--timeout` bound; each is a connect

@@ -144,14 +144,14 @@ fn requests_due_together_at_a_wake_up_are_not_a_wait_for_a_connection() {
     assert_eq!(s.figures().0.total(), Duration::ZERO);
 }
 
-/// `paced`, held until its first connections are open, at most until `bound`.
+/// `paced`, held until a connection is open, at most until `bound`.
 fn held(t0: Instant, rate: f64, end: Instant, bound: Instant) -> (Schedule, Recorder) {
     let (s, rec) = paced(t0, rate, None, Some(end));
     (s.held_until(bound), rec)
 }
 
 #[test]
-fn a_held_schedule_has_nothing_due_until_its_connections_are_open() {
+fn a_held_schedule_has_nothing_due_until_a_connection_is_open() {
     let t0 = Instant::now();
     let end = t0 + Duration::from_secs(1);
     let (mut s, mut rec) = held(t0, 1000.0, end, t0 + Duration::from_secs(5));
@@ -165,7 +165,7 @@ fn a_held_schedule_has_nothing_due_until_its_connections_are_open() {
         s.begin(now, true);
         assert!(s.held());
     }
-    // Open at 30 ms: the schedule runs from there, its first request due then.
+    // One open at 30 ms: the schedule runs from there, its first request due then.
     s.begin(t0 + 30 * MS, false);
     assert!(!s.held());
     assert_eq!(s.origin(), Some(t0 + 30 * MS));
