@@ -174,6 +174,7 @@ mod tests {
                 all_busy_s: 0.0,
                 generator_busy: 0.1,
                 generator_cpu_wait: 0.0,
+                schedule_start_ms: 0.0,
             });
         }
         r

@@ -251,7 +251,7 @@ fn assemble(
     usage_to: rusage::Usage,
 ) -> LoadResult {
     let mut m = merge(outputs, measure_from, end);
-    let open = open_loop(cfg, &m);
+    let open = open_loop(cfg, &m, measure_from);
     m.slow.sort_by_key(|s| std::cmp::Reverse(s.latency_ns));
     m.slow.truncate(cfg.slow_log);
     let loadgen = loadgen(usage_from, usage_to, m.wall);
@@ -268,6 +268,10 @@ struct Merged {
     max_lag_ns: u64,
     all_busy_s: f64,
     generator: Generator,
+    /// Open loop: where the last thread's schedule began (`Schedule::begin`).
+    began: Option<Instant>,
+    /// Open loop: the seconds the threads' schedules ran (`scheduled_s`).
+    scheduled_s: f64,
 }
 
 /// The threads' outputs as one recorder; the measured period ends with the
@@ -284,6 +288,8 @@ fn merge(outputs: Vec<Output>, measure_from: Instant, end: Option<Instant>) -> M
         busy: outputs.iter().map(|o| o.busy).fold(0.0, f64::max),
         cpu_wait: outputs.iter().map(|o| o.cpu_wait).fold(0.0, f64::max),
     };
+    let began = outputs.iter().filter_map(|o| o.schedule_origin).max();
+    let scheduled_s = scheduled_s(&outputs, measure_from, finished);
     let mut slow: Vec<Slow> = Vec::new();
     let mut merged: Option<Recorder> = None;
     for mut o in outputs {
@@ -294,15 +300,17 @@ fn merge(outputs: Vec<Output>, measure_from: Instant, end: Option<Instant>) -> M
         }
     }
     let rec = merged.expect("at least one thread");
-    Merged { rec, slow, wall, max_lag_ns, all_busy_s, generator }
+    Merged { rec, slow, wall, max_lag_ns, all_busy_s, generator, began, scheduled_s }
 }
 
 /// Open loop: the rate asked and achieved, the schedule's lag, and whether
 /// the generator saturated.
-fn open_loop(cfg: &LoadConfig, m: &Merged) -> Option<OpenLoop> {
-    let (rec, wall) = (&m.rec, m.wall);
+fn open_loop(cfg: &LoadConfig, m: &Merged, measure_from: Instant) -> Option<OpenLoop> {
+    let rec = &m.rec;
     cfg.rate.map(|target_rate| {
-        let achieved_rate = rec.sent as f64 / wall;
+        let achieved_rate = rec.sent as f64 / m.scheduled_s.max(1e-9);
+        let start = measure_from.checked_sub(cfg.warmup).unwrap_or(measure_from);
+        let schedule_start_ms = m.began.map_or(0.0, |b| b.saturating_duration_since(start).as_secs_f64() * 1e3);
         let lag_p99_us = rec.lag.value_at_quantile(0.99) as f64 / 1000.0;
         let max_lag_us = m.max_lag_ns as f64 / 1000.0;
         let granularity_us =
@@ -310,7 +318,7 @@ fn open_loop(cfg: &LoadConfig, m: &Merged) -> Option<OpenLoop> {
                 .as_secs_f64()
                 * 1e6;
         let lag = Lag { p99_us: lag_p99_us, granularity_us };
-        let reason = saturation(cfg, target_rate, achieved_rate, lag, m.all_busy_s / wall, m.generator);
+        let reason = saturation(cfg, target_rate, achieved_rate, lag, m.all_busy_s / m.wall, m.generator);
         OpenLoop {
             target_rate,
             achieved_rate,
@@ -323,6 +331,7 @@ fn open_loop(cfg: &LoadConfig, m: &Merged) -> Option<OpenLoop> {
             all_busy_s: m.all_busy_s,
             generator_busy: m.generator.busy,
             generator_cpu_wait: m.generator.cpu_wait,
+            schedule_start_ms,
         }
     })
 }
@@ -440,6 +449,20 @@ fn target_results(cfg: &LoadConfig, rec: &Recorder) -> Vec<TargetResult> {
             })
             .collect()
     })
+}
+
+/// Open loop: the seconds of the measured phase (from `measure_from` to
+/// `finished`) during which the threads' schedules ran, on average (each
+/// has an equal share of the rate). A thread's schedule begins once it has
+/// a connection open (`Schedule::begin`), and nothing was due on it
+/// before, so the rate achieved is its requests over this, not over the
+/// whole phase.
+fn scheduled_s(outputs: &[Output], measure_from: Instant, finished: Instant) -> f64 {
+    let ran = |o: &Output| {
+        let from = o.schedule_origin.map_or(measure_from, |b| b.max(measure_from));
+        finished.saturating_duration_since(from).as_secs_f64()
+    };
+    outputs.iter().map(ran).sum::<f64>() / outputs.len().max(1) as f64
 }
 
 /// The recorders' longest silence, when it is long enough to be a server

@@ -195,6 +195,7 @@ fn merge_open(hosts: &[HostResult]) -> Option<OpenLoop> {
         all_busy_s: opens.iter().map(|(_, o)| o.all_busy_s).fold(0.0, f64::max),
         generator_busy: opens.iter().map(|(_, o)| o.generator_busy).fold(0.0, f64::max),
         generator_cpu_wait: opens.iter().map(|(_, o)| o.generator_cpu_wait).fold(0.0, f64::max),
+        schedule_start_ms: opens.iter().map(|(_, o)| o.schedule_start_ms).fold(0.0, f64::max),
     })
 }
 

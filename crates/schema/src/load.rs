@@ -417,6 +417,14 @@ pub struct OpenLoop {
     /// CPU while it had work. 0 in documents written before it was measured.
     #[serde(default, deserialize_with = "crate::lenient::or_default")]
     pub generator_cpu_wait: f64,
+    /// Milliseconds from the start of the run to where the open loop's
+    /// schedule began, the latest of its threads: a thread's schedule begins
+    /// once the first of its connections is open (connected, TLS, HTTP/2 or
+    /// QUIC handshake done), or all failed, or at `--timeout`, so that no
+    /// request's latency carries the generator's own connection setup. 0 in
+    /// an older document.
+    #[serde(default, deserialize_with = "crate::lenient::or_default")]
+    pub schedule_start_ms: f64,
 }
 
 /// A generator whose busiest thread was on or waiting for a CPU more than
@@ -525,6 +533,7 @@ mod tests {
                 all_busy_s: 0.0,
                 generator_busy: 0.5,
                 generator_cpu_wait: 0.0,
+                schedule_start_ms: 1.5,
             }),
             ..Default::default()
         };
@@ -532,5 +541,11 @@ mod tests {
         assert!(text.contains("\"target_rate\":100.0"), "{text}");
         let back: LoadResult = serde_json::from_str(&text).unwrap();
         assert!(back.saturated());
+        assert_eq!(back.open.unwrap().schedule_start_ms, 1.5);
+        // A document from before the field parses, as 0.
+        let old = text.replace("\"schedule_start_ms\":1.5,", "").replace(",\"schedule_start_ms\":1.5", "");
+        assert!(!old.contains("schedule_start_ms"), "{old}");
+        let back: LoadResult = serde_json::from_str(&old).unwrap();
+        assert_eq!(back.open.unwrap().schedule_start_ms, 0.0);
     }
 }

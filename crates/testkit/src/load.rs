@@ -1,13 +1,26 @@
 //! Running `stampede load` in a test: the real binary with a deadline
 //! (through [`Stampede`]), its `--json` result parsed and its exit status
-//! checked, pinned to CPUs when asked; a port where nothing listens, and CPU
-//! pinning for the test's own threads. The servers it loads are in
+//! checked, pinned to CPUs when asked; the requests an open-loop result had
+//! due; a port where nothing listens, and CPU pinning for the test's own
+//! threads. The servers it loads are in
 //! [`crate::hostile`] and [`crate::proto`].
 
 use crate::Stampede;
 use std::net::TcpListener;
+use std::ops::RangeInclusive;
 use std::process::Output;
 use std::time::Duration;
+
+/// The requests an open-loop result `r` of `rate` requests a second for
+/// `secs` (no warmup) had due, sent or never sent: its schedule ran from
+/// `schedule_start_ms` (each thread's first connection open, the latest),
+/// not from the start, to the end; each of up to two threads' schedules
+/// may round by one.
+pub fn due(r: &serde_json::Value, rate: f64, secs: f64) -> RangeInclusive<u64> {
+    let began_s = r["schedule_start_ms"].as_f64().expect("an open-loop result") / 1e3;
+    let least = (rate * (secs - began_s)).floor() as u64;
+    least.saturating_sub(2)..=(rate * secs) as u64 + 1
+}
 
 /// Pins the calling thread (and the threads it starts afterwards) to one CPU.
 pub fn pin_to_cpu(cpu: usize) {

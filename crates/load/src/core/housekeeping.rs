@@ -4,7 +4,10 @@
 //! timeouts, a connection still opening after `--timeout` is a connect
 //! error (a TLS handshake's, a TLS error) and is opened again, and one
 //! resting after a failure is reopened once its pause is over, unless the
-//! run is stopping or its `-n` is used up and answered. The loops differ in
+//! run is stopping or its `-n` is used up and answered. At every wake-up
+//! until then, an open loop's held schedule begins once one of the
+//! thread's connections is open, or none is still opening
+//! (`begin_when_open`). The loops differ in
 //! what a connection is (a TCP or TLS stream, with an HTTP/2 session, a
 //! QUIC connection) and in how a request is cancelled, not in these rules,
 //! so they are kept here once.
@@ -108,6 +111,26 @@ pub trait Housekeeping {
             }
         }
         self.note_outstanding(now);
+    }
+
+    /// Open loop, at a wake-up while the schedule is held: it begins at
+    /// `now` once one of the thread's connections is open, or none is still
+    /// opening (every one failed), or at its connect bound
+    /// (`Schedule::begin`). Every loop calls this before it takes what is
+    /// due; one test of a flag once the schedule has begun.
+    #[inline]
+    fn begin_when_open(&mut self, now: Instant) {
+        let p = self.parts();
+        if !p.sched.held() {
+            return;
+        }
+        let connections = p.connections;
+        let open = (0..connections).any(|i| self.state(i).0 == State::Open);
+        let opening = (0..connections).any(|i| matches!(self.state(i).0, State::Connecting | State::Handshaking));
+        // A fresh clock: a connection that opened in this wake-up's events
+        // was free from when its event was handled, after `now`; a request
+        // due before that would wait for it.
+        self.parts().sched.begin(now.max(Instant::now()), opening && !open);
     }
 
     /// Tells the recorder what is outstanding, for its silences.

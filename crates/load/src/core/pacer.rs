@@ -31,6 +31,9 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 pub struct Pacer {
+    /// Where the schedule's times run from: the run's start, until the loop
+    /// moves it to when its first connection is open ([`Pacer::move_origin`]).
+    origin: Instant,
     first: Instant,
     interval_ns: f64,
     arrival: Arrival,
@@ -39,7 +42,7 @@ pub struct Pacer {
     next: Instant,
     /// With `--stages`: this thread's ramped rate, from `origin`, and how
     /// many requests are due so far (phase plus whole or random steps).
-    ramp: Option<(Stages, Instant, f64)>,
+    ramp: Option<(Stages, f64)>,
     /// How long after the earliest due send the loop wakes ([`granularity`]).
     granularity: Duration,
     /// When a request was last taken off the schedule (the loop's last
@@ -134,6 +137,7 @@ impl Pacer {
         let interval_ns = 1e9 / rate;
         let first = start + Duration::from_nanos((interval_ns * phase) as u64);
         Pacer {
+            origin: start,
             first,
             interval_ns,
             arrival,
@@ -156,7 +160,7 @@ impl Pacer {
         if let Some(stages) = cfg.stages.as_ref().filter(|s| s.ramp == Ramp::Rate) {
             let mine = stages.scaled(1.0 / cfg.threads as f64);
             pacer.next = at(start, mine.time_of(phase));
-            pacer.ramp = Some((mine, start, phase));
+            pacer.ramp = Some((mine, phase));
         }
         Some(pacer)
     }
@@ -164,6 +168,22 @@ impl Pacer {
     #[inline]
     pub fn next(&self) -> Instant {
         self.next
+    }
+
+    /// Where the schedule's times run from.
+    pub fn origin(&self) -> Instant {
+        self.origin
+    }
+
+    /// Moves the schedule's origin to `to`, and every intended time with
+    /// it (a thread's phase, a ramp's stages, the first Poisson arrival).
+    /// Only before the first request is taken: the times are not re-drawn.
+    pub fn move_origin(&mut self, to: Instant) {
+        debug_assert_eq!(self.issued, 0, "the origin moves before any request is taken");
+        let from = self.origin;
+        let moved = |t: Instant| to + t.saturating_duration_since(from);
+        (self.first, self.next) = (moved(self.first), moved(self.next));
+        self.origin = to;
     }
 
     /// When the loop wakes to send what is due: at the next send, but no
@@ -185,14 +205,14 @@ impl Pacer {
         self.last_take = Some(now);
         let t = self.next;
         self.issued += 1;
-        if let Some((stages, origin, due)) = self.ramp.as_mut() {
+        if let Some((stages, due)) = self.ramp.as_mut() {
             // One request further along the rate's integral: a whole step,
             // or an exponential one (a Poisson process of that rate).
             *due += match self.arrival {
                 Arrival::Uniform => 1.0,
                 Arrival::Poisson => -self.rng.gen_range(f64::EPSILON..1.0).ln(),
             };
-            self.next = at(*origin, stages.time_of(*due));
+            self.next = at(self.origin, stages.time_of(*due));
             return t;
         }
         self.next = match self.arrival {
@@ -413,13 +433,35 @@ mod tests {
     }
 
     #[test]
+    fn moving_the_origin_moves_every_intended_time_with_it() {
+        let t0 = Instant::now();
+        let later = Duration::from_millis(250);
+        let stages = Stages::parse("1s:1000,1s:1000", Ramp::Rate).unwrap();
+        for (arrival, staged) in [(Arrival::Uniform, false), (Arrival::Poisson, false), (Arrival::Uniform, true)] {
+            // Two threads' pacers of one seed and phase, one moved 250 ms on.
+            let [mut a, mut b] = [0, 1].map(|_| Pacer::new(t0, 1000.0, arrival, 0.5, 3));
+            if staged {
+                for p in [&mut a, &mut b] {
+                    p.next = at(t0, stages.time_of(0.5));
+                    p.ramp = Some((stages.clone(), 0.5));
+                }
+            }
+            b.move_origin(t0 + later);
+            assert_eq!(b.origin(), t0 + later);
+            for k in 0..500 {
+                assert_eq!(b.take(t0) - a.take(t0), later, "{arrival:?}, staged {staged}: request {k}");
+            }
+        }
+    }
+
+    #[test]
     fn a_staged_schedule_sends_each_stage_the_requests_of_its_ramp() {
         let t0 = Instant::now();
         let stages = Stages::parse("2s:1000,2s:1000,2s:0", Ramp::Rate).unwrap();
         for arrival in [Arrival::Uniform, Arrival::Poisson] {
             let mut p = Pacer::new(t0, stages.mean(), arrival, 0.0, 3);
             p.next = at(t0, stages.time_of(0.0));
-            p.ramp = Some((stages.clone(), t0, 0.0));
+            p.ramp = Some((stages.clone(), 0.0));
             let mut per_stage = [0u32; 3];
             loop {
                 let t = p.take(t0).duration_since(t0).as_secs_f64();

@@ -18,6 +18,19 @@
 //! connection cost no memory however long they wait. Only requests sent
 //! again (a server that said it never processed them) are kept, with their
 //! intended times, and go first.
+//!
+//! An open loop's schedule begins once the thread can send
+//! ([`Schedule::begin`]): when the first of its connections is open (its
+//! TLS, HTTP/2 or QUIC handshake done), not when it starts opening them.
+//! Latency runs from the intended send time, so a request due before the
+//! thread had any connection would carry the generator's own setup, and
+//! `explain` would name it `connection_setup`. Until then the schedule is
+//! held: nothing is due, and its times run from the connect bound
+//! (`--timeout` after the start), where it begins by itself if no
+//! connection ever opens; it begins at once when every one failed. It does
+//! not wait for all of them: a server slow to accept the rest (a full
+//! accept queue) keeps requests waiting for them, and that wait is the
+//! server's, as is a reconnection's later in the run.
 
 use crate::config::LoadConfig;
 use crate::core::pacer::Pacer;
@@ -52,15 +65,31 @@ pub struct Schedule {
     pub in_flight: u64,
     starved: Starved,
     max_lag_ns: u64,
+    /// Open loop, until the thread's first connection is open: the latest
+    /// the schedule begins (its pacer's origin meanwhile). None once begun,
+    /// and in closed loop.
+    held: Option<Instant>,
     start: Instant,
     measure_from: Instant,
     end: Option<Instant>,
 }
 
 impl Schedule {
-    /// The schedule of a thread's share.
+    /// The schedule of a thread's share, held until its first connection
+    /// is open, at most `--timeout` (`cfg.timeout`) from the start.
     pub fn new(cfg: &LoadConfig, share: &Share) -> Schedule {
-        Schedule::paced(Pacer::for_share(cfg, share), share)
+        let bound = share.start.checked_add(cfg.timeout).unwrap_or(share.start);
+        Schedule::paced(Pacer::for_share(cfg, share), share).held_until(bound)
+    }
+
+    /// Open loop: holds the schedule until [`Schedule::begin`], or `bound`
+    /// at the latest, moving its times to run from there meanwhile.
+    fn held_until(mut self, bound: Instant) -> Schedule {
+        if let Some(pacer) = self.pacer.as_mut() {
+            pacer.move_origin(bound.max(pacer.origin()));
+            self.held = Some(pacer.origin());
+        }
+        self
     }
 
     /// The schedule of `share` with its send times from `pacer` (none: closed loop).
@@ -73,6 +102,7 @@ impl Schedule {
             in_flight: 0,
             starved: Starved::until(share.end),
             max_lag_ns: 0,
+            held: None,
             start: share.start,
             measure_from: share.measure_from,
             end: share.end,
@@ -139,11 +169,42 @@ impl Schedule {
     /// being measured, so a response must wake the loop).
     #[inline]
     pub fn wake(&self) -> Option<Instant> {
-        if self.waiting() {
-            return None; // a connection freed wakes the loop, not the schedule
+        if self.waiting() || self.held.is_some() {
+            // A connection freed (or opened) wakes the loop, not the schedule.
+            return None;
         }
         let pacer = self.pacer.as_ref().filter(|p| !self.over(p))?;
         Some(self.end.map_or(pacer.wake(), |end| end.min(pacer.wake())))
+    }
+
+    /// Open loop: the schedule waits for the thread's first connection.
+    #[inline]
+    pub fn held(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// Open loop, while held: the schedule begins at `now` unless
+    /// `unready` (no connection of the thread is open, and some are still
+    /// connecting or in their handshake; once one is open, or every one
+    /// failed and was counted, it begins), its times moved to run from
+    /// then; past its bound it already runs from the bound, and begins
+    /// whatever `unready` says: a silent server is not waited for beyond
+    /// `--timeout`.
+    pub fn begin(&mut self, now: Instant, unready: bool) {
+        let Some(bound) = self.held else { return };
+        if unready && now < bound {
+            return;
+        }
+        if let Some(pacer) = self.pacer.as_mut().filter(|_| now < bound) {
+            pacer.move_origin(now);
+        }
+        self.held = None;
+    }
+
+    /// Open loop: where the schedule's times run from (the connect bound
+    /// while it is held); none in closed loop.
+    pub fn origin(&self) -> Option<Instant> {
+        self.pacer.as_ref().map(Pacer::origin)
     }
 
     /// Closed loop: takes up to `most` requests off the `-n` quota (`most`

@@ -77,6 +77,9 @@ pub struct Output {
     /// Share of the thread's life it spent waiting for a CPU (0..1): other
     /// processes held it while this thread had work.
     pub cpu_wait: f64,
+    /// Open loop: where its schedule's times ran from (once its first
+    /// connections were open: `Schedule::begin`).
+    pub schedule_origin: Option<Instant>,
 }
 
 impl Output {
@@ -99,6 +102,7 @@ impl Output {
         let life_ns = finished.saturating_duration_since(started).as_nanos().max(1) as f64;
         let busy = (time.on_cpu_ns + time.wait_ns) as f64 / life_ns;
         let cpu_wait = time.wait_ns as f64 / life_ns;
-        Output { recorder: rec, slow, finished, max_lag_ns, starved: starved.total(), busy, cpu_wait }
+        let schedule_origin = sched.origin();
+        Output { recorder: rec, slow, finished, max_lag_ns, starved: starved.total(), busy, cpu_wait, schedule_origin }
     }
 }

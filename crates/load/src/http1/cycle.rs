@@ -239,13 +239,19 @@ pub trait Cycle<'a> {
     /// events that began at `now`.
     fn send_time(&self, now: Instant) -> Instant;
 
-    /// Opens every connection; the first housekeeping tick follows.
-    fn begin(&mut self, start: Instant) {
+    /// Opens every connection; the first housekeeping tick follows. An open
+    /// loop's schedule begins once one is open (`begin_when_open`): now,
+    /// if every one failed at once.
+    fn begin(&mut self, start: Instant)
+    where
+        Self: Housekeeping,
+    {
         for i in 0..self.cycle().conns.len() {
             self.open(i, start);
         }
         let cycle = self.cycle();
         cycle.next_tick = start + cycle.tick();
+        self.begin_when_open(start);
     }
 
     /// After a batch of events: sends what is due (open loop), does the
@@ -254,8 +260,9 @@ pub trait Cycle<'a> {
     where
         Self: Housekeeping,
     {
-        let cycle = self.cycle();
-        if cycle.sched.open_loop() {
+        if self.cycle().sched.open_loop() {
+            self.begin_when_open(now);
+            let cycle = self.cycle();
             cycle.draining = cycle.share.end.is_some_and(|end| now >= end);
             self.dispatch(now);
         }

@@ -231,6 +231,7 @@ impl<'a, T: Transport> Http2Loop<'a, T> {
                 if direct {
                     self.read_in_use(now);
                 }
+                self.begin_when_open(now);
                 self.sched.take_due(now);
                 for i in 0..self.conns.len() {
                     self.fill(i);

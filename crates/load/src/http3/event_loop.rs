@@ -221,6 +221,7 @@ impl<'a> Http3Loop<'a> {
             let now = self.clocks.now();
             self.floor = now;
             if self.sched.open_loop() {
+                self.begin_when_open(now);
                 self.sched.take_due(now);
             }
             self.drive_all(now);

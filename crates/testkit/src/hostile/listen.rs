@@ -27,11 +27,20 @@ impl Accepting {
     where
         F: Fn(TcpStream, &AtomicBool) + Send + Sync + 'static,
     {
+        Accepting::start_at_most(listener, u64::MAX, serve)
+    }
+
+    /// `start`, closing the listener once `most` connections were accepted:
+    /// every later connect is refused.
+    pub fn start_at_most<F>(listener: TcpListener, most: u64, serve: F) -> Accepting
+    where
+        F: Fn(TcpStream, &AtomicBool) + Send + Sync + 'static,
+    {
         let addr = listener.local_addr().unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let (st, serve) = (stop.clone(), Arc::new(serve));
         std::thread::spawn(move || {
-            for conn in listener.incoming() {
+            for conn in listener.incoming().take(most.try_into().unwrap_or(usize::MAX)) {
                 if st.load(Ordering::Relaxed) {
                     break;
                 }

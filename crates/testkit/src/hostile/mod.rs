@@ -69,6 +69,14 @@ pub enum Trick {
     /// Over TLS: a correct server for the first `n` connections, then a
     /// cleartext HTTP 400 instead of a handshake on every later one.
     PlainAfter(u64),
+    /// Waits this long on every new connection before anything else (over
+    /// TLS: before its handshake, so the client's connection takes that
+    /// long to open), then answers as `None`.
+    SlowStart(Duration),
+    /// Accepts `n` connections (a client's pre-flight check, say) and
+    /// answers them as `None`, then stops listening: every later connect is
+    /// refused.
+    GoneAfter(u64),
 }
 
 #[derive(Default)]
@@ -150,11 +158,18 @@ impl Hostile {
         let sn = seen.clone();
         let born = Instant::now();
         let https = tls.is_some();
-        let accepting = Accepting::start(listener, move |conn, stop| {
+        let most = match trick {
+            Trick::GoneAfter(n) => n,
+            _ => u64::MAX,
+        };
+        let accepting = Accepting::start_at_most(listener, most, move |conn, stop| {
             let accepted = sn.connections.fetch_add(1, Ordering::Relaxed) + 1;
             sn.open.fetch_add(1, Ordering::Relaxed);
             let _ = conn.set_nodelay(true);
             let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
+            if let Trick::SlowStart(delay) = trick {
+                std::thread::sleep(delay);
+            }
             match tls.clone().map(ServerConnection::new) {
                 None => serve(conn, trick, &sn, stop, born),
                 Some(_) if matches!(trick, Trick::PlainAfter(n) if accepted > n) => {
@@ -310,9 +325,13 @@ fn serve(mut conn: impl Wire, trick: Trick, seen: &Seen, stop: &AtomicBool, born
 /// Writes the answer to one request; false when the connection ends here.
 fn respond(conn: &mut impl Wire, trick: Trick, answered: u64, seen: &Seen, born: Instant) -> bool {
     match trick {
-        Trick::None | Trick::EarlyAnswer | Trick::HangAfter(_) | Trick::ContinuationFlood | Trick::PlainAfter(_) => {
-            write(conn, OK, seen)
-        }
+        Trick::None
+        | Trick::EarlyAnswer
+        | Trick::HangAfter(_)
+        | Trick::ContinuationFlood
+        | Trick::PlainAfter(_)
+        | Trick::SlowStart(_)
+        | Trick::GoneAfter(_) => write(conn, OK, seen),
         Trick::SplitHead { gap } => {
             let head = format!("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {BIG}\r\n\r\n");
             let (a, b) = head.as_bytes().split_at(12);

@@ -8,6 +8,7 @@ use std::future::Future;
 use std::net::{SocketAddr, TcpListener as StdListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A connection, cleartext or TLS: what `h2::server::handshake` takes.
 pub trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
@@ -23,6 +24,16 @@ impl Listener {
     /// Serves every connection with `serve`; with `tls`, connections are
     /// TLS and must pick h2 by ALPN (a failed handshake is dropped).
     pub fn start<F, Fut>(tls: Option<Arc<rustls::ServerConfig>>, serve: F) -> Listener
+    where
+        F: Fn(Conn) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        Listener::start_after(Duration::ZERO, tls, serve)
+    }
+
+    /// `start`, waiting `delay` on every new connection before anything
+    /// else (with `tls`, before its handshake).
+    pub fn start_after<F, Fut>(delay: Duration, tls: Option<Arc<rustls::ServerConfig>>, serve: F) -> Listener
     where
         F: Fn(Conn) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
@@ -45,6 +56,9 @@ impl Listener {
                     let _ = tcp.set_nodelay(true);
                     let (serve, acceptor) = (serve.clone(), acceptor.clone());
                     tokio::spawn(async move {
+                        if !delay.is_zero() {
+                            tokio::time::sleep(delay).await;
+                        }
                         match acceptor {
                             Some(a) => {
                                 if let Ok(tls) = a.accept(tcp).await {

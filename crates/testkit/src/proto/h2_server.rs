@@ -2,7 +2,7 @@
 //! (ALPN h2), answering `Hello, World!`. It can misbehave the ways a real
 //! server does under load: GOAWAY after N requests on a connection (as nginx
 //! does at `keepalive_requests`), a reset (RST_STREAM) of every Nth stream,
-//! or an answer only after a fixed delay.
+//! an answer only after a fixed delay, or connections slow to open.
 //! It records the most streams it ever saw open at once on one connection.
 
 use bytes::Bytes;
@@ -34,6 +34,10 @@ pub enum Behaviour {
     NoStreams,
     /// Answer every stream this long after it arrived.
     Delay(std::time::Duration),
+    /// Wait this long on every new connection before anything else (over
+    /// TLS: before its handshake, so the client's connection takes that
+    /// long to open), then answer as `Ok`.
+    SlowStart(std::time::Duration),
 }
 
 #[derive(Default)]
@@ -56,7 +60,11 @@ impl H2Server {
     pub fn start(behaviour: Behaviour, tls: Option<Arc<rustls::ServerConfig>>) -> H2Server {
         let counts = Arc::new(Counts::default());
         let c = counts.clone();
-        let listener = Listener::start(tls, move |io| {
+        let delay = match behaviour {
+            Behaviour::SlowStart(d) => d,
+            _ => std::time::Duration::ZERO,
+        };
+        let listener = Listener::start_after(delay, tls, move |io| {
             let c = c.clone();
             async move { serve(io, behaviour, &c).await }
         });

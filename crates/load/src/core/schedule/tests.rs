@@ -143,3 +143,67 @@ fn requests_due_together_at_a_wake_up_are_not_a_wait_for_a_connection() {
     assert_eq!(s.figures().1, 0, "each went at the wake-up it fell due by: no lag");
     assert_eq!(s.figures().0.total(), Duration::ZERO);
 }
+
+/// `paced`, held until a connection is open, at most until `bound`.
+fn held(t0: Instant, rate: f64, end: Instant, bound: Instant) -> (Schedule, Recorder) {
+    let (s, rec) = paced(t0, rate, None, Some(end));
+    (s.held_until(bound), rec)
+}
+
+#[test]
+fn a_held_schedule_has_nothing_due_until_a_connection_is_open() {
+    let t0 = Instant::now();
+    let end = t0 + Duration::from_secs(1);
+    let (mut s, mut rec) = held(t0, 1000.0, end, t0 + Duration::from_secs(5));
+    // Connecting for 30 ms: no wake-up for the schedule, nothing due, no wait.
+    for ms in [0, 10, 20] {
+        let now = t0 + ms * MS;
+        assert_eq!(s.wake(), None, "a connection opening wakes the loop, not the schedule");
+        s.take_due(now);
+        assert!(!s.due_by(now) && s.next_request().is_none(), "due at {ms} ms while connecting");
+        s.all_busy(now);
+        s.begin(now, true);
+        assert!(s.held());
+    }
+    // One open at 30 ms: the schedule runs from there, its first request due then.
+    s.begin(t0 + 30 * MS, false);
+    assert!(!s.held());
+    assert_eq!(s.origin(), Some(t0 + 30 * MS));
+    assert_eq!(s.wake(), Some(t0 + 30 * MS));
+    // The end does not move: the measured phase has 30 ms fewer requests,
+    // and none is owed or never sent for the time spent connecting.
+    assert_eq!(drive(&mut s, &mut rec, end + Duration::from_secs(5), |_| true), 970);
+    assert!(s.done(&mut rec, end, Duration::from_secs(1), false));
+    assert_eq!(rec.never_sent, 0);
+    assert_eq!(s.figures().0.total(), Duration::ZERO, "the time connecting is no wait for a connection");
+    // Begun once: a later call (a reconnection opening) moves nothing.
+    s.begin(t0 + 500 * MS, false);
+    assert_eq!(s.origin(), Some(t0 + 30 * MS));
+}
+
+#[test]
+fn a_held_schedule_begins_at_its_bound_when_connections_never_open() {
+    let t0 = Instant::now();
+    let end = t0 + Duration::from_secs(1);
+    let bound = t0 + 200 * MS;
+    let (mut s, mut rec) = held(t0, 1000.0, end, bound);
+    // Still connecting when the loop wakes 50 ms past the bound: the
+    // schedule began at the bound, and the requests due since wait.
+    let now = bound + 50 * MS;
+    s.begin(now, true);
+    assert!(!s.held());
+    assert_eq!(s.origin(), Some(bound));
+    s.take_due(now);
+    s.all_busy(now);
+    assert!(s.waiting() && s.wake().is_none(), "due requests wait for a connection");
+    // They stay owed, and are never sent when no connection ever opens.
+    assert!(s.done(&mut rec, end + Duration::from_secs(1), Duration::from_secs(1), false));
+    assert_eq!(rec.never_sent, 800);
+}
+
+#[test]
+fn a_closed_loop_is_never_held() {
+    let t0 = Instant::now();
+    let s = Schedule::paced(None, &share(t0, Some(10), None)).held_until(t0 + Duration::from_secs(5));
+    assert!(!s.held() && s.ready() && s.origin().is_none());
+}
