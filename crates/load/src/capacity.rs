@@ -30,7 +30,7 @@ impl Slo {
         if ![50.0, 75.0, 90.0, 99.0, 99.9, 99.99].contains(&percentile) {
             return Err(bad());
         }
-        let d = crate::units::parse_duration(limit.trim()).map_err(|_| bad())?;
+        let d = stampede_schema::units::parse_duration(limit.trim()).map_err(|_| bad())?;
         if d.is_zero() {
             return Err(bad());
         }

@@ -9,13 +9,13 @@ use std::ops::{Deref, DerefMut};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-pub use crate::limits;
 pub use stampede_spec::headers::{check_header, check_method, header_problem};
+pub use stampede_spec::limits;
 pub use stampede_spec::rules::Stop;
 pub use stampede_spec::Load;
 
-pub use crate::protocol::{IoBackend, Protocol};
 pub use stampede_schema::spec::Arrival;
+pub use stampede_spec::protocol::{IoBackend, Protocol};
 
 /// A checked load ([`Load`], declared once in the spec crate) with what
 /// only the engine has: the prepared mix and the interrupt flag. The

@@ -15,11 +15,11 @@
 //! starts again; `{rand:1..10000}` is a uniform random integer; `{a|b|c}` is
 //! a uniform random pick from the list.
 
-use crate::target::Target;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 pub use stampede_schema::mix::{Order, TargetSpec};
 use stampede_spec::request;
+use stampede_spec::target::Target;
 pub use stampede_spec::template::expand_random;
 use stampede_spec::template::{parse_template, targets, write_part, Part};
 use std::sync::Arc;

@@ -4,21 +4,22 @@
 //! recorded into one result.
 
 use crate::config::{LoadConfig, Stop};
+use crate::core::output::Output;
 use crate::core::recorder::{Recorder, Slow};
 use crate::core::rusage;
-use crate::core::share::{Output, Share};
+use crate::core::share::Share;
 use crate::core::timeline::Timeline;
-use crate::error::LoadError;
 use crate::http1::epoll::EpollLoop;
 use crate::http1::uring::UringLoop;
 use crate::http2::event_loop::Http2Loop;
 use crate::progress::{self, Watcher};
-use crate::protocol::{IoBackend, Protocol};
 use crate::result::{
     encode_histogram, spectrum, Http2Stats, Http3Stats, LoadResult, Loadgen, MixStats, OpenLoop, Percentiles,
     SlowRequest, Stall, TargetResult, TlsStats, Tool, GENERATOR_BUSY, PREEMPTED_WAIT_SHARE, SCHEMA, STALL_S,
 };
 use crate::tls::{TlsOptions, TlsShared, TlsStream};
+use stampede_spec::error::LoadError;
+use stampede_spec::protocol::{IoBackend, Protocol};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};

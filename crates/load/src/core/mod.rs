@@ -7,6 +7,7 @@ pub mod encodings;
 mod grpc_call;
 pub mod grpc_tally;
 pub mod housekeeping;
+pub mod output;
 pub mod pacer;
 pub mod recorder;
 pub mod rusage;

@@ -19,13 +19,13 @@
 
 use crate::config::{Arrival, LoadConfig, Protocol};
 use crate::core::share::Share;
-use crate::stages::Ramp;
-use crate::stages::Stages;
-use crate::units::MAX_DURATION;
 use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use stampede_schema::units::MAX_DURATION;
+use stampede_spec::stages::Ramp;
+use stampede_spec::stages::Stages;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
@@ -336,7 +336,7 @@ mod tests {
     #[test]
     fn http2_wakes_for_eight_requests_up_to_its_own_longer_cap() {
         let h1 = Protocol::default();
-        let h2 = Protocol::Http2 { streams: 10, carry: crate::protocol::Carry::Grpc };
+        let h2 = Protocol::Http2 { streams: 10, carry: stampede_spec::protocol::Carry::Grpc };
         // 2,000 calls/s: 8 take 4 ms; HTTP/2 waits up to 1 ms, HTTP/1.1 500 us.
         assert_eq!(granularity_of(h2, None, 2000.0), MAX_STREAM_TICK);
         assert_eq!(granularity_of(h1, None, 2000.0), MAX_GRANULARITY);
@@ -353,7 +353,7 @@ mod tests {
 
     #[test]
     fn max_granularity_sets_the_cap_and_nothing_else() {
-        let h2 = Protocol::Http2 { streams: 10, carry: crate::protocol::Carry::Grpc };
+        let h2 = Protocol::Http2 { streams: 10, carry: stampede_spec::protocol::Carry::Grpc };
         let four = Some(Duration::from_millis(4));
         // 2,000/s: 8 requests take 4 ms, so a 4 ms cap is reached; 3 ms caps it.
         assert_eq!(granularity_of(h2, four, 2000.0), Duration::from_millis(4));

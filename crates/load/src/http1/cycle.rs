@@ -14,15 +14,16 @@
 
 use crate::config::LoadConfig;
 use crate::core::housekeeping::{period, Housekeeping, Parts, State};
+use crate::core::output::Output;
 use crate::core::recorder::{ErrorKind, Origin, Recorder};
 use crate::core::rusage::ThreadTime;
 use crate::core::schedule::Schedule;
-use crate::core::share::{Output, Share};
+use crate::core::share::Share;
 use crate::core::transport::Transport;
 use crate::http1::conn::{Conn, ConnState};
 use crate::http1::response::Done;
 use crate::mix::Picker;
-use crate::stages::{Ramp, Stages};
+use stampede_spec::stages::{Ramp, Stages};
 use std::time::{Duration, Instant};
 
 /// What every loop keeps: its connections, its record and its schedule.

@@ -27,10 +27,11 @@
 
 use crate::config::LoadConfig;
 use crate::core::housekeeping::Parts;
+use crate::core::output::Output;
 use crate::core::pacer::Timer;
 use crate::core::recorder::{ErrorKind, Recorder};
 use crate::core::rx_time::{self, Clocks};
-use crate::core::share::{Output, Share};
+use crate::core::share::Share;
 use crate::core::transport::{ReadSide, Transport};
 use crate::http1::conn::ConnState;
 use crate::http1::cycle::{peer_gone, Cycle, CycleState};

@@ -27,9 +27,10 @@
 
 use crate::config::LoadConfig;
 use crate::core::housekeeping::Parts;
+use crate::core::output::Output;
 use crate::core::recorder::{ErrorKind, Recorder};
 use crate::core::rx_time::{self, Clocks, GATHER_US};
-use crate::core::share::{Output, Share};
+use crate::core::share::Share;
 use crate::http1::conn::ConnState;
 use crate::http1::cycle::{peer_gone, Cycle, CycleState};
 use crate::http1::uring_bufs::{self, BufRing, GROUP};
@@ -204,10 +205,13 @@ impl<'a> UringLoop<'a> {
         }
         let t = Instant::now();
         let closed = !self.cycle.sched.open_loop();
+        let cycle = &mut self.cycle;
         for &i in &self.queued {
-            let c = &mut self.cycle.conns[i as usize];
+            let c = &mut cycle.conns[i as usize];
             c.start = t;
             if closed {
+                // Closed loop: the send time is when the request counts.
+                cycle.rec.restamp(u64::from(c.batch), c.intended, t);
                 c.intended = t;
             }
         }

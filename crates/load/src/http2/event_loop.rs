@@ -45,11 +45,12 @@
 
 use crate::config::LoadConfig;
 use crate::core::housekeeping::{Housekeeping, State};
+use crate::core::output::Output;
 use crate::core::pacer::Timer;
 use crate::core::recorder::{ErrorKind, Recorder};
 use crate::core::rx_time::{self, Clocks, GATHER_US};
 use crate::core::schedule::Schedule;
-use crate::core::share::{Output, Share};
+use crate::core::share::Share;
 use crate::core::transport::{ReadSide, Transport};
 use crate::http2::block::{self as h2_block, Prepared};
 use crate::http2::session::{Ended, Session, Slot};

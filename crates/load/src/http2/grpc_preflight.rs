@@ -6,12 +6,12 @@
 //! calls with INTERNAL, say) is the run's to count, not a reason to stop.
 
 use crate::config::LoadConfig;
-use crate::error::LoadError;
 use crate::http2::block;
 use crate::http2::preflight::{read_before, Wire};
 use crate::http2::session::{Ended, Session, Slot};
 use crate::tls::TlsShared;
 use stampede_grpc::{Code, Refusal};
+use stampede_spec::error::LoadError;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 

@@ -6,10 +6,10 @@
 //! slow to answer requests still passes. Blocking and done once, with the
 //! same framing code as the runs (`http2::frame`).
 
-use crate::error::LoadError;
 use crate::http2::frame;
 use crate::http2::session::NO_STREAMS;
 use crate::tls::TlsShared;
+use stampede_spec::error::LoadError;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};

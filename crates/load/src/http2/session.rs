@@ -252,7 +252,7 @@ impl Session {
                 } else if self.block_stream == 0 {
                     return Err(ProtocolError("CONTINUATION without HEADERS"));
                 }
-                if self.block.len() + f.payload.len() > crate::response::MAX_HEAD_BYTES {
+                if self.block.len() + f.payload.len() > crate::http1::response::MAX_HEAD_BYTES {
                     return Err(ProtocolError("a header block over 64 KiB (HEADERS and CONTINUATION frames)"));
                 }
                 if f.flags & frame::END_HEADERS == 0 {

@@ -8,12 +8,12 @@
 //! whose transport parameters allow no request stream (a silent stall).
 
 use crate::config::LoadConfig;
-use crate::error::LoadError;
 use crate::http3::frame as h3_frame;
 use crate::http3::qpack as h3_qpack;
 use crate::tls::{TlsOptions, TlsShared};
 use quinn_proto::crypto::rustls::{HandshakeData, QuicClientConfig};
 use quinn_proto::{ClientConfig, ConnectionError, Endpoint, EndpointConfig, Event, IdleTimeout, TransportConfig};
+use stampede_spec::error::LoadError;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

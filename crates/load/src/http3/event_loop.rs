@@ -37,11 +37,12 @@
 
 use crate::config::LoadConfig;
 use crate::core::housekeeping::{Housekeeping, State};
+use crate::core::output::Output;
 use crate::core::pacer::Timer;
 use crate::core::recorder::Recorder;
 use crate::core::rx_time::Clocks;
 use crate::core::schedule::Schedule;
-use crate::core::share::{Output, Share};
+use crate::core::share::Share;
 use crate::http2::session::Slot;
 use crate::http3::client::QuicShared;
 use crate::http3::frame::{Response, ServerStream};

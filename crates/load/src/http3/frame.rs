@@ -26,7 +26,7 @@ const CONTROL: u64 = 0x00;
 /// varints) or a GOAWAY's payload (one).
 const MAX_ITEM: usize = 16;
 /// The largest response header block read (a status line needs a few bytes).
-const MAX_BLOCK: u64 = crate::response::MAX_HEAD_BYTES as u64;
+const MAX_BLOCK: u64 = crate::http1::response::MAX_HEAD_BYTES as u64;
 /// H3_REQUEST_REJECTED: the server did not process the request (RFC 9114 §8.1).
 pub const REQUEST_REJECTED: u64 = 0x10b;
 /// H3_REQUEST_CANCELLED: this side gives up on a request (a timeout).
