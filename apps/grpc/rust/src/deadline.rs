@@ -33,6 +33,16 @@ impl Deadline {
     }
 }
 
+/// tonic interceptor: DEADLINE_EXCEEDED for a call whose deadline has passed
+/// by the time it arrives. The interceptor answers before the request body
+/// is decoded, so the answer is ready at tonic's first poll and its
+/// grpc-timeout timer (which answers CANCELLED) never gets to fire first;
+/// in a handler, awaiting a body still in flight, it sometimes did.
+pub fn refuse_expired(request: tonic::Request<()>) -> Result<tonic::Request<()>, Status> {
+    Deadline::from_metadata(request.metadata()).check()?;
+    Ok(request)
+}
+
 /// `grpc-timeout`'s value: 1 to 8 ASCII digits and one unit letter.
 fn parse_timeout(value: &str) -> Option<Duration> {
     let (digits, unit) = value.split_at(value.len().checked_sub(1)?);

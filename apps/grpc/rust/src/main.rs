@@ -86,7 +86,12 @@ async fn serve(
     let reflection_v1 = reflection().build_v1().map_err(|e| format!("reflection: {e}"))?;
     let reflection_v1alpha = reflection().build_v1alpha().map_err(|e| format!("reflection: {e}"))?;
     let server = tonic::transport::Server::builder()
-        .add_service(pb::bench_server::BenchServer::new(service::Bench))
+        // An interceptor runs before the request's body is read: a call whose
+        // deadline is already past at its arrival gets DEADLINE_EXCEEDED
+        // there, in the first poll, before tonic's own grpc-timeout timer can
+        // answer CANCELLED (see deadline.rs); the handlers check again before
+        // each message they send.
+        .add_service(pb::bench_server::BenchServer::with_interceptor(service::Bench, deadline::refuse_expired))
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         // TCP_NODELAY on every accepted connection, as grpc-go, grpc-java and
