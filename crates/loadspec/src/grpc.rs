@@ -103,7 +103,7 @@ pub fn request(g: &GrpcSpec, dir: &Path) -> Result<GrpcRequest, SpecError> {
             server_streaming: method.is_server_streaming(),
             client_streaming: method.is_client_streaming(),
             request_messages,
-            schema: source,
+            schema: source.name(),
         },
         path: method.path(),
         headers: request_headers(g.deadline, &metadata),
@@ -138,25 +138,43 @@ pub fn check_before_reflection(g: &GrpcSpec, dir: &Path) -> Result<(), SpecError
 
 /// The schema `g` names and where it came from: the descriptors it
 /// carries when it has them, else its files compiled here.
-fn schema(g: &GrpcSpec, dir: &Path) -> Result<(Schema, &'static str), SpecError> {
+fn schema(g: &GrpcSpec, dir: &Path) -> Result<(Schema, Source), SpecError> {
     let source = source(g)?;
     match (&g.descriptors, source) {
         (Some(set), _) => decode_descriptors(set).map(|s| (s, source)),
-        (None, "reflection") => Err(SpecError::new(Field::Grpc, format!("--grpc: {AWAITS_REFLECTION}"))),
+        (None, Source::Reflection) => Err(SpecError::new(Field::Grpc, format!("--grpc: {AWAITS_REFLECTION}"))),
         (None, _) => compile(g, dir).map(|s| (s, source)),
     }
 }
 
-/// Where `g`'s schema comes from: `proto`, `protoset` or `reflection`
-/// (neither file named).
-fn source(g: &GrpcSpec) -> Result<&'static str, SpecError> {
+/// Where a spec's schema comes from, as the result's `grpc.schema` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Proto,
+    Protoset,
+    /// Neither file named: the server's, by reflection.
+    Reflection,
+}
+
+impl Source {
+    fn name(self) -> &'static str {
+        match self {
+            Source::Proto => "proto",
+            Source::Protoset => "protoset",
+            Source::Reflection => "reflection",
+        }
+    }
+}
+
+/// Where `g`'s schema comes from.
+fn source(g: &GrpcSpec) -> Result<Source, SpecError> {
     match (g.protoset.is_some(), g.proto.is_empty()) {
         (true, false) => {
             Err(SpecError::new(Field::GrpcProto, "--proto and --protoset both describe the service: give one"))
         }
-        (true, true) => Ok("protoset"),
-        (false, false) => Ok("proto"),
-        (false, true) => Ok("reflection"),
+        (true, true) => Ok(Source::Protoset),
+        (false, false) => Ok(Source::Proto),
+        (false, true) => Ok(Source::Reflection),
     }
 }
 
@@ -189,7 +207,7 @@ pub fn awaits_reflection(g: &GrpcSpec) -> bool {
 /// a replay of `--print-spec`) needs none of the files. A spec that carries
 /// one already, or whose schema is the server's, is left as it is.
 pub fn carry_files(g: &mut GrpcSpec, dir: &Path) -> Result<(), SpecError> {
-    if g.descriptors.is_some() || source(g)? == "reflection" {
+    if g.descriptors.is_some() || source(g)? == Source::Reflection {
         return Ok(());
     }
     let schema = compile(g, dir)?;
@@ -221,7 +239,6 @@ fn decode_descriptors(set: &str) -> Result<Schema, SpecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use base64::Engine;
     use stampede_schema::spec::LoadSpec;
 
     fn bench() -> std::path::PathBuf {
@@ -240,7 +257,7 @@ mod tests {
         let proto = GrpcSpec { proto: vec![bench()], call: UNARY.into(), data: data.clone(), ..Default::default() };
         let from_proto = crate::check(&spec(proto), Path::new("")).unwrap();
         let set = Schema::from_protos(&[bench()], &[]).unwrap().pool().encode_to_vec();
-        let descriptors = Some(base64::engine::general_purpose::STANDARD.encode(set));
+        let descriptors = Some(encode_descriptors(&set));
         let carried = GrpcSpec { descriptors, call: UNARY.into(), data, ..Default::default() };
         // What a load host gets: the spec inlined, the schema in it.
         let sent = crate::inline::inline(&spec(carried), Path::new(""), None).unwrap();

@@ -55,12 +55,15 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    /// A string table of `[profile]` (`env`, `build_env`), empty when absent.
+    /// A string table of `[profile]` (`env`, `build_env`), empty when
+    /// absent; a value that is not a string panics, naming it.
     pub fn profile_strings(&self, key: &str) -> BTreeMap<String, String> {
         let table = self.profile.as_ref().and_then(|p| p.get(key)).and_then(|v| v.as_table());
-        table
-            .map(|t| t.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
-            .unwrap_or_default()
+        let string = |k: &String, v: &toml::Value| {
+            let v = v.as_str().unwrap_or_else(|| panic!("{}: [profile] {key}.{k} is not a string", self.name));
+            (k.clone(), v.to_string())
+        };
+        table.map(|t| t.iter().map(|(k, v)| string(k, v)).collect()).unwrap_or_default()
     }
 }
 

@@ -28,7 +28,8 @@ fn first_requests_do_not_wait_for_the_tls_handshake_of_their_connection() {
     {
         // A lenient --max-lag, as in open_loop.rs: the verdict judged here
         // is the rate's, not a busy machine's scheduler.
-        let mut args = vec!["--rate", "200", "-d", "2s", "-c", "4", "-t", "2", "--max-lag", "20ms", "--insecure"];
+        let (rate, secs) = (RATE.to_string(), format!("{SECS}s"));
+        let mut args = vec!["--rate", &rate, "-d", &secs, "-c", "4", "-t", "2", "--max-lag", "20ms", "--insecure"];
         args.extend(more);
         args.push(&url);
         let r = load_json(&args, Duration::from_secs(60));
